@@ -1,0 +1,19 @@
+"""polydom: the most accurate model whose feature cost fits a budget at a given item size."""
+
+from polydom.candidate import Candidate
+from polydom.cost_curve import CostCurve
+from polydom.dominance import prune_dominated
+from polydom.expansion import Expansion
+from polydom.index import FixedBudgetIndex, IndexAll, PolyDomIndex
+from polydom.naive import NaiveLookup
+
+__all__ = [
+    "Candidate",
+    "CostCurve",
+    "Expansion",
+    "FixedBudgetIndex",
+    "IndexAll",
+    "NaiveLookup",
+    "PolyDomIndex",
+    "prune_dominated",
+]

@@ -1,0 +1,246 @@
+"""Ranges of sizes, each with a skyline sorted by cost: the layout every index here answers from.
+
+``breaks[i]`` starts range ``i`` (closed on the left); the last range ends at ``n_max``.
+Each range holds the positions of its skyline candidates, cheapest first, with strictly
+increasing accuracy.  A lookup is two binary searches: over ``breaks`` (horizontal), then
+over the skyline by the cost at the query size (vertical, evaluating O(log S) polynomials).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Sequence
+
+import numpy as np
+
+from polydom.candidate import Candidate
+from polydom.cost_curve import REL_TOL
+from polydom.domain import check_budget, check_budgets, check_size, check_sizes
+
+__all__ = ["SkylineTable"]
+
+
+class SkylineTable:
+    """Lookup over precomputed ranges and skylines (shared by Poly-Dom and Index-All).
+
+    Instances are made by the ``build`` class methods of subclasses, not directly.
+    """
+
+    def __init__(
+        self,
+        candidates: Sequence[Candidate],
+        n_min: float,
+        n_max: float,
+        breaks: Sequence[float],
+        skylines: Sequence[Sequence[int]],
+        stats: dict | None = None,
+    ) -> None:
+        self._candidates = list(candidates)
+        self._lo = float(n_min)
+        self._hi = float(n_max)
+        self._breaks = [float(b) for b in breaks]
+        self._sky = [list(map(int, s)) for s in skylines]
+        self.stats_ = dict(stats or {})
+        width = max((c.cost.coefficients.size for c in self._candidates), default=1)
+        self._width = width
+        # Per candidate: coefficients highest degree first, padded to one width (Horner).
+        self._horner = [
+            (0.0,) * (width - c.cost.coefficients.size) + c.cost._horner
+            for c in self._candidates
+        ]
+        self._sky_horner = [[self._horner[i] for i in s] for s in self._sky]
+        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def candidates(self) -> list[Candidate]:
+        """The candidates given to ``build``, in their given order."""
+        return list(self._candidates)
+
+    @property
+    def domain(self) -> tuple[float, float]:
+        """``(n_min, n_max)``: the sizes this index answers for."""
+        return (self._lo, self._hi)
+
+    @property
+    def breakpoints(self) -> np.ndarray:
+        """Start of each range, strictly increasing; ``breakpoints[0] == n_min``."""
+        return np.array(self._breaks)
+
+    @property
+    def ranges(self) -> list[tuple[float, float]]:
+        """``(n_lo, n_hi)`` of each range: ``[n_lo, n_hi)``, the last one closed at ``n_max``."""
+        ends = [*self._breaks[1:], self._hi]
+        return list(zip(self._breaks, ends, strict=True))
+
+    @property
+    def skylines(self) -> list[list[Candidate]]:
+        """The skyline of each range, cheapest first."""
+        return [[self._candidates[i] for i in s] for s in self._sky]
+
+    @property
+    def skyline_positions(self) -> list[list[int]]:
+        """The skyline of each range as positions into :attr:`candidates`."""
+        return [list(s) for s in self._sky]
+
+    @property
+    def entries(self) -> int:
+        """Total skyline cells over all ranges (the paper's index size)."""
+        return sum(len(s) for s in self._sky)
+
+    def __len__(self) -> int:
+        return len(self._sky)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(candidates={len(self._candidates)}, "
+            f"ranges={len(self._sky)}, entries={self.entries}, "
+            f"domain=[{self._lo!r}, {self._hi!r}])"
+        )
+
+    # ------------------------------------------------------------------ queries
+    def skyline(self, size: float) -> list[Candidate]:
+        """Candidates on the skyline at ``size``, cheapest first.
+
+        Runtime complexity: O(log R + S) for R ranges and a skyline of S.
+        """
+        n = check_size(size, self._lo, self._hi)
+        return [self._candidates[i] for i in self._sky[bisect_right(self._breaks, n) - 1]]
+
+    def lookup(self, size: float, budget: float) -> Candidate | None:
+        """The most accurate candidate whose cost at ``size`` is ``<= budget``, or None.
+
+        Ties go to the lower cost at ``size``, then to the smaller key.
+
+        Runtime complexity: O(log R + d * log S) for R ranges, skylines of at most S
+        candidates and curves of degree d.
+
+        Raises
+        ------
+        ValueError
+            If ``size`` is NaN, infinite, negative or outside the domain, or ``budget`` is
+            NaN, infinite or negative.
+        """
+        j = self.lookup_position(size, budget)
+        return None if j < 0 else self._candidates[j]
+
+    def lookup_position(self, size: float, budget: float) -> int:
+        """Like :meth:`lookup`, returning the position in :attr:`candidates` (-1: none fits)."""
+        if not (self._lo <= size <= self._hi):
+            check_size(size, self._lo, self._hi)
+        if not (0.0 <= budget < math.inf):
+            check_budget(budget)
+        r = bisect_right(self._breaks, size) - 1
+        polys = self._sky_horner[r]
+        lo, hi = 0, len(polys)
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            v = 0.0
+            for c in polys[mid]:
+                v = v * size + c
+            if v <= budget:
+                lo = mid + 1
+            else:
+                hi = mid
+        j = lo - 1
+        # Repair float noise next to a crossing (costs are only weakly ordered there).
+        while j + 1 < len(polys) and self._eval(polys[j + 1], size) <= budget:
+            j += 1
+        while j >= 0 and self._eval(polys[j], size) > budget:
+            j -= 1
+        return self._sky[r][j] if j >= 0 else -1
+
+    @staticmethod
+    def _eval(poly: tuple[float, ...], size: float) -> float:
+        v = 0.0
+        for c in poly:
+            v = v * size + c
+        return v
+
+    def _padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Arrays for :meth:`lookup_many`: breaks, skyline lengths, ids, coefficients."""
+        if self._arrays is None:
+            width = max(len(s) for s in self._sky)
+            ids = np.full((len(self._sky), width), -1, dtype=np.int64)
+            coef = np.zeros((len(self._sky), width, self._width))
+            coef[:, :, -1] = np.inf  # padding costs +inf: never fits
+            lens = np.array([len(s) for s in self._sky], dtype=np.int64)
+            for r, s in enumerate(self._sky):
+                ids[r, : len(s)] = s
+                for j, i in enumerate(s):
+                    coef[r, j, :] = self._horner[i]
+            self._arrays = (np.array(self._breaks), lens, ids, coef)
+        return self._arrays
+
+    def lookup_many(self, sizes: np.ndarray, budgets: np.ndarray) -> np.ndarray:
+        """Vectorised :meth:`lookup_position` over broadcast ``sizes`` and ``budgets``.
+
+        Returns an int64 array of positions into :attr:`candidates`, -1 where nothing fits;
+        element-wise equal to :meth:`lookup_position`.
+
+        Runtime complexity: O(Q * d * log S) numpy work for Q queries.
+        """
+        n = check_sizes(sizes, self._lo, self._hi)
+        b = check_budgets(budgets)
+        n, b = np.broadcast_arrays(n, b)
+        shape = n.shape
+        n, b = n.ravel(), b.ravel()
+        breaks, lens, ids, coef = self._padded()
+        r = np.searchsorted(breaks, n, side="right") - 1
+
+        def cost(j: np.ndarray) -> np.ndarray:
+            jj = np.clip(j, 0, coef.shape[1] - 1)
+            c = coef[r, jj]  # (Q, W)
+            v = np.zeros(n.size)
+            for w in range(c.shape[1]):
+                v = v * n + c[:, w]
+            return np.where((j >= 0) & (j < lens[r]), v, np.inf)
+
+        lo = np.zeros(n.size, dtype=np.int64)
+        hi = lens[r].copy()
+        while True:
+            active = lo < hi
+            if not active.any():
+                break
+            mid = (lo + hi) >> 1
+            fits = cost(mid) <= b
+            lo = np.where(active & fits, mid + 1, lo)
+            hi = np.where(active & ~fits, mid, hi)
+        j = lo - 1
+        while True:
+            step = cost(j + 1) <= b
+            if not step.any():
+                break
+            j = j + step
+        while True:
+            back = (j >= 0) & ~(cost(j) <= b)
+            if not back.any():
+                break
+            j = j - back
+        out = np.where(j >= 0, ids[r, np.clip(j, 0, None)], -1)
+        return out.reshape(shape)
+
+    # ------------------------------------------------------------------ invariants
+    def _check(self, minimal: bool = True) -> None:
+        """Assert every invariant of the table (for tests).
+
+        Breaks strictly increase from ``n_min``; every skyline has strictly increasing
+        accuracy and non-decreasing cost inside its range; with ``minimal`` consecutive
+        skylines differ.
+        """
+        assert self._breaks and self._breaks[0] == self._lo
+        assert all(a < b for a, b in zip(self._breaks, self._breaks[1:], strict=False))
+        assert self._breaks[-1] <= self._hi
+        assert len(self._sky) == len(self._breaks)
+        for (n_lo, n_hi), sky in zip(self.ranges, self._sky, strict=True):
+            accs = [self._candidates[i].accuracy for i in sky]
+            assert all(a < b for a, b in zip(accs, accs[1:], strict=False)), accs
+            probe = n_lo if n_lo == n_hi else (
+                n_lo + 1.0 if math.isinf(n_hi) else 0.5 * (n_lo + n_hi)
+            )
+            costs = [self._candidates[i].cost(probe) for i in sky]
+            for u, v in zip(costs, costs[1:], strict=False):
+                assert u <= v + REL_TOL * (abs(u) + abs(v)), (probe, costs)
+        if minimal:
+            assert all(a != b for a, b in zip(self._sky, self._sky[1:], strict=False))
