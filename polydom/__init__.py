@@ -6,12 +6,15 @@ from polydom.dominance import prune_dominated
 from polydom.expansion import Expansion
 from polydom.index import FixedBudgetIndex, IndexAll, PolyDomIndex
 from polydom.naive import NaiveLookup
+from polydom.serving import Hit, Index
 
 __all__ = [
     "Candidate",
     "CostCurve",
     "Expansion",
     "FixedBudgetIndex",
+    "Hit",
+    "Index",
     "IndexAll",
     "NaiveLookup",
     "PolyDomIndex",
