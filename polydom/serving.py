@@ -84,7 +84,7 @@ class Index:
 
     def model_columns(self, features: frozenset) -> list[int]:
         """Columns of a full row that a model on ``features`` takes, in training order."""
-        order = [name for name in self.costs if name in features]
+        order = [name for name in self.columns if name in features]
         return [col for name in order for col in self.columns[name]]
 
     def _hit(self, position: int, size: float) -> Hit | None:
