@@ -310,6 +310,8 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             )
         self.feature_groups_, self.feature_costs_ = self._validate_params(X.shape[1])
         weight = None if sample_weight is None else _check_sample_weight(sample_weight, X)
+        if weight is not None and len(np.unique(y_enc[weight > 0])) < 2:
+            raise ValueError("sample_weight leaves samples of only 1 class with positive weight")
         binary = n_classes == 2
         params: dict[str, Any] = {"verbosity": -1}
         params.update(self._lightgbm_params)
@@ -336,14 +338,29 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         params["cegb_penalty_feature_lazy"] = pen if self.cost_kind == "lazy" else zeros
         params["cegb_penalty_feature_coupled"] = pen if self.cost_kind == "coupled" else zeros
         self.train_params_ = params
-        data = lgb.Dataset(X, y_enc, weight=weight, free_raw_data=True)
-        self.booster_ = lgb.train(params, data, num_boost_round=int(self.n_estimators))
+        self.booster_ = self._train(params, X, y_enc, weight)
         self._sigmoid = float(params.get("sigmoid", 1.0))
         self.ensemble_ = TreeEnsemble.from_booster(self.booster_)
         self.used_features_ = group_usage(
             self.ensemble_.used_columns[None, :], self.feature_groups_
         )[0]
         return self
+
+    def _train(
+        self, params: dict[str, Any], X: np.ndarray, y: np.ndarray, weight: np.ndarray | None
+    ) -> lgb.Booster:
+        rounds = int(self.n_estimators)
+        try:
+            return lgb.train(params, lgb.Dataset(X, y, weight=weight), num_boost_round=rounds)
+        except lgb.basic.LightGBMError as exc:
+            # LightGBM aborts (CEGB code, or a custom objective) when binning left no
+            # splittable column (tiny data).  No split is possible then: the model is the
+            # constant that plain training with the built-in objective gives.
+            if "num_features()) > (0)" not in str(exc):
+                raise
+        plain = {k: v for k, v in params.items() if not k.startswith("cegb_")}
+        plain["objective"] = "binary" if len(self.classes_) == 2 else "multiclass"
+        return lgb.train(plain, lgb.Dataset(X, y, weight=weight), num_boost_round=rounds)
 
     # ---- prediction ----
     def _X(self, X: np.ndarray) -> np.ndarray:
@@ -360,21 +377,24 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X: np.ndarray) -> np.ndarray:
         """Raw margins: shape (rows,) for binary, (rows, classes) for multiclass."""
-        return self.booster_.predict(self._X(X), raw_score=True)
+        X = self._X(X)
+        return self.booster_.predict(X, raw_score=True)
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Class probabilities, shape (rows, classes).  Runtime: O(rows * total depth)."""
-        raw = self.booster_.predict(self._X(X), raw_score=True)
-        return self._proba_from_raw(raw)
+        X = self._X(X)
+        return self._proba_from_raw(self.booster_.predict(X, raw_score=True))
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Predicted classes.  Runtime complexity: O(rows * total depth)."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     # ---- per-row cost ----
     def leaves(self, X: np.ndarray) -> np.ndarray:
         """LightGBM leaf index of every (row, tree)."""
-        leaves = self.booster_.predict(self._X(X), pred_leaf=True)
+        X = self._X(X)
+        leaves = self.booster_.predict(X, pred_leaf=True)
         return np.asarray(leaves, dtype=np.int64).reshape(-1, self.ensemble_.n_trees)
 
     def column_usage(self, X: np.ndarray) -> np.ndarray:
