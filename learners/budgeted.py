@@ -124,14 +124,12 @@ def expected_cost_curve(
         raise ValueError(f"usage must have shape (rows>0, {len(names)}), got {usage.shape}")
     p = usage.mean(axis=0)
     curves = _curves(costs, names)
-    return CostCurve.total([float(pf) * c for pf, c in zip(p, curves, strict=True)] or [
-        CostCurve([0.0])
-    ])
+    return CostCurve.total(
+        [float(pf) * c for pf, c in zip(p, curves, strict=True)] or [CostCurve([0.0])]
+    )
 
 
-def worst_cost_curve(
-    used: np.ndarray, costs: Mapping[str, Any], names: Sequence[str]
-) -> CostCurve:
+def worst_cost_curve(used: np.ndarray, costs: Mapping[str, Any], names: Sequence[str]) -> CostCurve:
     """Worst-case cost: the sum of the curves of every feature used by any row.
 
     ``used`` is a rows x features matrix or a per-feature boolean vector.
@@ -144,9 +142,9 @@ def worst_cost_curve(
     if used.shape != (len(names),):
         raise ValueError(f"used must cover {len(names)} features, got shape {used.shape}")
     curves = _curves(costs, names)
-    return CostCurve.total([c for u, c in zip(used, curves, strict=True) if u] or [
-        CostCurve([0.0])
-    ])
+    return CostCurve.total(
+        [c for u, c in zip(used, curves, strict=True) if u] or [CostCurve([0.0])]
+    )
 
 
 def row_costs(
@@ -247,7 +245,9 @@ class BudgetedClassifierMixin:
     @property
     def used_feature_names_(self) -> frozenset:
         """Names of the features the model may use for some row."""
-        return frozenset(n for n, u in zip(self.feature_names_, self.used_features_) if u)
+        return frozenset(
+            n for n, u in zip(self.feature_names_, self.used_features_, strict=True) if u
+        )
 
     def to_candidate(
         self,
@@ -338,6 +338,9 @@ def sweep_candidates(
         for t in tradeoffs:
             est = clone(estimator).set_params(tradeoff=float(t), feature_costs=ref)
             est.fit(X_train, y_train)
-            out.append(est.to_candidate(X_eval, y_eval, costs, f"{prefix}(tradeoff={t:g}, n={s:g})",
-                                        cost=cost))
+            out.append(
+                est.to_candidate(
+                    X_eval, y_eval, costs, f"{prefix}(tradeoff={t:g}, n={s:g})", cost=cost
+                )
+            )
     return out

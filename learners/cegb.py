@@ -115,9 +115,7 @@ def _first_order_binary(preds: np.ndarray, data: lgb.Dataset) -> tuple[np.ndarra
     return expit(preds) - y, np.ones_like(preds)
 
 
-def _first_order_multiclass(
-    preds: np.ndarray, data: lgb.Dataset
-) -> tuple[np.ndarray, np.ndarray]:
+def _first_order_multiclass(preds: np.ndarray, data: lgb.Dataset) -> tuple[np.ndarray, np.ndarray]:
     y = data.get_label().astype(np.int64)
     p = softmax(preds, axis=1)
     p[np.arange(len(y)), y] -= 1.0
@@ -331,8 +329,9 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         if self.random_state is not None:
             params["seed"] = int(self.random_state)
         if "num_threads" not in params:
-            params["num_threads"] = 1 if self.n_jobs is None else (
-                0 if self.n_jobs == -1 else int(self.n_jobs))
+            params["num_threads"] = (
+                1 if self.n_jobs is None else (0 if self.n_jobs == -1 else int(self.n_jobs))
+            )
         pen = self._column_penalties().tolist()
         zeros = [0.0] * X.shape[1]
         params["cegb_penalty_feature_lazy"] = pen if self.cost_kind == "lazy" else zeros
@@ -365,8 +364,7 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     # ---- prediction ----
     def _X(self, X: np.ndarray) -> np.ndarray:
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, ensure_all_finite="allow-nan",
-                             dtype=np.float64)
+        return validate_data(self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)
 
     def _proba_from_raw(self, raw: np.ndarray) -> np.ndarray:
         raw = np.asarray(raw, dtype=np.float64).reshape(raw.shape[0], -1)
@@ -449,7 +447,9 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         if not callable(getattr(featurizer, "compute", None)):
-            raise ValueError(f"featurizer must have a compute(item, name) method, got {featurizer!r}")
+            raise ValueError(
+                f"featurizer must have a compute(item, name) method, got {featurizer!r}"
+            )
         owner = np.empty(self.n_features_in_, dtype=object)
         for name, cols in self.feature_groups_.items():
             owner[cols] = name

@@ -322,6 +322,4 @@ class TreeEnsemble:
 
     def _check_leaves(self, leaves: np.ndarray) -> None:
         if leaves.ndim != 2 or leaves.shape[1] != self.n_trees:
-            raise ValueError(
-                f"leaves must have shape (rows, {self.n_trees}), got {leaves.shape}"
-            )
+            raise ValueError(f"leaves must have shape (rows, {self.n_trees}), got {leaves.shape}")

@@ -25,8 +25,9 @@ def digits():
 @pytest.mark.parametrize("cost_kind", ["lazy", "coupled"])
 def test_zero_costs_give_plain_lightgbm(request, data, cost_kind):
     X, y = request.getfixturevalue(data)
-    cegb = CEGBClassifier(np.zeros(X.shape[1]), tradeoff=3.0, cost_kind=cost_kind,
-                          split_cost=0.0, **COMMON).fit(X, y)
+    cegb = CEGBClassifier(
+        np.zeros(X.shape[1]), tradeoff=3.0, cost_kind=cost_kind, split_cost=0.0, **COMMON
+    ).fit(X, y)
     plain = lgb.LGBMClassifier(verbosity=-1, num_threads=1, **COMMON).fit(X, y)
     assert cegb.train_params_["cegb_tradeoff"] == 6.0  # the CEGB code path is switched on
     assert cegb.booster_.dump_model()["tree_info"] == plain.booster_.dump_model()["tree_info"]
@@ -51,8 +52,9 @@ def test_huge_cost_outside_a_set_uses_only_that_set(cancer, cost_kind):
 def test_huge_cost_with_groups_uses_only_the_free_group(digits):
     X, y = digits
     groups = {"top": list(range(32)), "bottom": list(range(32, 64))}
-    clf = CEGBClassifier({"top": 1e12, "bottom": 0.0}, tradeoff=1.0, feature_groups=groups,
-                         **COMMON).fit(X, y)
+    clf = CEGBClassifier(
+        {"top": 1e12, "bottom": 0.0}, tradeoff=1.0, feature_groups=groups, **COMMON
+    ).fit(X, y)
     assert clf.feature_names_ == ["top", "bottom"]
     np.testing.assert_array_equal(clf.used_features_, [False, True])
     usage = clf.feature_usage(X)
@@ -75,8 +77,9 @@ def test_split_penalty_is_per_row_in_leaf_and_tradeoff_is_twice_lambda(cancer):
     penalised = _root_gain(CEGBClassifier(split_cost=alpha, tradeoff=lam_half, **one).fit(X, y))
     assert penalised == pytest.approx(gain - 2 * lam_half * alpha * n, rel=1e-5)
     lam_too_big = 0.51 * gain / (alpha * n)
-    assert _root_gain(CEGBClassifier(split_cost=alpha, tradeoff=lam_too_big, **one).fit(X, y)) \
-        is None
+    assert (
+        _root_gain(CEGBClassifier(split_cost=alpha, tradeoff=lam_too_big, **one).fit(X, y)) is None
+    )
 
 
 def test_coupled_penalty_is_paid_once_per_model_not_per_row(cancer):
@@ -96,8 +99,9 @@ def test_coupled_penalty_is_paid_once_per_model_not_per_row(cancer):
 def test_lazy_cost_is_paid_once_per_row_across_trees():
     # only column 0 is allowed; the first root split makes every row pay it, so every later
     # split on it is free: the trees equal the zero-cost ones, only the first gain differs
-    X, y = make_classification(400, 4, n_informative=1, n_redundant=0, n_clusters_per_class=1,
-                               random_state=0)
+    X, y = make_classification(
+        400, 4, n_informative=1, n_redundant=0, n_clusters_per_class=1, random_state=0
+    )
     kw = dict(n_estimators=6, num_leaves=2, tradeoff=0.5)
     free = CEGBClassifier([0.0, 1e12, 1e12, 1e12], **kw).fit(X, y)
     free_roots = [t["tree_structure"] for t in free.booster_.dump_model()["tree_info"]]
@@ -173,6 +177,7 @@ def test_lightgbm_params_pass_through_and_clone(cancer):
 def test_shared_group_penalty_divides_the_group_cost(digits):
     X, y = digits
     groups = {"a": list(range(16)), "b": list(range(16, 64))}
-    clf = CEGBClassifier({"a": 16.0, "b": 48.0}, feature_groups=groups, group_penalty="shared",
-                         n_estimators=2).fit(X, y)
+    clf = CEGBClassifier(
+        {"a": 16.0, "b": 48.0}, feature_groups=groups, group_penalty="shared", n_estimators=2
+    ).fit(X, y)
     assert set(clf.train_params_["cegb_penalty_feature_lazy"]) == {1.0}

@@ -9,8 +9,12 @@ from sklearn.datasets import load_digits
 import polydom
 from learners import CEGBClassifier, OnDemandFeaturizer, expected_cost_curve
 
-QUADRANTS = {"q0": (slice(0, 4), slice(0, 4)), "q1": (slice(0, 4), slice(4, 8)),
-             "q2": (slice(4, 8), slice(0, 4)), "q3": (slice(4, 8), slice(4, 8))}
+QUADRANTS = {
+    "q0": (slice(0, 4), slice(0, 4)),
+    "q1": (slice(0, 4), slice(4, 8)),
+    "q2": (slice(4, 8), slice(0, 4)),
+    "q3": (slice(4, 8), slice(4, 8)),
+}
 
 
 class DigitFeaturizer:
@@ -38,12 +42,19 @@ class DigitFeaturizer:
         return out
 
     def matrix(self, images):
-        return np.array([np.concatenate([self.compute((-1, im), n) for n in self.names])
-                         for im in images])
+        return np.array(
+            [np.concatenate([self.compute((-1, im), n) for n in self.names]) for im in images]
+        )
 
 
-COSTS = {"pool4": "1 + 0.01*n", "pool2": "2 + 0.04*n", "q0": "3 + 0.1*n", "q1": "3 + 0.1*n",
-         "q2": "3 + 0.1*n", "q3": "3 + 0.1*n"}
+COSTS = {
+    "pool4": "1 + 0.01*n",
+    "pool2": "2 + 0.04*n",
+    "q0": "3 + 0.1*n",
+    "q1": "3 + 0.1*n",
+    "q2": "3 + 0.1*n",
+    "q3": "3 + 0.1*n",
+}
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +65,9 @@ def fitted():
     X = feat.matrix(images)
     groups = feat.groups()
     ref = {k: polydom.CostCurve.parse(v)(64.0) for k, v in COSTS.items()}
-    clf = CEGBClassifier(ref, tradeoff=0.02, feature_groups=groups, n_estimators=15,
-                         num_leaves=16).fit(X[:1200], y[:1200])
+    clf = CEGBClassifier(
+        ref, tradeoff=0.02, feature_groups=groups, n_estimators=15, num_leaves=16
+    ).fit(X[:1200], y[:1200])
     return clf, images[1200:1400], X[1200:1400], y[1200:1400]
 
 
@@ -68,10 +80,10 @@ def test_on_demand_prediction_equals_batch_prediction(fitted):
     feat = DigitFeaturizer()
     items = [clf.predict_item((i, im), feat) for i, im in enumerate(images)]
     np.testing.assert_array_equal([it.label for it in items], clf.predict(X))
-    np.testing.assert_allclose(np.array([it.proba for it in items]), clf.predict_proba(X),
-                               rtol=1e-12, atol=1e-15)
-    np.testing.assert_array_equal([it.split_evaluations for it in items],
-                                  clf.split_evaluations(X))
+    np.testing.assert_allclose(
+        np.array([it.proba for it in items]), clf.predict_proba(X), rtol=1e-12, atol=1e-15
+    )
+    np.testing.assert_array_equal([it.split_evaluations for it in items], clf.split_evaluations(X))
 
 
 def test_on_demand_computes_exactly_the_path_features_once_each(fitted):

@@ -64,14 +64,25 @@ def _data(seed, n, m, nan_rate):
     categorical=st.booleans(),
     zero_as_missing=st.booleans(),
 )
-def test_path_usage_equals_direct_traversal(seed, m, n_classes, nan_rate, categorical,
-                                            zero_as_missing):
+def test_path_usage_equals_direct_traversal(
+    seed, m, n_classes, nan_rate, categorical, zero_as_missing
+):
     X, score = _data(seed, 200, m, nan_rate)
     y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
-    params = {"objective": "multiclass", "num_class": n_classes} if n_classes > 2 else {
-        "objective": "binary"}
-    params.update(verbosity=-1, num_leaves=8, min_data_in_leaf=5, num_threads=1,
-                  zero_as_missing=zero_as_missing, min_data_per_group=5, cat_smooth=1.0)
+    params = (
+        {"objective": "multiclass", "num_class": n_classes}
+        if n_classes > 2
+        else {"objective": "binary"}
+    )
+    params.update(
+        verbosity=-1,
+        num_leaves=8,
+        min_data_in_leaf=5,
+        num_threads=1,
+        zero_as_missing=zero_as_missing,
+        min_data_per_group=5,
+        cat_smooth=1.0,
+    )
     data = lgb.Dataset(X, y, categorical_feature=[m - 1] if categorical else "auto")
     booster = lgb.train(params, data, num_boost_round=4)
     ens = TreeEnsemble.from_booster(booster)

@@ -5,9 +5,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from learners import CEGBClassifier, GreedyMiserClassifier
 
 
-# No check is skipped or expected to fail (a split penalty is on; feature costs cannot be, as
-# their length must match the checks' varying column counts).  Checks that need pandas or the array API are
-# skipped by scikit-learn itself when those are not installed.
+# No check is skipped or expected to fail.  A split penalty is on; feature costs cannot be,
+# as their length must match the checks' varying column counts.  Checks that need pandas or
+# the array API are skipped by scikit-learn itself when those are not installed.
 @parametrize_with_checks(
     [
         CEGBClassifier(tradeoff=0.01, split_cost=1e-3, n_estimators=20),
