@@ -256,6 +256,7 @@ class BudgetedClassifierMixin:
         costs: Mapping[str, Any],
         key: Hashable,
         cost: str = "expected",
+        split_cost: CostCurve | str | float | None = None,
     ) -> Candidate:
         """This fitted model as a :class:`polydom.Candidate`, scored on held-out ``(X, y)``.
 
@@ -270,6 +271,10 @@ class BudgetedClassifierMixin:
         cost : {"expected", "worst"}
             ``"expected"``: ``sum_f P(f used) c_f(n)`` over the rows of ``X``;
             ``"worst"``: the sum over every feature the model may use.
+        split_cost : CostCurve or str or float, optional
+            Cost of evaluating one split node for one row (the paper's ``alpha``, possibly
+            depending on ``n``).  Adds ``E[split evaluations] * split_cost(n)`` (``"expected"``)
+            or ``max`` over the rows of ``X`` (``"worst"``); needs ``split_evaluations(X)``.
 
         Returns
         -------
@@ -284,6 +289,15 @@ class BudgetedClassifierMixin:
             curve = self.worst_cost(costs)
         else:
             raise ValueError(f"cost must be 'expected' or 'worst', got {cost!r}")
+        if split_cost is not None:
+            if not callable(getattr(self, "split_evaluations", None)):
+                raise ValueError(
+                    f"split_cost needs a learner with split_evaluations(X); "
+                    f"{type(self).__name__} has none"
+                )
+            splits = np.asarray(self.split_evaluations(X), dtype=np.float64)
+            per_row = float(splits.mean() if cost == "expected" else splits.max(initial=0.0))
+            curve = curve + per_row * CostCurve.coerce(split_cost)
         acc = float(accuracy_score(y, self.predict(X)))
         return Candidate(key, acc, curve, self.used_feature_names_, self.subset_model())
 
@@ -299,6 +313,7 @@ def sweep_candidates(
     sizes: Iterable[float] = (1.0,),
     cost: str = "expected",
     key: str | None = None,
+    split_cost: CostCurve | str | float | None = None,
 ) -> list[Candidate]:
     """Fit ``estimator`` over a grid of trade-offs and reference sizes; one Candidate each.
 
@@ -322,6 +337,10 @@ def sweep_candidates(
     cost : {"expected", "worst"}
     key : str, optional
         Key prefix (default: the estimator's class name).
+    split_cost : CostCurve or str or float, optional
+        Per-row cost of one split evaluation, added to the candidates' curves (see
+        :meth:`BudgetedClassifierMixin.to_candidate`).  For CEGB it is also the training
+        penalty ``split_cost=split_cost(s)`` at each reference size.
 
     Returns
     -------
@@ -335,12 +354,20 @@ def sweep_candidates(
     names = list(costs)
     for s in sizes:
         ref = {n: float(CostCurve.coerce(costs[n])(float(s))) for n in names}
+        params: dict[str, Any] = {"feature_costs": ref}
+        if split_cost is not None:
+            params["split_cost"] = float(CostCurve.coerce(split_cost)(float(s)))
         for t in tradeoffs:
-            est = clone(estimator).set_params(tradeoff=float(t), feature_costs=ref)
+            est = clone(estimator).set_params(tradeoff=float(t), **params)
             est.fit(X_train, y_train)
             out.append(
                 est.to_candidate(
-                    X_eval, y_eval, costs, f"{prefix}(tradeoff={t:g}, n={s:g})", cost=cost
+                    X_eval,
+                    y_eval,
+                    costs,
+                    f"{prefix}(tradeoff={t:g}, n={s:g})",
+                    cost=cost,
+                    split_cost=split_cost,
                 )
             )
     return out

@@ -191,3 +191,19 @@ def test_subset_model_rejects_the_wrong_width(split):
     np.testing.assert_array_equal(sub.classes_, clf.classes_)
     with pytest.raises(ValueError, match="shape"):
         sub.predict(X_te)
+
+
+def test_split_cost_adds_the_mean_number_of_split_evaluations(split):
+    X_tr, X_te, y_tr, y_te, groups, costs = split
+    proto = CEGBClassifier(feature_groups=groups, n_estimators=10, num_leaves=8)
+    (cand,) = sweep_candidates(proto, [0.001], X_tr, y_tr, X_te, y_te, costs, sizes=[100.0],
+                               split_cost="0.01 + 0.0001*n")
+    model = cand.payload.estimator
+    assert model.split_cost == pytest.approx(0.02)
+    splits = model.split_evaluations(X_te).mean()
+    base = model.expected_cost(X_te, costs)
+    for n in (0.0, 100.0, 1e4):
+        assert cand.cost(n) == pytest.approx(base(n) + splits * (0.01 + 0.0001 * n))
+    worst = model.to_candidate(X_te, y_te, costs, "w", cost="worst", split_cost=1.0)
+    assert worst.cost(0.0) == pytest.approx(model.worst_cost(costs)(0.0)
+                                            + model.split_evaluations(X_te).max())
