@@ -333,8 +333,8 @@ def report(results, od, argv, total):
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     lines = ["# CEGB / GreedyMiser in the Poly-Dom index", "",
-             f"Command: `PYTHONPATH=$PWD python benchmarks/cegb_bench.py {' '.join(argv)}`"
-             .replace(" `", "`").replace("py `", "py`"),
+             "Command: `PYTHONPATH=$PWD python benchmarks/cegb_bench.py"
+             + "".join(" " + a for a in argv) + "`",
              "", f"Total wall time: {total:.0f} s (2 CPU cores, LightGBM 1 thread, seed {SEED}).",
              "", "Split 60/20/20 (train / validation / test), stratified. Candidates are scored "
              "on validation (accuracy; expected per-row cost `sum_f P(f used) c_f(n)`); the "
