@@ -6,8 +6,9 @@ addition) on an item of size ``n``.  Coefficients are float64, lowest degree fir
 Numerical conventions (spec section 5):
 
 * ``tol_x(x) = 1e-9 * max(1, |x|)``: two sizes closer than this are the same point.
-* Two values ``u, v`` of curves are *equal* when ``|u - v| <= 1e-9 * (|u| + |v|)``
-  (``REL_TOL``); signs of a difference are only trusted above that level.
+* Two values ``u, v`` of curves at ``x`` are *equal* when ``|u - v|`` is at most
+  ``REL_TOL = 1e-9`` times their rounding scale (the curves with absolute coefficients,
+  evaluated at ``|x|``); orders are only trusted above that level.
 * Crossings are **sign changes** of the difference: a touch without crossing is not one.
 """
 
@@ -264,7 +265,9 @@ class CostCurve:
 
         Decided by the first Taylor coefficient at ``x`` that differs beyond ``REL_TOL``.
         """
-        return compare_taylor(_taylor(self._coef, x), _taylor(other._coef, x))
+        return compare_taylor(
+            taylor_with_scale(self._coef, x), taylor_with_scale(other._coef, x)
+        )
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -365,15 +368,39 @@ def _taylor(coef: np.ndarray, x: float) -> np.ndarray:
     return t
 
 
-def compare_taylor(ti: np.ndarray, tj: np.ndarray) -> int:
-    """Compare two curves just right of a point from their Taylor coefficients there."""
-    size = max(ti.size, tj.size)
+def taylor_with_scale(coef: np.ndarray, x: float) -> tuple[np.ndarray, np.ndarray]:
+    """Taylor coefficients at ``x`` and their rounding scale (those of ``|coef|`` at ``|x|``)."""
+    return _taylor(coef, x), _taylor(np.abs(coef), abs(x))
+
+
+def compare_taylor(
+    ti: tuple[np.ndarray, np.ndarray], tj: tuple[np.ndarray, np.ndarray]
+) -> int:
+    """Compare two curves just right of a point from :func:`taylor_with_scale` there.
+
+    The first Taylor coefficient whose difference exceeds ``REL_TOL`` times the rounding
+    scale of the two decides; -1 if the first curve is cheaper just right of the point.
+    """
+    (vi, si), (vj, sj) = ti, tj
+    size = max(vi.size, vj.size)
     for k in range(size):
-        u = ti[k] if k < ti.size else 0.0
-        v = tj[k] if k < tj.size else 0.0
-        if abs(u - v) > REL_TOL * (abs(u) + abs(v)):
+        u = vi[k] if k < vi.size else 0.0
+        v = vj[k] if k < vj.size else 0.0
+        scale = (si[k] if k < si.size else 0.0) + (sj[k] if k < sj.size else 0.0)
+        if abs(u - v) > REL_TOL * scale:
             return -1 if u < v else 1
     return 0
+
+
+def values_equal(ci: np.ndarray, cj: np.ndarray, x: float) -> bool:
+    """Are two curves equal at ``x`` up to ``REL_TOL`` times the rounding scale there?"""
+    u, v = _horner(ci, x), _horner(cj, x)
+    scale = _horner(np.abs(ci), abs(x)) + _horner(np.abs(cj), abs(x))
+    return abs(u - v) <= REL_TOL * scale
+
+
+def _derivative(d: np.ndarray) -> np.ndarray:
+    return d[1:] * np.arange(1, d.size) if d.size > 1 else np.zeros(1)
 
 
 def _candidate_roots(d: np.ndarray) -> list[float]:
@@ -398,9 +425,12 @@ def _candidate_roots(d: np.ndarray) -> list[float]:
         if q == 0.0:
             return [0.0]  # b == 0 and disc == 0, so c == 0 too: double root at 0
         return sorted({q / a, c / q})
-    raw = np.polynomial.polynomial.polyroots(d)
+    companion = np.zeros((deg, deg))
+    companion[np.arange(1, deg), np.arange(deg - 1)] = 1.0
+    companion[:, -1] = -d[:-1] / d[-1]
+    raw = np.linalg.eigvals(companion)
     real = [r.real for r in raw if abs(r.imag) <= 1e-5 * max(1.0, abs(r.real))]
-    deriv = np.polynomial.polynomial.polyder(d)
+    deriv = _derivative(d)
     polished = []
     for r in real:
         for _ in range(2):
@@ -434,17 +464,21 @@ def _interval_points(roots: list[float], lo: float, hi: float) -> list[float]:
     return points
 
 
-def sign_change_roots(d: np.ndarray, lo: float = 0.0, hi: float = _INF) -> np.ndarray:
+def sign_change_roots(
+    d: np.ndarray, lo: float = 0.0, hi: float = _INF, absorb_ends: bool = True
+) -> np.ndarray:
     """Sizes in ``(lo, hi)`` where the polynomial ``d`` changes sign, ascending.
 
-    Roots within ``tol_x`` of ``lo`` or ``hi`` and roots closer together than ``tol_x`` are
-    merged; a root counts only when the signs of ``d`` sampled in the gaps on either side
-    differ, so even-multiplicity touches are dropped.
+    Roots closer together than ``tol_x`` are merged, and with ``absorb_ends`` so are roots
+    within ``tol_x`` of ``lo`` or ``hi`` (dropped); a root counts only when the signs of
+    ``d`` sampled in the gaps on either side differ, so even-multiplicity touches are dropped.
     """
     mag = np.abs(d)
     inside: list[float] = []
+    margin_lo = tol_x(lo) if absorb_ends else 0.0
+    margin_hi = tol_x(hi) if absorb_ends and math.isfinite(hi) else 0.0
     for r in _candidate_roots(np.asarray(d, dtype=np.float64)):
-        if r <= lo + tol_x(lo) or r >= hi - tol_x(hi):
+        if r <= lo + margin_lo or r >= hi - margin_hi:
             continue
         if inside and r - inside[-1] <= tol_x(r):
             continue
@@ -464,19 +498,23 @@ def sign_change_roots(d: np.ndarray, lo: float = 0.0, hi: float = _INF) -> np.nd
 
 
 def difference_nonnegative(d: np.ndarray, lo: float, hi: float, mag: np.ndarray) -> bool:
-    """True when ``d(n) >= -ZERO_TOL * mag(|n|)`` for all ``n`` in ``[lo, hi]``."""
+    """True when ``d(n) >= -ZERO_TOL * mag(|n|)`` for all ``n`` in ``[lo, hi]``.
+
+    The minimum of a polynomial on an interval is at an end or at a critical point, so ``d``
+    is tested at ``lo``, at ``hi`` (its leading sign when ``hi`` is infinite) and at the real
+    roots of ``d'`` inside: closed form up to a cubic ``d``.
+    """
     nz = np.flatnonzero(d)
     if nz.size == 0:
         return True
     if lo >= 0.0 and np.all(d >= 0.0):
         return True
-    if math.isinf(hi) and d[nz[-1]] < 0.0:
+    if math.isinf(hi) and d[nz[-1]] < 0.0 and nz[-1] > 0:
         return False
 
     def ok(x: float) -> bool:
         return _horner(d, x) >= -ZERO_TOL * _horner(mag, abs(x))
 
-    if not ok(lo) or (not math.isinf(hi) and not ok(hi)):
+    if not ok(lo) or (math.isfinite(hi) and not ok(hi)):
         return False
-    roots = [r for r in _candidate_roots(np.asarray(d, dtype=np.float64)) if lo < r < hi]
-    return all(ok(p) for p in _interval_points(roots, lo, hi)) if lo < hi else True
+    return all(ok(r) for r in _candidate_roots(_derivative(d[: nz[-1] + 1])) if lo < r < hi)
