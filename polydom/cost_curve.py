@@ -274,7 +274,7 @@ class CostCurve:
 def _sympy_number(value: float) -> sympy.Expr:
     if value.is_integer() and abs(value) < 2**53:
         return sympy.Integer(int(value))
-    return sympy.Float(value, 17)
+    return sympy.Float(repr(value))  # shortest text that round-trips, its own precision
 
 
 _ALLOWED_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)

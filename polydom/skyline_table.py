@@ -55,7 +55,7 @@ class SkylineTable:
             for c in self._candidates
         ]
         self._sky_horner = [[self._horner[i] for i in s] for s in self._sky]
-        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._arrays: tuple | None = None
 
     # ------------------------------------------------------------------ properties
     @property
@@ -164,26 +164,33 @@ class SkylineTable:
                     hi = mid
         return self._sky[r][lo - 1] if lo else -1
 
-    def _padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Arrays for :meth:`lookup_many`: breaks, skyline lengths, ids, coefficients."""
+    def _padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], int]:
+        """Flat arrays for :meth:`lookup_many`, built once.
+
+        Row ``r`` of a ``(R, S + 1)`` table holds range ``r``'s skyline; cells past its end
+        cost ``+inf`` (never fit).  Returns breaks, skyline lengths, candidate ids (flat),
+        one flat array per Horner coefficient (highest degree first), and ``S + 1``.
+        """
         if self._arrays is None:
-            width = max(len(s) for s in self._sky)
-            ids = np.full((len(self._sky), width), -1, dtype=np.int64)
-            coef = np.zeros((len(self._sky), width, self._width))
-            coef[:, :, -1] = np.inf  # padding costs +inf: never fits
-            lens = np.array([len(s) for s in self._sky], dtype=np.int64)
+            stride = max(len(s) for s in self._sky) + 1
+            ids = np.full((len(self._sky), stride), -1, dtype=np.int64)
+            coef = np.zeros((self._width, len(self._sky), stride))
+            coef[-1] = np.inf
             for r, s in enumerate(self._sky):
                 ids[r, : len(s)] = s
                 for j, i in enumerate(s):
-                    coef[r, j, :] = self._horner[i]
-            self._arrays = (np.array(self._breaks), lens, ids, coef)
+                    coef[:, r, j] = self._horner[i]
+            lens = np.array([len(s) for s in self._sky], dtype=np.int64)
+            flat = [np.ascontiguousarray(c.ravel()) for c in coef]
+            self._arrays = (np.array(self._breaks), lens, ids.ravel(), flat, stride)
         return self._arrays
 
     def lookup_many(self, sizes: np.ndarray, budgets: np.ndarray) -> np.ndarray:
         """Vectorised :meth:`lookup_position` over broadcast ``sizes`` and ``budgets``.
 
         Returns an int64 array of positions into :attr:`candidates`, -1 where nothing fits;
-        element-wise equal to :meth:`lookup_position`.
+        element-wise equal to :meth:`lookup_position` (the same binary search, run for a
+        fixed number of steps over all queries at once).
 
         Runtime complexity: O(Q * d * log S) numpy work for Q queries.
         """
@@ -192,29 +199,21 @@ class SkylineTable:
         n, b = np.broadcast_arrays(n, b)
         shape = n.shape
         n, b = n.ravel(), b.ravel()
-        breaks, lens, ids, coef = self._padded()
-        r = np.searchsorted(breaks, n, side="right") - 1
-
-        def cost(j: np.ndarray) -> np.ndarray:
-            jj = np.clip(j, 0, coef.shape[1] - 1)
-            c = coef[r, jj]  # (Q, W)
-            v = np.zeros(n.size)
-            for w in range(c.shape[1]):
-                v = v * n + c[:, w]
-            return np.where((j >= 0) & (j < lens[r]), v, np.inf)
-
+        breaks, lens, ids, flat, stride = self._padded()
+        base = (np.searchsorted(breaks, n, side="right") - 1) * stride
         lo = np.zeros(n.size, dtype=np.int64)
-        hi = lens[r].copy()
-        while True:
-            active = lo < hi
-            if not active.any():
-                break
+        hi = lens[base // stride]
+        for _ in range(int(stride).bit_length()):
             mid = (lo + hi) >> 1
-            fits = cost(mid) <= b
-            lo = np.where(active & fits, mid + 1, lo)
-            hi = np.where(active & ~fits, mid, hi)
-        j = lo - 1
-        out = np.where(j >= 0, ids[r, np.clip(j, 0, None)], -1)
+            at = base + mid
+            v = flat[0].take(at)
+            for c in flat[1:]:
+                v *= n
+                v += c.take(at)
+            fits = v <= b
+            lo = np.where(fits, mid + 1, lo)
+            hi = np.where(fits, hi, mid)
+        out = np.where(lo > 0, ids.take(base + np.maximum(lo - 1, 0)), -1)
         return out.reshape(shape)
 
     # ------------------------------------------------------------------ invariants
