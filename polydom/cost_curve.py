@@ -6,8 +6,8 @@ addition) on an item of size ``n``.  Coefficients are float64, lowest degree fir
 Numerical conventions (spec section 5):
 
 * ``tol_x(x) = 1e-9 * max(1, |x|)``: two sizes closer than this are the same point.
-* Two values ``u, v`` of curves at ``x`` are *equal* when ``|u - v|`` is at most
-  ``REL_TOL = 1e-9`` times their rounding scale (the curves with absolute coefficients,
+* Two curves are *equal* at ``x`` when their difference polynomial there is at most
+  ``REL_TOL = 1e-12`` times its rounding scale (the difference with absolute coefficients,
   evaluated at ``|x|``); orders are only trusted above that level.
 * Crossings are **sign changes** of the difference: a touch without crossing is not one.
 """
@@ -24,7 +24,7 @@ import sympy
 
 __all__ = ["CostCurve", "tol_x", "REL_TOL"]
 
-REL_TOL = 1e-9
+REL_TOL = 1e-12
 #: Relative level under which a value of a difference of curves is taken as zero.
 ZERO_TOL = 1e-12
 MAX_PARSE_EXPONENT = 32
@@ -178,7 +178,7 @@ class CostCurve:
 
         Runtime complexity: O(degree**2).
         """
-        return _taylor(self._coef, x)
+        return np.array(_taylor(self._coef, x))
 
     # ------------------------------------------------------------------ arithmetic
     def __add__(self, other: CostCurve) -> CostCurve:
@@ -263,11 +263,10 @@ class CostCurve:
         """Order of the two curves just right of ``x``: -1 if this one is cheaper, 1 if
         dearer, 0 if they are the same polynomial (up to ``REL_TOL``).
 
-        Decided by the first Taylor coefficient at ``x`` that differs beyond ``REL_TOL``.
+        Decided by the first Taylor coefficient of the difference at ``x`` beyond ``REL_TOL``
+        of its rounding scale (:func:`compare_right`).
         """
-        return compare_taylor(
-            taylor_with_scale(self._coef, x), taylor_with_scale(other._coef, x)
-        )
+        return compare_right(self._horner[::-1], other._horner[::-1], x)
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -351,52 +350,58 @@ def _magnitude_coefs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _horner(coef: np.ndarray, x: float) -> float:
+def _horner(coef: Sequence[float], x: float) -> float:
+    """Value at ``x`` of coefficients given lowest degree first (lists are fastest)."""
+    if isinstance(coef, np.ndarray):
+        coef = coef.tolist()
     value = 0.0
-    for c in coef[::-1]:
+    for c in reversed(coef):
         value = value * x + c
-    return float(value)
+    return value
 
 
-def _taylor(coef: np.ndarray, x: float) -> np.ndarray:
+def _taylor(coef: Sequence[float], x: float) -> list[float]:
     """Taylor coefficients at ``x`` by repeated synthetic division (Horner shift)."""
-    t = np.array(coef, dtype=np.float64)
-    d = t.size
+    t = coef.tolist() if isinstance(coef, np.ndarray) else list(coef)
+    d = len(t)
     for k in range(d - 1):
         for j in range(d - 2, k - 1, -1):
             t[j] += x * t[j + 1]
     return t
 
 
-def taylor_with_scale(coef: np.ndarray, x: float) -> tuple[np.ndarray, np.ndarray]:
-    """Taylor coefficients at ``x`` and their rounding scale (those of ``|coef|`` at ``|x|``)."""
-    return _taylor(coef, x), _taylor(np.abs(coef), abs(x))
+def _coef_difference(ci: Sequence[float], cj: Sequence[float]) -> list[float]:
+    ni, nj = len(ci), len(cj)
+    return [
+        (ci[k] if k < ni else 0.0) - (cj[k] if k < nj else 0.0) for k in range(max(ni, nj))
+    ]
 
 
-def compare_taylor(
-    ti: tuple[np.ndarray, np.ndarray], tj: tuple[np.ndarray, np.ndarray]
-) -> int:
-    """Compare two curves just right of a point from :func:`taylor_with_scale` there.
+def compare_right(ci: Sequence[float], cj: Sequence[float], x: float) -> int:
+    """Order of two curves (coefficients lowest degree first) just right of ``x``.
 
-    The first Taylor coefficient whose difference exceeds ``REL_TOL`` times the rounding
-    scale of the two decides; -1 if the first curve is cheaper just right of the point.
+    Works on the difference ``d = ci - cj``: the first Taylor coefficient of ``d`` at ``x``
+    that exceeds ``REL_TOL`` times its rounding scale (the same coefficient of ``|d|`` at
+    ``|x|``) decides.  -1 when ``ci`` is cheaper just right of ``x``, 0 for the same curve.
+    Differences are taken first, so curves that differ by little stay distinguishable however
+    large their values are.
+
+    Runtime complexity: O(d**2) for degree d.
     """
-    (vi, si), (vj, sj) = ti, tj
-    size = max(vi.size, vj.size)
-    for k in range(size):
-        u = vi[k] if k < vi.size else 0.0
-        v = vj[k] if k < vj.size else 0.0
-        scale = (si[k] if k < si.size else 0.0) + (sj[k] if k < sj.size else 0.0)
-        if abs(u - v) > REL_TOL * scale:
-            return -1 if u < v else 1
+    d = _coef_difference(ci, cj)
+    t = _taylor(d, x)
+    scale = _taylor([abs(v) for v in d], abs(x))
+    for tk, sk in zip(t, scale, strict=True):
+        if abs(tk) > REL_TOL * sk:
+            return -1 if tk < 0 else 1
     return 0
 
 
-def values_equal(ci: np.ndarray, cj: np.ndarray, x: float) -> bool:
-    """Are two curves equal at ``x`` up to ``REL_TOL`` times the rounding scale there?"""
-    u, v = _horner(ci, x), _horner(cj, x)
-    scale = _horner(np.abs(ci), abs(x)) + _horner(np.abs(cj), abs(x))
-    return abs(u - v) <= REL_TOL * scale
+def values_equal(ci: Sequence[float], cj: Sequence[float], x: float) -> bool:
+    """Are two curves equal at ``x``: is their difference there within ``REL_TOL`` of its
+    rounding scale?"""
+    d = _coef_difference(ci, cj)
+    return abs(_horner(d, x)) <= REL_TOL * _horner([abs(v) for v in d], abs(x))
 
 
 def _derivative(d: np.ndarray) -> np.ndarray:
@@ -430,14 +435,15 @@ def _candidate_roots(d: np.ndarray) -> list[float]:
     companion[:, -1] = -d[:-1] / d[-1]
     raw = np.linalg.eigvals(companion)
     real = [r.real for r in raw if abs(r.imag) <= 1e-5 * max(1.0, abs(r.real))]
-    deriv = _derivative(d)
+    deriv = _derivative(d).tolist()
+    dl = d.tolist()
     polished = []
     for r in real:
         for _ in range(2):
             slope = _horner(deriv, r)
             if slope == 0.0:
                 break
-            step = _horner(d, r) / slope
+            step = _horner(dl, r) / slope
             if not math.isfinite(step):
                 break
             r -= step
@@ -445,7 +451,7 @@ def _candidate_roots(d: np.ndarray) -> list[float]:
     return sorted(polished)
 
 
-def _sign(d: np.ndarray, mag: np.ndarray, x: float) -> int:
+def _sign(d: list[float], mag: list[float], x: float) -> int:
     value = _horner(d, x)
     if abs(value) <= ZERO_TOL * _horner(mag, abs(x)):
         return 0
@@ -485,7 +491,8 @@ def sign_change_roots(
         inside.append(r)
     if not inside:
         return np.empty(0)
-    signs = [_sign(d, mag, p) for p in _interval_points(inside, lo, hi)]
+    dl, ml = list(map(float, d)), mag.tolist()
+    signs = [_sign(dl, ml, p) for p in _interval_points(inside, lo, hi)]
     out = []
     previous = signs[0]
     for k, s in enumerate(signs[1:]):
@@ -512,8 +519,10 @@ def difference_nonnegative(d: np.ndarray, lo: float, hi: float, mag: np.ndarray)
     if math.isinf(hi) and d[nz[-1]] < 0.0 and nz[-1] > 0:
         return False
 
+    dl, ml = d.tolist(), np.asarray(mag).tolist()
+
     def ok(x: float) -> bool:
-        return _horner(d, x) >= -ZERO_TOL * _horner(mag, abs(x))
+        return _horner(dl, x) >= -ZERO_TOL * _horner(ml, abs(x))
 
     if not ok(lo) or (math.isfinite(hi) and not ok(hi)):
         return False

@@ -21,9 +21,8 @@ import numpy as np
 
 from polydom.cost_curve import (
     _difference,
-    compare_taylor,
+    compare_right,
     sign_change_roots,
-    taylor_with_scale,
     tol_x,
     values_equal,
 )
@@ -51,6 +50,13 @@ def skyline_of(order: Sequence[int], accs: Sequence[float]) -> list[int]:
             out.append(i)
             best = a
     return out
+
+
+def _value(coef: list[float], x: float) -> float:
+    value = 0.0
+    for c in reversed(coef):
+        value = value * x + c
+    return value
 
 
 def _members(block: Sequence[int], accs: Sequence[float], running: float) -> list[int]:
@@ -94,13 +100,16 @@ def kinetic_sweep(
     range to record its skyline and an O(l) prefix maximum per event.
     """
     k = len(coefs)
+    lists = [c.tolist() for c in coefs]
     # On a one-point domain only the values there matter, not the order just right of it.
-    at_lo = [taylor_with_scale(c, lo) for c in coefs]
-    if lo == hi:
-        at_lo = [(t[:1], m[:1]) for t, m in at_lo]
+    at_point = lo == hi
 
     def cmp_lo(i: int, j: int) -> int:
-        return compare_taylor(at_lo[i], at_lo[j]) or (i > j) - (i < j)
+        if at_point:
+            order = compare_right([_value(lists[i], lo)], [_value(lists[j], lo)], lo)
+        else:
+            order = compare_right(lists[i], lists[j], lo)
+        return order or (i > j) - (i < j)
 
     order = sorted(range(k), key=cmp_to_key(cmp_lo))
     pos = [0] * k
@@ -144,7 +153,7 @@ def kinetic_sweep(
         events += 1
 
         def equal_at(i: int, j: int, x: float = x) -> bool:
-            return values_equal(coefs[i], coefs[j], x)
+            return values_equal(lists[i], lists[j], x)
 
         blocks: list[list[int]] = []
         for p in sorted(lefts):
@@ -158,17 +167,13 @@ def kinetic_sweep(
             else:
                 blocks.append([lft, rgt])
 
-        taylor_x: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-        def cmp_x(i: int, j: int, taylor_x: dict = taylor_x) -> int:
-            return compare_taylor(taylor_x[i], taylor_x[j]) or (i > j) - (i < j)
+        def cmp_x(i: int, j: int, x: float = x) -> int:
+            return compare_right(lists[i], lists[j], x) or (i > j) - (i < j)
 
         interesting = False
         changed = False
         for lft, rgt in blocks:
             old = order[lft : rgt + 1]
-            for i in old:
-                taylor_x[i] = taylor_with_scale(coefs[i], x)
             new = sorted(old, key=cmp_to_key(cmp_x))
             if new != old:
                 changed = True

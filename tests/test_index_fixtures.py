@@ -143,7 +143,12 @@ def brute_dominates(r: Candidate, s: Candidate, lo: float, hi: float, rank) -> b
     """Def. 3.1 with the key tie-break, cost order checked on a dense grid plus the ends."""
     top = hi if math.isfinite(hi) else lo + 1e4
     grid = np.concatenate(
-        [np.linspace(lo, min(top, lo + 20), 4001), np.linspace(lo, top, 3001), [1e5, 1e8]]
+        [
+            np.linspace(lo, min(top, lo + 20), 4001),
+            np.linspace(lo, top, 3001),
+            lo + np.geomspace(1e-7, 1e4, 3001),
+            [1e5, 1e8],
+        ]
     )
     if math.isfinite(hi):
         grid = grid[grid <= hi]
