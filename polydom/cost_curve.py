@@ -6,8 +6,9 @@ addition) on an item of size ``n``.  Coefficients are float64, lowest degree fir
 Numerical conventions (spec section 5):
 
 * ``tol_x(x) = 1e-9 * max(1, |x|)``: two sizes closer than this are the same point.
-* Two values ``u, v`` of curves are *equal* when ``|u - v| <= 1e-9 * (|u| + |v|)``
-  (``REL_TOL``); signs of a difference are only trusted above that level.
+* Two curves are *equal* at ``x`` when their difference polynomial there is at most
+  ``REL_TOL = 1e-12`` times its rounding scale (the difference with absolute coefficients,
+  evaluated at ``|x|``); orders are only trusted above that level.
 * Crossings are **sign changes** of the difference: a touch without crossing is not one.
 """
 
@@ -23,7 +24,7 @@ import sympy
 
 __all__ = ["CostCurve", "tol_x", "REL_TOL"]
 
-REL_TOL = 1e-9
+REL_TOL = 1e-12
 #: Relative level under which a value of a difference of curves is taken as zero.
 ZERO_TOL = 1e-12
 MAX_PARSE_EXPONENT = 32
@@ -177,7 +178,7 @@ class CostCurve:
 
         Runtime complexity: O(degree**2).
         """
-        return _taylor(self._coef, x)
+        return np.array(_taylor(self._coef, x))
 
     # ------------------------------------------------------------------ arithmetic
     def __add__(self, other: CostCurve) -> CostCurve:
@@ -262,16 +263,17 @@ class CostCurve:
         """Order of the two curves just right of ``x``: -1 if this one is cheaper, 1 if
         dearer, 0 if they are the same polynomial (up to ``REL_TOL``).
 
-        Decided by the first Taylor coefficient at ``x`` that differs beyond ``REL_TOL``.
+        Decided by the first Taylor coefficient of the difference at ``x`` beyond ``REL_TOL``
+        of its rounding scale (:func:`compare_right`).
         """
-        return compare_taylor(_taylor(self._coef, x), _taylor(other._coef, x))
+        return compare_right(self._horner[::-1], other._horner[::-1], x)
 
 
 # ---------------------------------------------------------------------------------- helpers
 def _sympy_number(value: float) -> sympy.Expr:
     if value.is_integer() and abs(value) < 2**53:
         return sympy.Integer(int(value))
-    return sympy.Float(value, 17)
+    return sympy.Float(repr(value))  # shortest text that round-trips, its own precision
 
 
 _ALLOWED_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
@@ -348,32 +350,62 @@ def _magnitude_coefs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _horner(coef: np.ndarray, x: float) -> float:
+def _horner(coef: Sequence[float], x: float) -> float:
+    """Value at ``x`` of coefficients given lowest degree first (lists are fastest)."""
+    if isinstance(coef, np.ndarray):
+        coef = coef.tolist()
     value = 0.0
-    for c in coef[::-1]:
+    for c in reversed(coef):
         value = value * x + c
-    return float(value)
+    return value
 
 
-def _taylor(coef: np.ndarray, x: float) -> np.ndarray:
+def _taylor(coef: Sequence[float], x: float) -> list[float]:
     """Taylor coefficients at ``x`` by repeated synthetic division (Horner shift)."""
-    t = np.array(coef, dtype=np.float64)
-    d = t.size
+    t = coef.tolist() if isinstance(coef, np.ndarray) else list(coef)
+    d = len(t)
     for k in range(d - 1):
         for j in range(d - 2, k - 1, -1):
             t[j] += x * t[j + 1]
     return t
 
 
-def compare_taylor(ti: np.ndarray, tj: np.ndarray) -> int:
-    """Compare two curves just right of a point from their Taylor coefficients there."""
-    size = max(ti.size, tj.size)
-    for k in range(size):
-        u = ti[k] if k < ti.size else 0.0
-        v = tj[k] if k < tj.size else 0.0
-        if abs(u - v) > REL_TOL * (abs(u) + abs(v)):
-            return -1 if u < v else 1
+def _coef_difference(ci: Sequence[float], cj: Sequence[float]) -> list[float]:
+    ni, nj = len(ci), len(cj)
+    return [
+        (ci[k] if k < ni else 0.0) - (cj[k] if k < nj else 0.0) for k in range(max(ni, nj))
+    ]
+
+
+def compare_right(ci: Sequence[float], cj: Sequence[float], x: float) -> int:
+    """Order of two curves (coefficients lowest degree first) just right of ``x``.
+
+    Works on the difference ``d = ci - cj``: the first Taylor coefficient of ``d`` at ``x``
+    that exceeds ``REL_TOL`` times its rounding scale (the same coefficient of ``|d|`` at
+    ``|x|``) decides.  -1 when ``ci`` is cheaper just right of ``x``, 0 for the same curve.
+    Differences are taken first, so curves that differ by little stay distinguishable however
+    large their values are.
+
+    Runtime complexity: O(d**2) for degree d.
+    """
+    d = _coef_difference(ci, cj)
+    t = _taylor(d, x)
+    scale = _taylor([abs(v) for v in d], abs(x))
+    for tk, sk in zip(t, scale, strict=True):
+        if abs(tk) > REL_TOL * sk:
+            return -1 if tk < 0 else 1
     return 0
+
+
+def values_equal(ci: Sequence[float], cj: Sequence[float], x: float) -> bool:
+    """Are two curves equal at ``x``: is their difference there within ``REL_TOL`` of its
+    rounding scale?"""
+    d = _coef_difference(ci, cj)
+    return abs(_horner(d, x)) <= REL_TOL * _horner([abs(v) for v in d], abs(x))
+
+
+def _derivative(d: np.ndarray) -> np.ndarray:
+    return d[1:] * np.arange(1, d.size) if d.size > 1 else np.zeros(1)
 
 
 def _candidate_roots(d: np.ndarray) -> list[float]:
@@ -398,16 +430,20 @@ def _candidate_roots(d: np.ndarray) -> list[float]:
         if q == 0.0:
             return [0.0]  # b == 0 and disc == 0, so c == 0 too: double root at 0
         return sorted({q / a, c / q})
-    raw = np.polynomial.polynomial.polyroots(d)
+    companion = np.zeros((deg, deg))
+    companion[np.arange(1, deg), np.arange(deg - 1)] = 1.0
+    companion[:, -1] = -d[:-1] / d[-1]
+    raw = np.linalg.eigvals(companion)
     real = [r.real for r in raw if abs(r.imag) <= 1e-5 * max(1.0, abs(r.real))]
-    deriv = np.polynomial.polynomial.polyder(d)
+    deriv = _derivative(d).tolist()
+    dl = d.tolist()
     polished = []
     for r in real:
         for _ in range(2):
             slope = _horner(deriv, r)
             if slope == 0.0:
                 break
-            step = _horner(d, r) / slope
+            step = _horner(dl, r) / slope
             if not math.isfinite(step):
                 break
             r -= step
@@ -415,7 +451,7 @@ def _candidate_roots(d: np.ndarray) -> list[float]:
     return sorted(polished)
 
 
-def _sign(d: np.ndarray, mag: np.ndarray, x: float) -> int:
+def _sign(d: list[float], mag: list[float], x: float) -> int:
     value = _horner(d, x)
     if abs(value) <= ZERO_TOL * _horner(mag, abs(x)):
         return 0
@@ -434,24 +470,29 @@ def _interval_points(roots: list[float], lo: float, hi: float) -> list[float]:
     return points
 
 
-def sign_change_roots(d: np.ndarray, lo: float = 0.0, hi: float = _INF) -> np.ndarray:
+def sign_change_roots(
+    d: np.ndarray, lo: float = 0.0, hi: float = _INF, absorb_ends: bool = True
+) -> np.ndarray:
     """Sizes in ``(lo, hi)`` where the polynomial ``d`` changes sign, ascending.
 
-    Roots within ``tol_x`` of ``lo`` or ``hi`` and roots closer together than ``tol_x`` are
-    merged; a root counts only when the signs of ``d`` sampled in the gaps on either side
-    differ, so even-multiplicity touches are dropped.
+    Roots closer together than ``tol_x`` are merged, and with ``absorb_ends`` so are roots
+    within ``tol_x`` of ``lo`` or ``hi`` (dropped); a root counts only when the signs of
+    ``d`` sampled in the gaps on either side differ, so even-multiplicity touches are dropped.
     """
     mag = np.abs(d)
     inside: list[float] = []
+    margin_lo = tol_x(lo) if absorb_ends else 0.0
+    margin_hi = tol_x(hi) if absorb_ends and math.isfinite(hi) else 0.0
     for r in _candidate_roots(np.asarray(d, dtype=np.float64)):
-        if r <= lo + tol_x(lo) or r >= hi - tol_x(hi):
+        if r <= lo + margin_lo or r >= hi - margin_hi:
             continue
         if inside and r - inside[-1] <= tol_x(r):
             continue
         inside.append(r)
     if not inside:
         return np.empty(0)
-    signs = [_sign(d, mag, p) for p in _interval_points(inside, lo, hi)]
+    dl, ml = list(map(float, d)), mag.tolist()
+    signs = [_sign(dl, ml, p) for p in _interval_points(inside, lo, hi)]
     out = []
     previous = signs[0]
     for k, s in enumerate(signs[1:]):
@@ -464,19 +505,25 @@ def sign_change_roots(d: np.ndarray, lo: float = 0.0, hi: float = _INF) -> np.nd
 
 
 def difference_nonnegative(d: np.ndarray, lo: float, hi: float, mag: np.ndarray) -> bool:
-    """True when ``d(n) >= -ZERO_TOL * mag(|n|)`` for all ``n`` in ``[lo, hi]``."""
+    """True when ``d(n) >= -ZERO_TOL * mag(|n|)`` for all ``n`` in ``[lo, hi]``.
+
+    The minimum of a polynomial on an interval is at an end or at a critical point, so ``d``
+    is tested at ``lo``, at ``hi`` (its leading sign when ``hi`` is infinite) and at the real
+    roots of ``d'`` inside: closed form up to a cubic ``d``.
+    """
     nz = np.flatnonzero(d)
     if nz.size == 0:
         return True
     if lo >= 0.0 and np.all(d >= 0.0):
         return True
-    if math.isinf(hi) and d[nz[-1]] < 0.0:
+    if math.isinf(hi) and d[nz[-1]] < 0.0 and nz[-1] > 0:
         return False
+
+    dl, ml = d.tolist(), np.asarray(mag).tolist()
 
     def ok(x: float) -> bool:
-        return _horner(d, x) >= -ZERO_TOL * _horner(mag, abs(x))
+        return _horner(dl, x) >= -ZERO_TOL * _horner(ml, abs(x))
 
-    if not ok(lo) or (not math.isinf(hi) and not ok(hi)):
+    if not ok(lo) or (math.isfinite(hi) and not ok(hi)):
         return False
-    roots = [r for r in _candidate_roots(np.asarray(d, dtype=np.float64)) if lo < r < hi]
-    return all(ok(p) for p in _interval_points(roots, lo, hi)) if lo < hi else True
+    return all(ok(r) for r in _candidate_roots(_derivative(d[: nz[-1] + 1])) if lo < r < hi)

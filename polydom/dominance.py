@@ -43,12 +43,16 @@ def _sample_points(lo: float, hi: float) -> np.ndarray:
     return np.linspace(lo, hi, 17)
 
 
-def cost_le_many(coefs: np.ndarray, target: np.ndarray, lo: float, hi: float) -> np.ndarray:
+def cost_le_many(
+    coefs: np.ndarray, target: np.ndarray, lo: float, hi: float, first: bool = False
+) -> np.ndarray:
     """For each row ``r`` of ``coefs``: is ``r(n) <= target(n)`` on all of ``[lo, hi]``?
 
     ``coefs`` is ``(k, L)`` and ``target`` ``(L,)``, both lowest degree first, padded with
     zeros.  Decided by coefficients where possible (``lo >= 0``), rejected by sampled points
-    where possible, and settled exactly by :func:`difference_nonnegative` otherwise.
+    where possible, and settled exactly by :func:`difference_nonnegative` otherwise.  With
+    ``first`` the exact checks stop at the first row found to hold (the others stay False):
+    enough to know whether any row holds.
 
     Runtime complexity: O(k * L) vectorised, plus O(L**3) per undecided row.
     """
@@ -57,6 +61,8 @@ def cost_le_many(coefs: np.ndarray, target: np.ndarray, lo: float, hi: float) ->
         result = np.all(diff >= 0.0, axis=1)
     else:
         result = np.zeros(coefs.shape[0], dtype=bool)
+    if first and result.any():
+        return result
     undecided = np.flatnonzero(~result)
     if undecided.size == 0:
         return result
@@ -64,12 +70,13 @@ def cost_le_many(coefs: np.ndarray, target: np.ndarray, lo: float, hi: float) ->
     powers = pts[None, :] ** np.arange(coefs.shape[1])[:, None]  # (L, P)
     d_vals = diff[undecided] @ powers
     mag = (np.abs(target)[None, :] + np.abs(coefs[undecided])) @ powers
-    plausible = np.all(d_vals >= -ZERO_TOL * mag, axis=1)
-    for row, ok in zip(undecided, plausible, strict=True):
-        if ok:
-            result[row] = difference_nonnegative(
-                diff[row], lo, hi, np.abs(target) + np.abs(coefs[row])
-            )
+    plausible = undecided[np.all(d_vals >= -ZERO_TOL * mag, axis=1)]
+    for row in plausible:
+        result[row] = difference_nonnegative(
+            diff[row], lo, hi, np.abs(target) + np.abs(coefs[row])
+        )
+        if first and result[row]:
+            break
     return result
 
 
@@ -83,10 +90,12 @@ def prune_dominated(
 
     With ``alpha == 1`` (the default) this removes exactly the dominated candidates
     (Definition 3.1 with the key tie-break): the result is the set of maximal elements, in
-    canonical order (accuracy descending, then key).  With ``alpha > 1`` it is the spec's
-    "safe" mode: candidates are taken by accuracy descending and one is dropped when a kept
-    one costs no more everywhere and ``alpha * a(kept) >= a(dropped) - ACC_TOL``; the error
-    of a lookup is then bounded by ``alpha`` (no chains).
+    canonical order (accuracy descending, then key).  With ``alpha > 1`` the undominated ones
+    then go through the spec's "safe" mode: taken by accuracy ascending, one is dropped when
+    an already kept one costs no more everywhere and ``alpha * a(kept) >= a(dropped) -
+    ACC_TOL``.  Kept candidates are never dropped later, so every dropped candidate has a
+    kept one within ``alpha`` at no more cost: the loss of a lookup is bounded by ``alpha``
+    (no chains of approximations).
 
     Runtime complexity: O(K * S * L) vectorised for K candidates of which S survive, plus an
     exact O(L**3) root check for the few pairs that sampling cannot decide.
@@ -109,27 +118,27 @@ def prune_dominated(
     for x in order:
         if kept:
             kept_arr = np.array(kept)
-            if alpha == 1.0:
-                # kept candidates come first in (acc desc, key) order: cheaper-or-equal
-                # everywhere with acc >= a(x) means domination (ties of key resolved).
-                le = cost_le_many(coef[kept_arr], coef[x], n_min, n_max)
-            else:
-                fits = alpha * acc[kept_arr] >= acc[x] - ACC_TOL
-                le = np.zeros(len(kept), dtype=bool)
-                if fits.any():
-                    le[fits] = cost_le_many(coef[kept_arr[fits]], coef[x], n_min, n_max)
-            if le.any():
+            # Kept candidates come first in (accuracy desc, key) order, so one that costs no
+            # more everywhere dominates x (ties of accuracy and curve go to the smaller key).
+            if cost_le_many(coef[kept_arr], coef[x], n_min, n_max, first=True).any():
                 continue
-            if alpha == 1.0:
-                # x may dominate kept candidates of the same accuracy (strictly cheaper).
-                same = np.flatnonzero(acc[kept_arr] == acc[x])
-                if same.size:
-                    beaten = [
-                        kept[j]
-                        for j in same
-                        if cost_le_many(coef[x][None, :], coef[kept[j]], n_min, n_max)[0]
-                    ]
-                    if beaten:
-                        kept = [j for j in kept if j not in beaten]
+            # x may dominate kept candidates of the same accuracy (strictly cheaper somewhere).
+            same = [j for j in kept if acc[j] == acc[x]]
+            beaten = {
+                j for j in same if cost_le_many(coef[x][None, :], coef[j], n_min, n_max)[0]
+            }
+            if beaten:
+                kept = [j for j in kept if j not in beaten]
         kept.append(x)
+    if alpha > 1.0:
+        # Safe mode: ascending accuracy, a candidate goes when a KEPT cheaper one is within
+        # alpha of it; kept ones are never removed later, so errors cannot chain.
+        loose: list[int] = []
+        for x in sorted(kept, key=lambda i: (acc[i], rank[i])):
+            if loose:
+                near = np.array([j for j in loose if alpha * acc[j] >= acc[x] - ACC_TOL])
+                if near.size and cost_le_many(coef[near], coef[x], n_min, n_max, True).any():
+                    continue
+            loose.append(x)
+        kept = loose
     return sorted(kept, key=lambda i: (-acc[i], rank[i]))

@@ -10,8 +10,8 @@ import numpy as np
 
 from polydom.candidate import Candidate
 from polydom.cost_curve import _candidate_roots
-from polydom.dominance import prune_dominated
 from polydom.domain import check_budget, check_domain, check_size
+from polydom.dominance import prune_dominated
 from polydom.skyline_table import SkylineTable
 from polydom.sweep import kinetic_sweep
 

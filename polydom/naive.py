@@ -54,6 +54,11 @@ class NaiveLookup:
         return list(self._candidates)
 
     @property
+    def breakpoints(self) -> np.ndarray:
+        """A single range starting at ``n_min`` (no index)."""
+        return np.array([self._lo])
+
+    @property
     def entries(self) -> int:
         """Number of stored candidates."""
         return len(self._candidates)

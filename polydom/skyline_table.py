@@ -9,16 +9,19 @@ over the skyline by the cost at the query size (vertical, evaluating O(log S) po
 from __future__ import annotations
 
 import math
+import sys
 from bisect import bisect_right
 from collections.abc import Sequence
 
 import numpy as np
 
 from polydom.candidate import Candidate
-from polydom.cost_curve import REL_TOL
+from polydom.cost_curve import _horner, values_equal
 from polydom.domain import check_budget, check_budgets, check_size, check_sizes
 
 __all__ = ["SkylineTable"]
+
+_MAX_FLOAT = sys.float_info.max
 
 
 class SkylineTable:
@@ -39,10 +42,12 @@ class SkylineTable:
         self._candidates = list(candidates)
         self._lo = float(n_min)
         self._hi = float(n_max)
+        self._top = min(self._hi, _MAX_FLOAT)  # largest size accepted without a full check
         self._breaks = [float(b) for b in breaks]
         self._sky = [list(map(int, s)) for s in skylines]
         self.stats_ = dict(stats or {})
         width = max((c.cost.coefficients.size for c in self._candidates), default=1)
+        width = max(width, 4)  # cubic and below share one unrolled Horner in lookups
         self._width = width
         # Per candidate: coefficients highest degree first, padded to one width (Horner).
         self._horner = [
@@ -50,7 +55,7 @@ class SkylineTable:
             for c in self._candidates
         ]
         self._sky_horner = [[self._horner[i] for i in s] for s in self._sky]
-        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._arrays: tuple | None = None
 
     # ------------------------------------------------------------------ properties
     @property
@@ -127,57 +132,65 @@ class SkylineTable:
 
     def lookup_position(self, size: float, budget: float) -> int:
         """Like :meth:`lookup`, returning the position in :attr:`candidates` (-1: none fits)."""
-        if not (self._lo <= size <= self._hi):
-            check_size(size, self._lo, self._hi)
-        if not (0.0 <= budget < math.inf):
-            check_budget(budget)
+        try:
+            ok = self._lo <= size <= self._top and 0.0 <= budget <= _MAX_FLOAT
+        except TypeError:
+            ok = False
+        if not ok:
+            size = check_size(size, self._lo, self._hi)
+            budget = check_budget(budget)
         r = bisect_right(self._breaks, size) - 1
         polys = self._sky_horner[r]
+        # Binary search for the last skyline entry whose cost fits.  On exit the entry at
+        # lo - 1 was evaluated as fitting and the one at lo as not (or is past the end).
         lo, hi = 0, len(polys)
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            v = 0.0
-            for c in polys[mid]:
-                v = v * size + c
-            if v <= budget:
-                lo = mid + 1
-            else:
-                hi = mid
-        j = lo - 1
-        # Repair float noise next to a crossing (costs are only weakly ordered there).
-        while j + 1 < len(polys) and self._eval(polys[j + 1], size) <= budget:
-            j += 1
-        while j >= 0 and self._eval(polys[j], size) > budget:
-            j -= 1
-        return self._sky[r][j] if j >= 0 else -1
+        if self._width == 4:
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                c3, c2, c1, c0 = polys[mid]
+                if ((c3 * size + c2) * size + c1) * size + c0 <= budget:
+                    lo = mid + 1
+                else:
+                    hi = mid
+        else:
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                v = 0.0
+                for c in polys[mid]:
+                    v = v * size + c
+                if v <= budget:
+                    lo = mid + 1
+                else:
+                    hi = mid
+        return self._sky[r][lo - 1] if lo else -1
 
-    @staticmethod
-    def _eval(poly: tuple[float, ...], size: float) -> float:
-        v = 0.0
-        for c in poly:
-            v = v * size + c
-        return v
+    def _padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], int]:
+        """Flat arrays for :meth:`lookup_many`, built once.
 
-    def _padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Arrays for :meth:`lookup_many`: breaks, skyline lengths, ids, coefficients."""
+        Row ``r`` of a ``(R, S + 1)`` table holds range ``r``'s skyline; cells past its end
+        cost ``+inf`` (never fit).  Returns breaks, skyline lengths, candidate ids (flat),
+        one flat array per Horner coefficient (highest degree first), and ``S + 1``.
+        """
         if self._arrays is None:
-            width = max(len(s) for s in self._sky)
-            ids = np.full((len(self._sky), width), -1, dtype=np.int64)
-            coef = np.zeros((len(self._sky), width, self._width))
-            coef[:, :, -1] = np.inf  # padding costs +inf: never fits
-            lens = np.array([len(s) for s in self._sky], dtype=np.int64)
+            stride = max(len(s) for s in self._sky) + 1
+            ids = np.full((len(self._sky), stride), -1, dtype=np.int64)
+            coef = np.zeros((self._width, len(self._sky), stride))
+            coef[-1] = np.inf
             for r, s in enumerate(self._sky):
                 ids[r, : len(s)] = s
                 for j, i in enumerate(s):
-                    coef[r, j, :] = self._horner[i]
-            self._arrays = (np.array(self._breaks), lens, ids, coef)
+                    coef[:, r, j] = self._horner[i]
+            lens = np.array([len(s) for s in self._sky], dtype=np.int64)
+            flat = [np.ascontiguousarray(c.ravel()) for c in coef]
+            self._arrays = (np.array(self._breaks), lens, ids.ravel(), flat, stride)
         return self._arrays
 
     def lookup_many(self, sizes: np.ndarray, budgets: np.ndarray) -> np.ndarray:
         """Vectorised :meth:`lookup_position` over broadcast ``sizes`` and ``budgets``.
 
         Returns an int64 array of positions into :attr:`candidates`, -1 where nothing fits;
-        element-wise equal to :meth:`lookup_position`.
+        element-wise equal to :meth:`lookup_position` (the same binary search, run for a
+        fixed number of steps over all queries at once).
 
         Runtime complexity: O(Q * d * log S) numpy work for Q queries.
         """
@@ -186,39 +199,21 @@ class SkylineTable:
         n, b = np.broadcast_arrays(n, b)
         shape = n.shape
         n, b = n.ravel(), b.ravel()
-        breaks, lens, ids, coef = self._padded()
-        r = np.searchsorted(breaks, n, side="right") - 1
-
-        def cost(j: np.ndarray) -> np.ndarray:
-            jj = np.clip(j, 0, coef.shape[1] - 1)
-            c = coef[r, jj]  # (Q, W)
-            v = np.zeros(n.size)
-            for w in range(c.shape[1]):
-                v = v * n + c[:, w]
-            return np.where((j >= 0) & (j < lens[r]), v, np.inf)
-
+        breaks, lens, ids, flat, stride = self._padded()
+        base = (np.searchsorted(breaks, n, side="right") - 1) * stride
         lo = np.zeros(n.size, dtype=np.int64)
-        hi = lens[r].copy()
-        while True:
-            active = lo < hi
-            if not active.any():
-                break
+        hi = lens[base // stride]
+        for _ in range(int(stride).bit_length()):
             mid = (lo + hi) >> 1
-            fits = cost(mid) <= b
-            lo = np.where(active & fits, mid + 1, lo)
-            hi = np.where(active & ~fits, mid, hi)
-        j = lo - 1
-        while True:
-            step = cost(j + 1) <= b
-            if not step.any():
-                break
-            j = j + step
-        while True:
-            back = (j >= 0) & ~(cost(j) <= b)
-            if not back.any():
-                break
-            j = j - back
-        out = np.where(j >= 0, ids[r, np.clip(j, 0, None)], -1)
+            at = base + mid
+            v = flat[0].take(at)
+            for c in flat[1:]:
+                v *= n
+                v += c.take(at)
+            fits = v <= b
+            lo = np.where(fits, mid + 1, lo)
+            hi = np.where(fits, hi, mid)
+        out = np.where(lo > 0, ids.take(base + np.maximum(lo - 1, 0)), -1)
         return out.reshape(shape)
 
     # ------------------------------------------------------------------ invariants
@@ -239,8 +234,10 @@ class SkylineTable:
             probe = n_lo if n_lo == n_hi else (
                 n_lo + 1.0 if math.isinf(n_hi) else 0.5 * (n_lo + n_hi)
             )
-            costs = [self._candidates[i].cost(probe) for i in sky]
-            for u, v in zip(costs, costs[1:], strict=False):
-                assert u <= v + REL_TOL * (abs(u) + abs(v)), (probe, costs)
+            curves = [self._candidates[i].cost.coefficients for i in sky]
+            for u, v in zip(curves, curves[1:], strict=False):
+                assert _horner(u, probe) <= _horner(v, probe) or values_equal(u, v, probe), (
+                    probe, [self._candidates[i].key for i in sky]
+                )
         if minimal:
             assert all(a != b for a, b in zip(self._sky, self._sky[1:], strict=False))

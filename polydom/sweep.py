@@ -20,13 +20,11 @@ from functools import cmp_to_key
 import numpy as np
 
 from polydom.cost_curve import (
-    REL_TOL,
     _difference,
-    _horner,
-    _taylor,
-    compare_taylor,
+    compare_right,
     sign_change_roots,
     tol_x,
+    values_equal,
 )
 
 __all__ = ["SweepResult", "kinetic_sweep", "skyline_of"]
@@ -52,6 +50,13 @@ def skyline_of(order: Sequence[int], accs: Sequence[float]) -> list[int]:
             out.append(i)
             best = a
     return out
+
+
+def _value(coef: list[float], x: float) -> float:
+    value = 0.0
+    for c in reversed(coef):
+        value = value * x + c
+    return value
 
 
 def _members(block: Sequence[int], accs: Sequence[float], running: float) -> list[int]:
@@ -95,11 +100,16 @@ def kinetic_sweep(
     range to record its skyline and an O(l) prefix maximum per event.
     """
     k = len(coefs)
+    lists = [c.tolist() for c in coefs]
     # On a one-point domain only the values there matter, not the order just right of it.
-    at_lo = [_taylor(c, lo)[: 1 if lo == hi else None] for c in coefs]
+    at_point = lo == hi
 
     def cmp_lo(i: int, j: int) -> int:
-        return compare_taylor(at_lo[i], at_lo[j]) or (i > j) - (i < j)
+        if at_point:
+            order = compare_right([_value(lists[i], lo)], [_value(lists[j], lo)], lo)
+        else:
+            order = compare_right(lists[i], lists[j], lo)
+        return order or (i > j) - (i < j)
 
     order = sorted(range(k), key=cmp_to_key(cmp_lo))
     pos = [0] * k
@@ -110,12 +120,16 @@ def kinetic_sweep(
     roots: dict[tuple[int, int], list[float]] = {}
 
     def push_next(u: int, v: int, after: float) -> None:
+        """Queue the first crossing of ``u`` and ``v`` strictly after ``after``.  A root that
+        is the crossing just processed (rounding put it a hair later) re-sorts nothing: the
+        order there already is the order just right of it."""
         pair = (u, v) if u < v else (v, u)
         r = roots.get(pair)
         if r is None:
-            r = sign_change_roots(_difference(coefs[pair[0]], coefs[pair[1]]), lo, hi).tolist()
+            d = _difference(coefs[pair[0]], coefs[pair[1]])
+            r = sign_change_roots(d, lo, hi, absorb_ends=False).tolist()
             roots[pair] = r
-        j = bisect_right(r, after + tol_x(after))
+        j = bisect_right(r, after)
         if j < len(r):
             heapq.heappush(heap, (r[j], pair[0], pair[1]))
 
@@ -137,16 +151,9 @@ def kinetic_sweep(
         if not lefts:
             continue
         events += 1
-        values = {}
 
-        def value(i: int, x: float = x, values: dict = values) -> float:
-            if i not in values:
-                values[i] = _horner(coefs[i], x)
-            return values[i]
-
-        def equal_at(i: int, j: int) -> bool:
-            u, v = value(i), value(j)
-            return abs(u - v) <= REL_TOL * (abs(u) + abs(v))
+        def equal_at(i: int, j: int, x: float = x) -> bool:
+            return values_equal(lists[i], lists[j], x)
 
         blocks: list[list[int]] = []
         for p in sorted(lefts):
@@ -160,17 +167,13 @@ def kinetic_sweep(
             else:
                 blocks.append([lft, rgt])
 
-        taylor_x: dict[int, np.ndarray] = {}
-
-        def cmp_x(i: int, j: int) -> int:
-            return compare_taylor(taylor_x[i], taylor_x[j]) or (i > j) - (i < j)
+        def cmp_x(i: int, j: int, x: float = x) -> int:
+            return compare_right(lists[i], lists[j], x) or (i > j) - (i < j)
 
         interesting = False
         changed = False
         for lft, rgt in blocks:
             old = order[lft : rgt + 1]
-            for i in old:
-                taylor_x[i] = _taylor(coefs[i], x)
             new = sorted(old, key=cmp_to_key(cmp_x))
             if new != old:
                 changed = True
