@@ -121,21 +121,31 @@ DATASETS = {"breast_cancer": breast_cancer, "digits": digits, "synthetic": synth
 
 # ----------------------------------------------------------------------------- sources
 def lattice_candidates(X_tr, y_tr, X_va, y_va, groups, costs, estimator):
-    """One model per feature set: ``lattice.explore`` when available, else all subsets."""
+    """Feature-set models: ``lattice.explore`` when installed, else every subset (exhaustive).
+
+    Returns the candidates, how they were made, the number of trainings, and a builder of
+    the combined index: ``polydom.build_index(..., extra_candidates=...)`` reusing the
+    exploration's expansions when the lattice is there, else ``PolyDomIndex.build``.
+    """
     try:
         import lattice
 
         from learners import SklearnLearner
     except ImportError:
         lattice = None
-    if lattice is not None and hasattr(lattice, "explore"):
+    if lattice is not None and hasattr(polydom, "build_index"):
         learner = SklearnLearner(estimator, X_tr, y_tr, features=groups, cv=(X_va, y_va))
-        exp = lattice.explore(costs, learner, alpha=1.0, delta=0.0)
-        cands = []
-        for c in exp.candidates:
-            cands.append(polydom.Candidate(("lattice", *sorted(c.features)), c.accuracy,
-                                           c.cost, c.features, c.payload))
-        return cands, "lattice.explore (alpha=1, delta=0)", learner.calls_
+        cache = {}
+        exp = lattice.explore(costs, learner, alpha=1.0, delta=0.0, cache=cache)
+
+        def combined(extra):
+            index = polydom.build_index(costs, learner, alpha=1.0, delta=0.0,
+                                        extra_candidates=extra, cache=cache)
+            return index.table, index.candidates
+
+        return (list(exp.candidates), "`lattice.explore(alpha=1, delta=0)` with "
+                "`learners.SklearnLearner` (held-out validation split); combined index by "
+                "`polydom.build_index(..., extra_candidates=...)`", learner.calls_, combined)
     from sklearn.dummy import DummyClassifier
 
     names = list(groups)
@@ -151,7 +161,13 @@ def lattice_candidates(X_tr, y_tr, X_va, y_va, groups, costs, estimator):
                                            [polydom.CostCurve([0.0])])
             cands.append(polydom.Candidate(("lattice", *subset), acc, cost, frozenset(subset),
                                            model))
-    return cands, "exhaustive enumeration of all feature sets", len(cands)
+
+    def combined(extra):
+        pool = [*cands, *extra]
+        return polydom.PolyDomIndex.build(pool), pool
+
+    return (cands, "exhaustive enumeration of all feature sets (the lattice package had not "
+            "landed); combined index by `PolyDomIndex.build`", len(cands), combined)
 
 
 def plain_candidates(X_tr, y_tr, X_va, y_va, groups, costs, params, rounds):
@@ -180,6 +196,14 @@ def test_cost(cand, X, groups, costs, size):
     else:
         usage = np.tile([g in cand.features for g in names], (len(X), 1))
     return float(row_costs(usage, costs, names, size).mean())
+
+
+def key_text(key):
+    """Readable candidate key: budgeted keys as they are, feature sets as lattice{a,b}."""
+    if isinstance(key, str):
+        return key
+    names = [str(k) for k in key if k != "lattice"]
+    return "lattice{" + ",".join(names) + "}"
 
 
 def pareto(points):
@@ -228,10 +252,10 @@ def run_dataset(name, quick):
     t = time.perf_counter()
     est = lgb.LGBMClassifier(n_estimators=rounds, num_leaves=15, random_state=SEED,
                              verbosity=-1, num_threads=1)
-    cands["lattice"], lattice_how, lattice_fits = lattice_candidates(
+    cands["lattice"], lattice_how, lattice_fits, combine = lattice_candidates(
         X_tr, y_tr, X_va, y_va, groups, costs, est)
     timings["lattice"] = time.perf_counter() - t
-    cands["combined"] = [c for s in SOURCES[:-1] for c in cands[s]]
+    combined_table, cands["combined"] = combine([c for s in SOURCES[:-2] for c in cands[s]])
 
     # test accuracy and measured test cost of every candidate, at every size
     test_acc, test_cost_at = {}, {}
@@ -240,8 +264,9 @@ def run_dataset(name, quick):
         for s in sizes:
             test_cost_at[c.key, s] = test_cost(c, X_te, groups, costs, s)
 
-    indexes = {s: polydom.PolyDomIndex.build(cands[s]) for s in SOURCES}
-    full = polydom.Index(indexes["combined"],
+    indexes = {s: polydom.PolyDomIndex.build(cands[s]) for s in SOURCES[:-1]}
+    indexes["combined"] = combined_table
+    full = polydom.Index(combined_table,
                          {g: polydom.CostCurve.parse(c) for g, c in costs.items()},
                          columns=groups)
     lookups = {}
@@ -397,8 +422,7 @@ def report(results, od, argv, total):
                     row.append("-" if hit is None else
                                f"{acc:.3f} ({res['test_cost'][hit.key, size]:.1f})")
                 hit = res["lookups"]["combined", size, b]
-                pick = "-" if hit is None else str(hit.key if isinstance(hit.key, str)
-                                                   else "+".join(hit.key))
+                pick = "-" if hit is None else key_text(hit.key)
                 lines.append(f"| {b:.2f} | " + " | ".join(row) + f" | {pick} |")
             lines.append("")
             # where the combined index beats each source alone

@@ -7,8 +7,20 @@ from learners.budgeted import (
     sweep_candidates,
     worst_cost_curve,
 )
-from learners.cegb import CEGBClassifier, GreedyMiserClassifier, ItemPrediction, OnDemandFeaturizer
 from learners.tree_paths import TreeArrays, TreeEnsemble
+
+# the LightGBM-backed learners are imported on first use, so that `import learners` works
+# without lightgbm installed
+_LIGHTGBM = ("CEGBClassifier", "GreedyMiserClassifier", "ItemPrediction", "OnDemandFeaturizer")
+
+
+def __getattr__(name: str):
+    if name in _LIGHTGBM:
+        from learners import cegb
+
+        return getattr(cegb, name)
+    raise AttributeError(f"module 'learners' has no attribute {name!r}")
+
 
 __all__ = [
     "BudgetedClassifierMixin",
