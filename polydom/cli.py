@@ -142,7 +142,7 @@ def add_lookup(subparsers: argparse._SubParsersAction) -> None:
         "lookup",
         help="the most accurate model whose cost at a size fits a budget",
         description="Answer one query against a stored index: among the candidates whose "
-        "cost at SIZE is at most BUDGET, the most accurate.  Exits with status 1 when "
+        "cost at size N is at most C, the most accurate.  Exits with status 1 when "
         "nothing fits.  Models are not loaded.",
     )
     p.add_argument("url", metavar="URL", help="SQLAlchemy URL or SQLite file path")

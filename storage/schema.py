@@ -135,6 +135,7 @@ ranges = sa.Table(
     sa.Column("range_id", sa.Integer, primary_key=True),
     sa.Column("n_lo", sa.Double, nullable=False),
     sa.Column("n_hi", sa.Double, nullable=False),
+    sa.Index("ix_ranges_build_n_lo", "build_id", "n_lo"),
 )
 
 skyline_entries = sa.Table(
@@ -203,14 +204,16 @@ SELECT b.id AS build_id,
 VIEWS = {"skyline_all": _SKYLINE_ALL, "skyline": _SKYLINE, "build_summary": _BUILD_SUMMARY}
 
 #: Lookup in plain SQL over the ``skyline_all`` view, parameters ``:b`` (build id), ``:n``
-#: (size) and ``:budget``: the highest-ranked skyline entry of the range holding ``n`` whose
-#: cost at ``n`` fits (skylines are sorted by cost with increasing accuracy).
+#: (size, inside the build's domain) and ``:budget``: in the range holding ``n`` (the last
+#: one starting at or before it), the highest-ranked skyline entry whose cost at ``n`` fits
+#: (skylines are sorted by cost with increasing accuracy).
 LOOKUP_SQL = """
 SELECT s.candidate_id, s.candidate, s.accuracy
   FROM skyline_all s
  WHERE s.build_id = :b
-   AND s.n_lo <= :n
-   AND (:n < s.n_hi OR (:n = s.n_hi AND s.n_hi = (SELECT n_max FROM builds WHERE id = :b)))
+   AND s.range_id = (SELECT r.range_id FROM ranges r
+                      WHERE r.build_id = :b AND r.n_lo <= :n
+                      ORDER BY r.n_lo DESC LIMIT 1)
    AND (SELECT SUM(cc.coefficient * power(:n, cc.degree))
           FROM candidate_costs cc
          WHERE cc.build_id = s.build_id AND cc.candidate_id = s.candidate_id) <= :budget

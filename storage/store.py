@@ -349,6 +349,13 @@ class IndexStore:
         )
         return [r.name for r in rows]
 
+    def _feature_costs(self, conn: sa.Connection, build_id: int) -> list[CostCurve]:
+        fc = S.feature_costs
+        coefs: dict[int, dict[int, float]] = {}
+        for r in conn.execute(sa.select(fc).where(fc.c.build_id == build_id)):
+            coefs.setdefault(r.feature_id, {})[r.degree] = r.coefficient
+        return [_curve(coefs[i]) for i in sorted(coefs)]
+
     def expansion_cache(self, build_id: int, trusted: bool = False) -> ExpansionCache:
         """The expansions of a build as a mapping ``frozenset(names) -> Expansion``.
 
@@ -384,6 +391,7 @@ class IndexStore:
             if build.status != "building":
                 raise ValueError(f"build {build_id} is already {build.status}")
             order = self._feature_order(conn, build_id)
+            build_costs = self._feature_costs(conn, build_id)
             x = S.expansions
             stored = {
                 r.feature_mask: (int(r.id), r.model_format)
@@ -397,6 +405,11 @@ class IndexStore:
             raise ValueError(
                 f"index features {list(index.costs)} are not the features of build "
                 f"{build_id} {order}"
+            )
+        if [index.costs[name] for name in order] != build_costs:
+            raise ValueError(
+                f"index cost curves {[str(index.costs[n]) for n in order]} differ from those "
+                f"given to begin_build for build {build_id}"
             )
         table = index.table
         kind = type(table).__name__

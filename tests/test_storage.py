@@ -394,3 +394,16 @@ def test_open_index_by_build_id_returns_that_build(store_url):
         (ids[0], False),
         (ids[1], True),
     ]
+
+
+def test_publish_refuses_an_index_over_other_features_or_costs(store_url):
+    index = index_of(random_candidates(20, seed=1))
+    other_costs = {**COSTS, "g4": polydom.CostCurve([9.0])}
+    with IndexStore(store_url) as store:
+        build_id = store.begin_build({"alpha": 1.0}, other_costs, GROUPS)
+        with pytest.raises(ValueError, match="differ from those given to begin_build"):
+            store.publish(build_id, index)
+        renamed = polydom.Index(index.table, {"x": COSTS["g0"]})
+        with pytest.raises(ValueError, match="are not the features of build"):
+            store.publish(build_id, renamed)
+        assert store.list_builds()[0].status == "building"
