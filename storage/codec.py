@@ -79,6 +79,8 @@ def encode_key(key: Hashable) -> str:
 
 def decode_key(text: str) -> Hashable:
     """Inverse of :func:`encode_key`."""
+    if text[:1] == '"' and "\\" not in text:  # a plain string: skip the JSON parser
+        return text[1:-1]
     return _untag(json.loads(text))
 
 

@@ -536,13 +536,14 @@ class IndexStore:
             cands = conn.execute(
                 sa.select(*cols).where(c.c.build_id == build_id).order_by(c.c.candidate_id)
             ).all()
-            ccoef: dict[int, dict[int, float]] = {}
-            for r in conn.execute(
-                sa.select(cc.c.candidate_id, cc.c.degree, cc.c.coefficient).where(
-                    cc.c.build_id == build_id
-                )
+            ccoef: dict[int, list[float]] = {}
+            for cid, degree, coefficient in conn.execute(
+                sa.select(cc.c.candidate_id, cc.c.degree, cc.c.coefficient)
+                .where(cc.c.build_id == build_id)
+                .order_by(cc.c.candidate_id, cc.c.degree)
             ):
-                ccoef.setdefault(r.candidate_id, {})[r.degree] = r.coefficient
+                ccoef.setdefault(cid, []).append(coefficient)
+                assert degree == len(ccoef[cid]) - 1, "stored coefficients skip a degree"
             exp_rows = {}
             if models:
                 linked = (
@@ -570,6 +571,7 @@ class IndexStore:
             ):
                 sky[r.range_id].append(r.candidate_id)
         exp_models: dict[int, Any] = {}
+        feature_sets: dict[str, frozenset] = {}
         candidates = []
         for r in cands:
             payload = None
@@ -596,8 +598,11 @@ class IndexStore:
                 Candidate(
                     decode_key(r.key_json),
                     r.accuracy,
-                    _curve(ccoef[r.candidate_id]),
-                    frozenset(json.loads(r.features_json)),
+                    CostCurve(ccoef[r.candidate_id]),
+                    feature_sets.get(r.features_json)
+                    or feature_sets.setdefault(
+                        r.features_json, frozenset(json.loads(r.features_json))
+                    ),
                     payload,
                 )
             )
