@@ -407,3 +407,35 @@ def test_publish_refuses_an_index_over_other_features_or_costs(store_url):
         with pytest.raises(ValueError, match="are not the features of build"):
             store.publish(build_id, renamed)
         assert store.list_builds()[0].status == "building"
+
+
+def test_expansion_cache_is_a_mapping_of_committed_expansions(store_url, trained):
+    X, y, exps = trained
+    fs = frozenset({"g1", "g3"})
+    with IndexStore(store_url) as store:
+        build_id = store.begin_build(BUILD_PARAMS, COSTS, GROUPS)
+        cache = store.expansion_cache(build_id)
+        assert len(cache) == 0 and fs not in cache and "g1" not in cache
+        cache[fs] = exps[fs]
+        cache[frozenset({"g0"})] = polydom.Expansion(frozenset({"g0"}), 0.5)  # no model
+    with IndexStore(store_url) as other:  # another connection sees the committed rows
+        again = other.expansion_cache(build_id)
+        assert set(again) == {fs, frozenset({"g0"})} and len(again) == 2
+        got = again[fs]
+        assert (got.features, got.accuracy, got.fit_seconds) == (
+            fs, exps[fs].accuracy, exps[fs].fit_seconds
+        )
+        cols = columns_of(fs)
+        np.testing.assert_array_equal(got.model.predict(X[:, cols]),
+                                      exps[fs].model.predict(X[:, cols]))
+        assert again[frozenset({"g0"})].model is None
+        again[frozenset({"g0"})] = polydom.Expansion(frozenset({"g0"}), 0.75)
+        assert again[frozenset({"g0"})].accuracy == 0.75
+        del again[frozenset({"g0"})]
+        assert frozenset({"g0"}) not in again
+        with pytest.raises(KeyError):
+            again[frozenset({"g2"})]
+        with pytest.raises(ValueError, match="differ from the key"):
+            again[frozenset({"g2"})] = exps[fs]
+        with pytest.raises(ValueError, match="set of names among"):
+            again[frozenset({"nope"})] = polydom.Expansion(frozenset({"nope"}), 0.5)
