@@ -17,7 +17,9 @@ the new one, never a mix.
 from __future__ import annotations
 
 import json
+import math
 import os
+import sqlite3
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -704,6 +706,10 @@ def _sqlite_transactions(engine: sa.Engine, wal: bool) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
+        try:  # the views use power(); SQLite builds without math functions lack it
+            cursor.execute("SELECT power(2.0, 3)")
+        except sqlite3.OperationalError:
+            dbapi_connection.create_function("power", 2, math.pow, deterministic=True)
         if wal:
             cursor.execute("PRAGMA journal_mode=WAL")
         cursor.close()
