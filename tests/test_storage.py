@@ -439,3 +439,15 @@ def test_expansion_cache_is_a_mapping_of_committed_expansions(store_url, trained
             again[frozenset({"g2"})] = exps[fs]
         with pytest.raises(ValueError, match="set of names among"):
             again[frozenset({"nope"})] = polydom.Expansion(frozenset({"nope"}), 0.5)
+
+
+def test_index_all_tables_come_back_as_index_all(store_url):
+    table = polydom.IndexAll.build(random_candidates(40, seed=9), 0.0, N_MAX)
+    with IndexStore(store_url) as store:
+        build_id = store.begin_build({"alpha": 1.0}, COSTS, GROUPS)
+        store.publish(build_id, polydom.Index(table, COSTS, GROUPS))
+        loaded = store.load_index()
+    assert type(loaded.table) is polydom.IndexAll
+    assert loaded.table.ranges == table.ranges
+    assert loaded.table.skyline_positions == table.skyline_positions
+    assert loaded.table.stats_ == table.stats_
