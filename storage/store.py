@@ -375,7 +375,8 @@ class IndexStore:
         others (budgeted learners, ...) get their own model blob.  Models are serialised
         before the transaction opens; the transaction writes candidates, their cost
         coefficients, ranges and skyline entries, marks the build complete and moves the
-        current flag to it.
+        current flag to it.  On PostgreSQL the tables are then analysed, so that queries over
+        the views are planned with statistics of the new rows.
 
         Runtime complexity: O(K * d + E) rows for K candidates and E skyline entries.
 
@@ -489,6 +490,12 @@ class IndexStore:
             )
             if done.rowcount != 1:
                 raise ValueError(f"build {build_id} was completed by another writer")
+        if self.dialect == "postgresql":
+            # fresh statistics, so that SQL over the views is planned for the new rows
+            with self.engine.connect() as conn:
+                conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(
+                    "ANALYZE candidates, candidate_costs, ranges, skyline_entries"
+                )
 
     # ------------------------------------------------------------------ reading
     def load_index(
