@@ -6,6 +6,7 @@ from polydom.dominance import prune_dominated
 from polydom.expansion import Expansion
 from polydom.index import FixedBudgetIndex, IndexAll, PolyDomIndex
 from polydom.naive import NaiveLookup
+from polydom.persistence import list_builds, open_index
 from polydom.serving import Hit, Index
 
 __all__ = [
@@ -18,5 +19,7 @@ __all__ = [
     "IndexAll",
     "NaiveLookup",
     "PolyDomIndex",
+    "list_builds",
+    "open_index",
     "prune_dominated",
 ]

@@ -83,7 +83,13 @@ def canonical_index(cands: list[Candidate], lo: float, hi: float):
     breaks, skylines = [], []
     for k, s in enumerate(starts):
         nxt = starts[k + 1] if k + 1 < len(starts) else hi
-        probe = s if s == nxt else (max(2 * s, s + 1.0) if math.isinf(nxt) else 0.5 * (s + nxt))
+        # an irrational fraction of the way in, so a probe never lands on a touch point
+        if s == nxt:
+            probe = s
+        elif math.isinf(nxt):
+            probe = 1.5 * s + 1.2345678
+        else:
+            probe = s + 0.41421356 * (nxt - s)
         sky = skyline_at(cands, probe)
         if not skylines or sky != skylines[-1]:
             breaks.append(s)

@@ -1,0 +1,144 @@
+"""Text forms of what a store keeps in columns: candidate keys, feature sets, parameters."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
+
+from polydom.cost_curve import CostCurve
+
+__all__ = [
+    "canonical_json",
+    "cost_expression",
+    "digest",
+    "encode_key",
+    "decode_key",
+    "display_key",
+    "feature_mask",
+    "mask_features",
+]
+
+
+def canonical_json(value: Any, what: str = "value") -> str:
+    """JSON with sorted keys, no spaces; ``ValueError`` naming ``what`` if not JSON-able."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} must be JSON-serialisable, got {value!r} ({exc})") from None
+
+
+def digest(value: Any, what: str = "value") -> str:
+    """sha256 hex of :func:`canonical_json` of ``value``."""
+    return hashlib.sha256(canonical_json(value, what).encode()).hexdigest()
+
+
+def _tag(key: Any) -> Any:
+    if key is None or isinstance(key, (bool, str)):
+        return key
+    if isinstance(key, int):
+        return int(key)
+    if isinstance(key, float):
+        return {"float": repr(key)} if not math.isfinite(key) else key
+    if isinstance(key, tuple):
+        return {"tuple": [_tag(k) for k in key]}
+    if isinstance(key, frozenset):
+        items = [_tag(k) for k in key]
+        return {"frozenset": sorted(items, key=lambda t: canonical_json(t))}
+    raise ValueError(
+        f"candidate key {key!r} of type {type(key).__name__} cannot be stored; "
+        "use str, int, float, bool, None, or tuples/frozensets of those"
+    )
+
+
+def _untag(value: Any) -> Any:
+    if isinstance(value, list):  # pragma: no cover - never written
+        raise ValueError(f"malformed stored key element {value!r}")
+    if isinstance(value, dict):
+        ((tag, inner),) = value.items()
+        if tag == "tuple":
+            return tuple(_untag(v) for v in inner)
+        if tag == "frozenset":
+            return frozenset(_untag(v) for v in inner)
+        if tag == "float":
+            return float(inner)
+        raise ValueError(f"malformed stored key tag {tag!r}")
+    return value
+
+
+def encode_key(key: Hashable) -> str:
+    """A JSON text from which :func:`decode_key` rebuilds ``key`` exactly.
+
+    >>> decode_key(encode_key(frozenset({"a", "b"}))) == frozenset({"a", "b"})
+    True
+    """
+    return canonical_json(_tag(key), "candidate key")
+
+
+def decode_key(text: str) -> Hashable:
+    """Inverse of :func:`encode_key`."""
+    if text[:1] == '"' and "\\" not in text:  # a plain string: skip the JSON parser
+        return text[1:-1]
+    return _untag(json.loads(text))
+
+
+def display_key(key: Hashable) -> str:
+    """Readable form of a key for SQL views: strings as is, sets as ``{a, b}``."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, frozenset):
+        return "{" + ", ".join(sorted(display_key(k) for k in key)) + "}"
+    return repr(key)
+
+
+def feature_mask(names: Iterable[str], order: Sequence[str]) -> str | None:
+    """Hex bitmask of ``names`` over ``order`` (bit i: ``order[i]``); None if a name is unknown.
+
+    >>> feature_mask({"b", "c"}, ["a", "b", "c"])
+    '6'
+    """
+    position = {name: i for i, name in enumerate(order)}
+    mask = 0
+    for name in names:
+        if name not in position:
+            return None
+        mask |= 1 << position[name]
+    return format(mask, "x")
+
+
+def mask_features(mask: str, order: Sequence[str]) -> frozenset:
+    """Names of the bits set in a hex ``mask`` over ``order``."""
+    bits = int(mask, 16)
+    return frozenset(name for i, name in enumerate(order) if bits >> i & 1)
+
+
+def cost_expression(curve: CostCurve) -> str:
+    """The curve as text in sympy's order and notation, shortest round-tripping decimals.
+
+    Highest degree first, ``c*n**k`` terms, integral coefficients without a decimal point;
+    ``CostCurve.parse`` of the text gives back the same coefficients.  Written directly
+    (sympy's printer costs about 10 ms a curve, too slow for 10**4 candidates).
+
+    Runtime complexity: O(degree).
+
+    >>> cost_expression(CostCurve([3.0, 0.5 + 0.4, 0.001]))
+    '0.001*n**2 + 0.9*n + 3'
+    >>> cost_expression(CostCurve([-1.0, 0.0, 1.0]))
+    'n**2 - 1'
+    """
+    out = ""
+    for k in range(curve.degree, -1, -1):
+        c = float(curve.coefficients[k])
+        if c == 0.0 and (k or out):
+            continue
+        mag = abs(c)
+        text = str(int(mag)) if mag.is_integer() and mag < 1e16 else repr(mag)
+        power = "" if k == 0 else ("n" if k == 1 else f"n**{k}")
+        term = text if not power else (power if mag == 1.0 else f"{text}*{power}")
+        if not out:
+            out = ("-" if c < 0 else "") + term
+        else:
+            out += (" - " if c < 0 else " + ") + term
+    return out

@@ -1,0 +1,222 @@
+"""The tables and SQL views of an index store (SQLAlchemy Core; SQLite and PostgreSQL).
+
+Every row of a build (features, candidates, ranges, skyline entries) carries its ``build_id``;
+rows of a published build are never modified again, so a reader that picked a build sees a
+fixed index.  Expansions are shared by builds whose training parameters agree
+(``expansion_key``), so a resumed or repeated build reuses them.
+
+Views (plain SQL, the same text on SQLite and PostgreSQL):
+
+``skyline``
+    The skylines of the current build: one row per (range, rank) with the candidate's key,
+    feature names, accuracy, cost expression and cost at ``n_lo``.
+``skyline_all``
+    The same for every complete build (filter on ``build_id``).
+``build_summary``
+    One row per build: status, whether current, alpha, delta, learner, domain and counts.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+__all__ = ["SCHEMA_VERSION", "metadata", "VIEWS", "TABLES", "LOOKUP_SQL"]
+
+#: Version of the layout below; a store of another version is refused when opened.
+SCHEMA_VERSION = 1
+
+metadata = sa.MetaData()
+
+schema_info = sa.Table(
+    "schema_info",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.String(256), nullable=False),
+)
+
+builds = sa.Table(
+    "builds",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("params_key", sa.String(64), nullable=False, index=True),
+    sa.Column("expansion_key", sa.String(64), nullable=False),
+    sa.Column("params", sa.Text, nullable=False),
+    sa.Column("alpha", sa.Double),
+    sa.Column("delta", sa.Double),
+    sa.Column("learner", sa.Text),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("is_current", sa.Boolean, nullable=False, default=False),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.Column("completed_at", sa.String(32)),
+    sa.Column("n_min", sa.Double),
+    sa.Column("n_max", sa.Double),
+    sa.Column("index_kind", sa.String(32)),
+    sa.Column("info", sa.Text),
+    sa.Column("stats", sa.Text),
+)
+
+features = sa.Table(
+    "features",
+    metadata,
+    sa.Column("build_id", sa.Integer, sa.ForeignKey("builds.id"), primary_key=True),
+    sa.Column("feature_id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("columns", sa.Text, nullable=False),
+    sa.Column("cost", sa.Text, nullable=False),
+    sa.Column("degree", sa.Integer, nullable=False),
+    sa.UniqueConstraint("build_id", "name"),
+)
+
+feature_costs = sa.Table(
+    "feature_costs",
+    metadata,
+    sa.Column("build_id", sa.Integer, primary_key=True),
+    sa.Column("feature_id", sa.Integer, primary_key=True),
+    sa.Column("degree", sa.Integer, primary_key=True),
+    sa.Column("coefficient", sa.Double, nullable=False),
+    sa.ForeignKeyConstraint(
+        ["build_id", "feature_id"], ["features.build_id", "features.feature_id"]
+    ),
+)
+
+expansions = sa.Table(
+    "expansions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("expansion_key", sa.String(64), nullable=False),
+    sa.Column("build_id", sa.Integer, sa.ForeignKey("builds.id"), nullable=False),
+    sa.Column("feature_mask", sa.String(256), nullable=False),
+    sa.Column("features", sa.Text, nullable=False),
+    sa.Column("n_features", sa.Integer, nullable=False),
+    sa.Column("accuracy", sa.Double, nullable=False),
+    sa.Column("fit_seconds", sa.Double, nullable=False),
+    sa.Column("model_format", sa.String(16)),
+    sa.Column("model_sha256", sa.String(64)),
+    sa.Column("model_blob", sa.LargeBinary),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.UniqueConstraint("expansion_key", "feature_mask"),
+)
+
+candidates = sa.Table(
+    "candidates",
+    metadata,
+    sa.Column("build_id", sa.Integer, sa.ForeignKey("builds.id"), primary_key=True),
+    sa.Column("candidate_id", sa.Integer, primary_key=True),
+    sa.Column("key", sa.Text, nullable=False),
+    sa.Column("key_json", sa.Text, nullable=False),
+    sa.Column("accuracy", sa.Double, nullable=False),
+    sa.Column("cost", sa.Text, nullable=False),
+    sa.Column("degree", sa.Integer, nullable=False),
+    sa.Column("features", sa.Text, nullable=False),
+    sa.Column("features_json", sa.Text, nullable=False),
+    sa.Column("feature_mask", sa.String(256)),
+    sa.Column("expansion_id", sa.Integer, sa.ForeignKey("expansions.id")),
+    sa.Column("model_format", sa.String(16)),
+    sa.Column("model_sha256", sa.String(64)),
+    sa.Column("model_blob", sa.LargeBinary),
+)
+
+candidate_costs = sa.Table(
+    "candidate_costs",
+    metadata,
+    sa.Column("build_id", sa.Integer, primary_key=True),
+    sa.Column("candidate_id", sa.Integer, primary_key=True),
+    sa.Column("degree", sa.Integer, primary_key=True),
+    sa.Column("coefficient", sa.Double, nullable=False),
+    sa.ForeignKeyConstraint(
+        ["build_id", "candidate_id"], ["candidates.build_id", "candidates.candidate_id"]
+    ),
+)
+
+ranges = sa.Table(
+    "ranges",
+    metadata,
+    sa.Column("build_id", sa.Integer, sa.ForeignKey("builds.id"), primary_key=True),
+    sa.Column("range_id", sa.Integer, primary_key=True),
+    sa.Column("n_lo", sa.Double, nullable=False),
+    sa.Column("n_hi", sa.Double, nullable=False),
+    sa.Index("ix_ranges_build_n_lo", "build_id", "n_lo"),
+)
+
+skyline_entries = sa.Table(
+    "skyline_entries",
+    metadata,
+    sa.Column("build_id", sa.Integer, primary_key=True),
+    sa.Column("range_id", sa.Integer, primary_key=True),
+    sa.Column("rank", sa.Integer, primary_key=True),
+    sa.Column("candidate_id", sa.Integer, nullable=False),
+    sa.ForeignKeyConstraint(["build_id", "range_id"], ["ranges.build_id", "ranges.range_id"]),
+    sa.ForeignKeyConstraint(
+        ["build_id", "candidate_id"], ["candidates.build_id", "candidates.candidate_id"]
+    ),
+)
+
+TABLES = [t.name for t in metadata.sorted_tables]
+
+_SKYLINE_ALL = """
+SELECT e.build_id AS build_id,
+       e.range_id AS range_id,
+       r.n_lo AS n_lo,
+       r.n_hi AS n_hi,
+       e.rank AS rank,
+       c.candidate_id AS candidate_id,
+       c.key AS candidate,
+       c.features AS features,
+       c.accuracy AS accuracy,
+       c.cost AS cost,
+       (SELECT SUM(cc.coefficient * power(r.n_lo, cc.degree))
+          FROM candidate_costs cc
+         WHERE cc.build_id = c.build_id AND cc.candidate_id = c.candidate_id) AS cost_at_n_lo,
+       COALESCE(c.model_format, x.model_format) AS model_format
+  FROM skyline_entries e
+  JOIN ranges r ON r.build_id = e.build_id AND r.range_id = e.range_id
+  JOIN candidates c ON c.build_id = e.build_id AND c.candidate_id = e.candidate_id
+  JOIN builds b ON b.id = e.build_id
+  LEFT JOIN expansions x ON x.id = c.expansion_id
+ WHERE b.status = 'complete'
+"""
+
+_SKYLINE = """
+SELECT s.* FROM skyline_all s JOIN builds b ON b.id = s.build_id WHERE b.is_current
+"""
+
+_BUILD_SUMMARY = """
+SELECT b.id AS build_id,
+       b.status AS status,
+       b.is_current AS is_current,
+       b.alpha AS alpha,
+       b.delta AS delta,
+       b.learner AS learner,
+       b.n_min AS n_min,
+       b.n_max AS n_max,
+       b.created_at AS created_at,
+       b.completed_at AS completed_at,
+       (SELECT COUNT(*) FROM features f WHERE f.build_id = b.id) AS n_features,
+       (SELECT COUNT(*) FROM expansions x WHERE x.expansion_key = b.expansion_key)
+           AS n_expansions,
+       (SELECT COUNT(*) FROM candidates c WHERE c.build_id = b.id) AS n_candidates,
+       (SELECT COUNT(*) FROM ranges r WHERE r.build_id = b.id) AS n_ranges,
+       (SELECT COUNT(*) FROM skyline_entries e WHERE e.build_id = b.id) AS n_entries
+  FROM builds b
+"""
+
+#: View name -> SELECT text, created in this order.
+VIEWS = {"skyline_all": _SKYLINE_ALL, "skyline": _SKYLINE, "build_summary": _BUILD_SUMMARY}
+
+#: Lookup in plain SQL over the ``skyline_all`` view, parameters ``:b`` (build id), ``:n``
+#: (size, inside the build's domain) and ``:budget``: in the range holding ``n`` (the last
+#: one starting at or before it), the highest-ranked skyline entry whose cost at ``n`` fits
+#: (skylines are sorted by cost with increasing accuracy).
+LOOKUP_SQL = """
+SELECT s.candidate_id, s.candidate, s.accuracy
+  FROM skyline_all s
+ WHERE s.build_id = :b
+   AND s.range_id = (SELECT r.range_id FROM ranges r
+                      WHERE r.build_id = :b AND r.n_lo <= :n
+                      ORDER BY r.n_lo DESC LIMIT 1)
+   AND (SELECT SUM(cc.coefficient * power(:n, cc.degree))
+          FROM candidate_costs cc
+         WHERE cc.build_id = s.build_id AND cc.candidate_id = s.candidate_id) <= :budget
+ ORDER BY s.rank DESC
+ LIMIT 1
+"""

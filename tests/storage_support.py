@@ -1,0 +1,175 @@
+"""Shared pieces of the storage tests: database URLs (SQLite, PostgreSQL) and real models.
+
+:func:`fresh_url` (behind each module's ``store_url`` fixture) yields a fresh, empty
+database URL per test: a SQLite file, and a new PostgreSQL database when
+``POLYDOM_TEST_PG_URL`` is set (``source .ci/postgres.sh``); without it the PostgreSQL
+cases skip with a message.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+import uuid
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+from sklearn.datasets import load_breast_cancer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
+
+import polydom
+
+PG_ENV = "POLYDOM_TEST_PG_URL"
+BACKENDS = [
+    "sqlite",
+    pytest.param(
+        "postgresql",
+        marks=pytest.mark.skipif(
+            not os.environ.get(PG_ENV),
+            reason=f"PostgreSQL not configured: set {PG_ENV} (source .ci/postgres.sh)",
+        ),
+    ),
+]
+
+#: Five feature groups of six columns of the breast-cancer data, with their cost curves.
+GROUPS = {f"g{i}": list(range(6 * i, 6 * i + 6)) for i in range(5)}
+COSTS = {
+    "g0": polydom.CostCurve([1.0, 0.5]),
+    "g1": polydom.CostCurve([2.0, 0.4, 0.001]),
+    "g2": polydom.CostCurve([3.0, 0.3, 0.002]),
+    "g3": polydom.CostCurve([4.0, 0.2, 0.003]),
+    "g4": polydom.CostCurve([5.0, 0.1, 0.004]),
+}
+N_MAX = 1000.0
+
+
+def make_url(backend: str, tmp_path) -> tuple[str, object]:
+    """A fresh database URL and a cleanup callable."""
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'index.db'}", lambda: None
+    base = sa.engine.make_url(os.environ[PG_ENV])
+    name = "polydom_" + uuid.uuid4().hex[:12]
+    admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE {name}")
+
+    def drop() -> None:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.dispose()
+
+    return base.set(database=name).render_as_string(hide_password=False), drop
+
+
+def fresh_url(backend: str, tmp_path):
+    """Generator for a ``store_url`` fixture: yields a fresh URL, then drops the database."""
+    url, drop = make_url(backend, tmp_path)
+    yield url
+    drop()
+
+
+def data() -> tuple[np.ndarray, np.ndarray]:
+    return load_breast_cancer(return_X_y=True)
+
+
+def columns_of(features: frozenset) -> list[int]:
+    return [c for name in GROUPS if name in features for c in GROUPS[name]]
+
+
+def feature_sets(max_size: int = 5) -> list[frozenset]:
+    """Non-empty subsets of the groups, smallest first, in a fixed order."""
+    names = list(GROUPS)
+    return [
+        frozenset(combo)
+        for r in range(1, max_size + 1)
+        for combo in itertools.combinations(names, r)
+    ]
+
+
+def train(features: frozenset, X: np.ndarray, y: np.ndarray) -> polydom.Expansion:
+    """A real fit: standardised logistic regression, held-out accuracy (seeded split)."""
+    cols = columns_of(features)
+    rng = np.random.default_rng(0)
+    order = rng.permutation(len(y))
+    train_rows, test_rows = order[:400], order[400:]
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=500))
+    with threadpool_limits(1):  # small fits: BLAS threads only add contention
+        model.fit(X[np.ix_(train_rows, cols)], y[train_rows])
+    accuracy = float(model.score(X[np.ix_(test_rows, cols)], y[test_rows]))
+    return polydom.Expansion(features, accuracy, model, 0.0)
+
+
+def candidate_of(exp: polydom.Expansion) -> polydom.Candidate:
+    key = "+".join(name for name in GROUPS if name in exp.features)
+    cost = polydom.CostCurve.total([COSTS[name] for name in exp.features])
+    return polydom.Candidate(key, exp.accuracy, cost, exp.features, exp.model)
+
+
+def index_of(candidates, info=None) -> polydom.Index:
+    table = polydom.PolyDomIndex.build(candidates, 0.0, N_MAX)
+    return polydom.Index(table, COSTS, GROUPS, info or {"alpha": 1.0})
+
+
+def random_candidates(n: int, seed: int, prefix: str = "c") -> list[polydom.Candidate]:
+    """Model-less candidates with random non-negative quadratic curves (no training)."""
+    rng = np.random.default_rng(seed)
+    names = list(GROUPS)
+    out = []
+    for i in range(n):
+        coefs = [rng.uniform(0, 50), rng.uniform(0, 2), rng.uniform(0, 0.01)]
+        feats = frozenset(rng.choice(names, size=rng.integers(1, 4), replace=False).tolist())
+        out.append(polydom.Candidate(f"{prefix}{i}", rng.uniform(0.5, 1.0), coefs, feats))
+    return out
+
+
+BUILD_PARAMS = {
+    "alpha": 1.0,
+    "delta": 0.0,
+    "learner": "StandardScaler+LogisticRegression(max_iter=500)",
+    "domain": [0.0, N_MAX],
+    "data": "sklearn.datasets.load_breast_cancer",
+}
+
+
+def run_build(url: str, fit_log: str, fail_at: int = 0, pace: float = 0.0) -> int:
+    """Train every feature set not stored yet through the expansion cache, then publish.
+
+    Each fit appends the set's names to ``fit_log`` (flushed and fsynced) before it starts;
+    ``fail_at=K`` raises at the K-th fit of this call, like a crashing learner.  Returns the
+    number of fits made.
+    """
+    from storage import IndexStore
+
+    X, y = data()
+    with IndexStore(url) as store:
+        build_id = store.begin_build(BUILD_PARAMS, COSTS, GROUPS)
+        cache = store.expansion_cache(build_id)
+        fits = 0
+        for features in feature_sets():
+            if features in cache:
+                continue
+            fits += 1
+            with open(fit_log, "a") as log:
+                log.write(",".join(sorted(features)) + "\n")
+                log.flush()
+                os.fsync(log.fileno())
+            if fits == fail_at:
+                raise RuntimeError(f"learner failed on {sorted(features)}")
+            cache[features] = train(features, X, y)
+            time.sleep(pace)
+        index = index_of([candidate_of(cache[fs]) for fs in feature_sets()])
+        store.publish(build_id, index)
+    return fits
+
+
+def read_fit_log(path) -> list[frozenset]:
+    """The feature sets a run logged as fitted, in order."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as log:
+        return [frozenset(line.strip().split(",")) for line in log if line.strip()]
