@@ -181,3 +181,25 @@ def test_shared_group_penalty_divides_the_group_cost(digits):
         {"a": 16.0, "b": 48.0}, feature_groups=groups, group_penalty="shared", n_estimators=2
     ).fit(X, y)
     assert set(clf.train_params_["cegb_penalty_feature_lazy"]) == {1.0}
+
+
+def test_first_order_leaves_are_least_squares_fits_of_the_negative_gradient(cancer):
+    X, y = cancer
+    clf = CEGBClassifier(first_order=True, n_estimators=1, num_leaves=4,
+                         learning_rate=0.3).fit(X, y)
+    leaves = clf.leaves(X)[:, 0]
+    tree = clf.ensemble_.trees[0]
+    grad = 0.5 - y  # sigmoid(0) - y: the custom objective starts from 0
+    for leaf in np.unique(leaves):
+        value = tree.value[clf.ensemble_.leaf_node[0][leaf]]
+        assert value == pytest.approx(-0.3 * grad[leaves == leaf].mean(), rel=1e-6)
+
+
+def test_acquired_is_feature_usage_and_decision_function_shapes(cancer, digits):
+    X, y = cancer
+    clf = CEGBClassifier(n_estimators=3).fit(X, y)
+    np.testing.assert_array_equal(clf.acquired_(X[:5]), clf.feature_usage(X[:5]))
+    assert clf.decision_function(X[:5]).shape == (5,)
+    Xd, yd = digits
+    clf = CEGBClassifier(n_estimators=3).fit(Xd, yd)
+    assert clf.decision_function(Xd[:5]).shape == (5, 3)
