@@ -20,6 +20,7 @@ column of a group computes the whole group and pays its cost once.  Without grou
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -194,6 +195,45 @@ class ColumnSubsetModel:
         full = np.full((X.shape[0], self.n_columns), np.nan)
         full[:, self.columns] = X
         return full
+
+    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """State as arrays + JSON (``storage``'s array format); the estimator must have
+        ``to_arrays`` too, and its class must live in the ``learners`` package.
+
+        Runtime complexity: that of the estimator's ``to_arrays``.
+        """
+        est_cls = type(self.estimator)
+        if not est_cls.__module__.startswith("learners.") or not callable(
+            getattr(self.estimator, "to_arrays", None)
+        ):
+            raise ValueError(
+                f"estimator {est_cls.__name__} cannot be stored as arrays "
+                "(needs to_arrays and a class of the learners package)"
+            )
+        arrays, meta = self.estimator.to_arrays()
+        out = {f"estimator.{k}": v for k, v in arrays.items()}
+        out["columns"] = np.asarray(self.columns, dtype=np.int64)
+        return out, {
+            "n_columns": self.n_columns,
+            "estimator": f"{est_cls.__module__}:{est_cls.__qualname__}",
+            "estimator_meta": meta,
+        }
+
+    @classmethod
+    def from_arrays(
+        cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]
+    ) -> ColumnSubsetModel:
+        """Rebuild from :meth:`to_arrays`; only classes of the ``learners`` package load.
+
+        Runtime complexity: that of the estimator's ``from_arrays``.
+        """
+        module, _, qualname = str(meta["estimator"]).partition(":")
+        if not module.startswith("learners.") or "." in qualname:
+            raise ValueError(f"refusing to load estimator class {meta['estimator']!r}")
+        est_cls = getattr(importlib.import_module(module), qualname)
+        inner = {k[len("estimator.") :]: v for k, v in arrays.items() if k.startswith("estimator.")}
+        estimator = est_cls.from_arrays(inner, meta["estimator_meta"])
+        return cls(estimator, [int(c) for c in arrays["columns"]], int(meta["n_columns"]))
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Predict from the model's own columns.  Runtime complexity: that of the estimator."""

@@ -34,6 +34,7 @@ already-paid group are charged again) or the group's cost divided by its width
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -360,6 +361,77 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         plain = {k: v for k, v in params.items() if not k.startswith("cegb_")}
         plain["objective"] = "binary" if len(self.classes_) == 2 else "multiclass"
         return lgb.train(plain, lgb.Dataset(X, y, weight=weight), num_boost_round=rounds)
+
+    # ---- storage: numeric arrays + JSON, no pickle ----
+    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Fitted state as numeric arrays and a JSON-able dict (``storage``'s array format).
+
+        The booster is its LightGBM text model (as bytes); nothing needs pickle.  Register
+        the class with ``storage.register_array_model`` to store it in an index database.
+
+        Runtime complexity: O(model size).
+
+        Raises
+        ------
+        ValueError
+            If the model is not fitted, or a parameter has no JSON form.
+        """
+        check_is_fitted(self)
+        params = self.get_params(deep=False)
+        fc = params["feature_costs"]
+        if isinstance(fc, Mapping):
+            params["feature_costs"] = {str(k): float(v) for k, v in fc.items()}
+        elif fc is not None:
+            params["feature_costs"] = np.asarray(fc, dtype=np.float64).tolist()
+        if params["feature_groups"] is not None:
+            params["feature_groups"] = {
+                str(k): [int(c) for c in np.atleast_1d(v)]
+                for k, v in params["feature_groups"].items()
+            }
+        meta: dict[str, Any] = {
+            "params": params,
+            "n_features_in": int(self.n_features_in_),
+            "groups": self.feature_groups_,
+            "sigmoid": self._sigmoid,
+        }
+        try:
+            json.dumps(meta, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"parameters of {type(self).__name__} have no JSON form: {exc}"
+            ) from None
+        arrays = {
+            "booster": np.frombuffer(self.booster_.model_to_string().encode(), dtype=np.uint8),
+            "feature_costs": np.asarray(self.feature_costs_, dtype=np.float64),
+        }
+        if self.classes_.dtype.hasobject:
+            meta["classes"] = [str(c) for c in self.classes_]
+        else:
+            arrays["classes"] = self.classes_
+        return arrays, meta
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]):
+        """Rebuild a fitted model from :meth:`to_arrays` (predictions and usage unchanged).
+
+        Runtime complexity: O(model size).
+        """
+        model = cls(**meta["params"])
+        model.booster_ = lgb.Booster(model_str=bytes(arrays["booster"]).decode())
+        model.classes_ = (
+            np.asarray(arrays["classes"])
+            if "classes" in arrays
+            else np.asarray(meta["classes"], dtype=object)
+        )
+        model.n_features_in_ = int(meta["n_features_in"])
+        model.feature_groups_ = {str(k): list(v) for k, v in meta["groups"].items()}
+        model.feature_costs_ = np.asarray(arrays["feature_costs"], dtype=np.float64)
+        model._sigmoid = float(meta["sigmoid"])
+        model.ensemble_ = TreeEnsemble.from_booster(model.booster_)
+        model.used_features_ = group_usage(
+            model.ensemble_.used_columns[None, :], model.feature_groups_
+        )[0]
+        return model
 
     # ---- prediction ----
     def _X(self, X: np.ndarray) -> np.ndarray:
