@@ -35,6 +35,7 @@ already-paid group are charged again) or the group's cost divided by its width
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -525,16 +526,17 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         owner = np.empty(self.n_features_in_, dtype=object)
         for name, cols in self.feature_groups_.items():
             owner[cols] = name
-        x = np.full(self.n_features_in_, np.nan)
+        x = [math.nan] * self.n_features_in_
         seconds: dict[str, float] = {}
         order: list[str] = []
         K = self.ensemble_.n_tree_per_iteration
         raw = np.zeros(K)
         n_splits = 0
         for t, tree in enumerate(self.ensemble_.trees):
+            feature, _, _, _, _, left, right, value = tree.lists
             node = 0
-            while tree.feature[node] >= 0:
-                col = int(tree.feature[node])
+            while feature[node] >= 0:
+                col = feature[node]
                 name = owner[col]
                 if name not in seconds:
                     cols = self.feature_groups_[name]
@@ -547,11 +549,12 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
                             f"featurizer.compute(item, {name!r}) must return {len(cols)} "
                             f"values, got shape {values.shape}"
                         )
-                    x[cols] = values
+                    for c, v in zip(cols, values.tolist(), strict=True):
+                        x[c] = v
                     order.append(name)
                 n_splits += 1
-                node = tree.left[node] if tree.goes_left(node, x[col]) else tree.right[node]
-            raw[t % K] += tree.value[node]
+                node = left[node] if tree.goes_left(node, x[col]) else right[node]
+            raw[t % K] += value[node]
         proba = self._proba_from_raw(raw[None, :])[0]
         return ItemPrediction(
             self.classes_[int(np.argmax(proba))], proba, raw, tuple(order), seconds, n_splits

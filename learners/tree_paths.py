@@ -23,8 +23,10 @@ Decision rules follow LightGBM's ``Tree::NumericalDecision`` / ``CategoricalDeci
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -133,23 +135,39 @@ class TreeArrays:
             np.asarray(depth, dtype=np.int64),
         )
 
+    @cached_property
+    def lists(self) -> tuple[list, ...]:
+        """The node arrays as Python lists (fast scalar access for single-item walks):
+        ``(feature, threshold, categories, missing, default_left, left, right, value)``."""
+        return (
+            self.feature.tolist(),
+            self.threshold.tolist(),
+            list(self.categories),
+            self.missing.tolist(),
+            self.default_left.tolist(),
+            self.left.tolist(),
+            self.right.tolist(),
+            self.value.tolist(),
+        )
+
     def goes_left(self, node: int, x: float) -> bool:
         """LightGBM's decision at split ``node`` for the value ``x`` of its column.
 
         Runtime complexity: O(1).
         """
-        cats = self.categories[node]
-        miss = self.missing[node]
+        _, threshold, categories, missing, default_left, _, _, _ = self.lists
+        cats = categories[node]
         if cats is not None:
-            if np.isnan(x):
+            if math.isnan(x):
                 return False
             ix = int(x)
             return ix >= 0 and ix in cats
-        if np.isnan(x) and miss != 2:
+        miss = missing[node]
+        if miss != 2 and math.isnan(x):
             x = 0.0
-        if (miss == 1 and abs(x) <= _ZERO_THRESHOLD) or (miss == 2 and np.isnan(x)):
-            return bool(self.default_left[node])
-        return bool(x <= self.threshold[node])
+        if (miss == 1 and abs(x) <= _ZERO_THRESHOLD) or (miss == 2 and math.isnan(x)):
+            return default_left[node]
+        return x <= threshold[node]
 
     def _goes_left_many(self, node: int, x: np.ndarray) -> np.ndarray:
         cats = self.categories[node]

@@ -93,6 +93,13 @@ def test_path_usage_equals_direct_traversal(
     np.testing.assert_array_equal(ens.apply(X_test), lgb_leaves)
     np.testing.assert_array_equal(ens.column_usage(lgb_leaves), used)
     np.testing.assert_array_equal(ens.split_evaluations(lgb_leaves), splits)
+    for i in range(10):  # the scalar decision used by predict_item
+        for t, tree in enumerate(ens.trees):
+            node = 0
+            while tree.feature[node] >= 0:
+                go = tree.goes_left(node, float(X_test[i, tree.feature[node]]))
+                node = tree.left[node] if go else tree.right[node]
+            assert tree.leaf_index[node] == lgb_leaves[i, t]
     raw = booster.predict(X_test, raw_score=True).reshape(len(X_test), -1)
     np.testing.assert_allclose(ens.raw_score(lgb_leaves), raw, rtol=1e-12, atol=1e-12)
 
