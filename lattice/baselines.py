@@ -253,6 +253,7 @@ def greedy(
                     ),
                 )
             cur |= 1 << pick
+            acc(cur)  # the sequence's model for this prefix
             rem.remove(pick)
             seq.append(cur)
         sequences[lam] = seq

@@ -147,9 +147,7 @@ class Exploration:
             assert 0.0 <= e.accuracy <= 1.0
         assert not set(self._masks) & set(self._pruned_masks)
         assert self.stats["trained"] + self.stats["cache_hits"] == len(self._masks)
-        assert self.stats["sandwiched"] + self.stats["cost_pruned"] >= len(self._pruned_masks) or (
-            self.stats["traversal"] == "paper"
-        )
+        assert self.stats["sandwiched"] + self.stats["cost_pruned"] >= len(self._pruned_masks)
         if not self.complete:
             return
         assert 0 in self._masks and sp.full in self._masks
@@ -397,7 +395,9 @@ def resolve_candidate_alpha(candidate_alpha: float | str, alpha: float) -> float
             f"candidate_alpha must be a number >= 1 or 'same', got {candidate_alpha!r}"
         ) from None
     if not (math.isfinite(ca) and ca >= 1.0):
-        raise ValueError(f"candidate_alpha must be a number >= 1 or 'same', got {candidate_alpha!r}")
+        raise ValueError(
+            f"candidate_alpha must be a number >= 1 or 'same', got {candidate_alpha!r}"
+        )
     return ca
 
 

@@ -84,7 +84,9 @@ class SklearnLearner:
             raise ValueError(f"y must have shape ({X.shape[0]},), got {y.shape}")
         if isinstance(self.cv, tuple):
             if len(self.cv) != 2:
-                raise ValueError(f"cv as a tuple must be (X_test, y_test), got {len(self.cv)} items")
+                raise ValueError(
+                    f"cv as a tuple must be (X_test, y_test), got {len(self.cv)} items"
+                )
             Xt, yt = np.asarray(self.cv[0]), np.asarray(self.cv[1])
             if Xt.ndim != 2 or Xt.shape[1] != X.shape[1] or yt.shape != (Xt.shape[0],):
                 raise ValueError(
