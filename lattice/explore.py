@@ -275,6 +275,12 @@ class _Explorer:
         scale = 1e-12 * (np.abs(target)[None, :] + np.abs(rows))
         if np.any(np.all(diff >= -scale, axis=1)):  # coefficient-wise: holds for all n >= 0
             return True
+        ends = self.powers[:, [0, -1]]  # necessary: the ends of the domain (cheap screen)
+        keep = np.all(diff @ ends >= -1e-9 * ((np.abs(target)[None, :] + np.abs(rows)) @ ends),
+                      axis=1)
+        if not keep.any():
+            return False
+        diff, rows = diff[keep], rows[keep]
         vals = diff @ self.powers
         mags = (np.abs(target)[None, :] + np.abs(rows)) @ self.powers
         plausible = np.flatnonzero(np.all(vals >= -1e-9 * mags, axis=1))
