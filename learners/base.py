@@ -73,6 +73,4 @@ def normalize_features(
             if c in seen:
                 raise ValueError(f"column {c} belongs to both {seen[c]!r} and {name!r}")
             seen[c] = name
-    if len(mapping) != len(set(mapping)):
-        raise ValueError("feature names must be unique")
     return mapping

@@ -389,3 +389,24 @@ def test_learner_with_other_features_is_rejected():
                                       np.array([0, 1, 0, 1]), features=["a", "b"])
     with pytest.raises(ValueError, match="learner has"):
         lattice.explore({"a": [1.0], "c": [1.0]}, learner)
+
+
+def test_exploration_is_identical_across_hash_seeds():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import lattice, learners\n"
+        "from tests.test_lattice_explore import FIG2, COSTS4, table\n"
+        "acc = table(FIG2)\n"
+        "e = lattice.explore(COSTS4, learners.SyntheticLearner(acc.__getitem__), alpha=1.1,"
+        " cost_pruning=True)\n"
+        "print([sorted(s) for s in e.expanded], [c.key for c in e.candidates])\n"
+    )
+    outs = set()
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        outs.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                text=True, check=True).stdout)
+    assert len(outs) == 1
