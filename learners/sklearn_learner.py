@@ -53,7 +53,7 @@ class SklearnLearner:
         The validated feature -> columns mapping (set by the first :meth:`expand` or
         :meth:`feature_columns` call).
     calls_ : int
-        Number of models trained so far.
+        Number of models trained so far; set by the first :meth:`expand`.
     """
 
     def __init__(
@@ -71,7 +71,6 @@ class SklearnLearner:
         self.features = features
         self.cv = cv
         self.scoring = scoring
-        self.calls_ = 0
 
     def _prepare(self) -> None:
         if hasattr(self, "columns_"):
@@ -141,5 +140,5 @@ class SklearnLearner:
                 f"scoring {self.scoring!r} gave {score!r} for {sorted(features)!r}; "
                 "the lattice needs accuracies in [0, 1]"
             )
-        self.calls_ += 1
+        self.calls_ = getattr(self, "calls_", 0) + 1
         return Expansion(features, score, model, time.perf_counter() - start)

@@ -25,7 +25,8 @@ class SyntheticLearner:
     Attributes
     ----------
     calls_ : int
-        Number of :meth:`expand` calls so far (each one a "training").
+        Number of :meth:`expand` calls so far (each one a "training"); set by the
+        first call.
 
     >>> learner = SyntheticLearner(lambda fs: 0.5 + 0.1 * len(fs))
     >>> learner.expand(frozenset({"a", "b"})).accuracy
@@ -34,7 +35,6 @@ class SyntheticLearner:
 
     def __init__(self, accuracy_fn: Callable[[frozenset], float]) -> None:
         self.accuracy_fn = accuracy_fn
-        self.calls_ = 0
 
     def expand(self, features: frozenset) -> Expansion:
         """Score ``features`` with ``accuracy_fn``.  Runtime complexity: one call of it.
@@ -55,5 +55,5 @@ class SyntheticLearner:
             ) from None
         if not (math.isfinite(acc) and 0.0 <= acc <= 1.0):
             raise ValueError(f"accuracy_fn({sorted(features)!r}) must be in [0, 1], got {value!r}")
-        self.calls_ += 1
+        self.calls_ = getattr(self, "calls_", 0) + 1
         return Expansion(features, acc, None, time.perf_counter() - start)
