@@ -404,9 +404,11 @@ def test_exploration_is_identical_across_hash_seeds():
         " cost_pruning=True)\n"
         "print([sorted(s) for s in e.expanded], [c.key for c in e.candidates])\n"
     )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
     outs = set()
     for seed in ("0", "1", "12345"):
-        env = {**os.environ, "PYTHONHASHSEED": seed}
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": path}
         outs.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                                text=True, check=True).stdout)
+                                text=True, check=True, cwd=root).stdout)
     assert len(outs) == 1
