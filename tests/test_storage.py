@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import sqlalchemy as sa
-from storage_support import (
+from tests.storage_support import (
     BACKENDS,
     BUILD_PARAMS,
     COSTS,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from storage_support import BACKENDS, COSTS, GROUPS, fresh_url, index_of, random_candidates
+from tests.storage_support import BACKENDS, COSTS, GROUPS, fresh_url, index_of, random_candidates
 
 from polydom.cli import main
 from storage import IndexStore

@@ -9,7 +9,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
-from storage_support import COSTS, GROUPS, index_of
+from tests.storage_support import COSTS, GROUPS, index_of
 
 import polydom
 import storage
