@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-
 import math
 import time
 from collections.abc import Mapping, Sequence

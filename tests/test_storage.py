@@ -17,6 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import sqlalchemy as sa
+
+import polydom
+import storage
+from storage import IndexStore
 from tests.storage_support import (
     BACKENDS,
     BUILD_PARAMS,
@@ -34,10 +38,6 @@ from tests.storage_support import (
     run_build,
     train,
 )
-
-import polydom
-import storage
-from storage import IndexStore
 
 ROOT = Path(__file__).resolve().parents[1]
 
