@@ -1,5 +1,6 @@
 """Learners: the learner protocol, the scikit-learn black box, budgeted methods."""
 
+from learners.base import Learner, normalize_features
 from learners.budgeted import (
     BudgetedClassifierMixin,
     ColumnSubsetModel,
@@ -7,6 +8,8 @@ from learners.budgeted import (
     sweep_candidates,
     worst_cost_curve,
 )
+from learners.sklearn_learner import SklearnLearner
+from learners.synthetic import SyntheticLearner
 from learners.tree_paths import TreeArrays, TreeEnsemble
 
 # the LightGBM-backed learners are imported on first use, so that `import learners` works
@@ -28,10 +31,14 @@ __all__ = [
     "ColumnSubsetModel",
     "GreedyMiserClassifier",
     "ItemPrediction",
+    "Learner",
     "OnDemandFeaturizer",
+    "SklearnLearner",
+    "SyntheticLearner",
     "TreeArrays",
     "TreeEnsemble",
     "expected_cost_curve",
+    "normalize_features",
     "sweep_candidates",
     "worst_cost_curve",
 ]

@@ -1,5 +1,6 @@
 """polydom: the most accurate model whose feature cost fits a budget at a given item size."""
 
+from polydom.build import build_index
 from polydom.candidate import Candidate
 from polydom.cost_curve import CostCurve
 from polydom.dominance import prune_dominated
@@ -19,6 +20,7 @@ __all__ = [
     "IndexAll",
     "NaiveLookup",
     "PolyDomIndex",
+    "build_index",
     "list_builds",
     "open_index",
     "prune_dominated",

@@ -61,7 +61,7 @@ __all__ = [
 
 #: Build parameters that do not change what training a feature set produces; builds that
 #: differ only in these share their expansions.
-TRAINING_NEUTRAL_PARAMS = frozenset({"alpha", "delta", "domain", "n_min", "n_max"})
+TRAINING_NEUTRAL_PARAMS = frozenset({"alpha", "delta", "domain", "n_min", "n_max", "explore"})
 
 _TABLE_KINDS: dict[str, type[SkylineTable]] = {
     "PolyDomIndex": PolyDomIndex,

@@ -17,7 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import sqlalchemy as sa
-from storage_support import (
+
+import polydom
+import storage
+from storage import IndexStore
+from tests.storage_support import (
     BACKENDS,
     BUILD_PARAMS,
     COSTS,
@@ -34,10 +38,6 @@ from storage_support import (
     run_build,
     train,
 )
-
-import polydom
-import storage
-from storage import IndexStore
 
 ROOT = Path(__file__).resolve().parents[1]
 

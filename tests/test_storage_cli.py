@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from storage_support import BACKENDS, COSTS, GROUPS, fresh_url, index_of, random_candidates
 
 from polydom.cli import main
 from storage import IndexStore
+from tests.storage_support import BACKENDS, COSTS, GROUPS, fresh_url, index_of, random_candidates
 
 ROOT = Path(__file__).resolve().parents[1]
 

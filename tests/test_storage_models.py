@@ -9,12 +9,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
-from storage_support import COSTS, GROUPS, index_of
 
 import polydom
 import storage
 from storage import IndexStore, dump_model, load_model
 from storage.models import sha256_hex
+from tests.storage_support import COSTS, GROUPS, index_of
 
 X, Y = load_breast_cancer(return_X_y=True)
 

@@ -1,0 +1,28 @@
+"""The feature-set lattice: Poly-Dom exploration, progressive alpha, and the paper's baselines."""
+
+from lattice.baselines import (
+    PAPER_LAMBDAS,
+    GreedyResult,
+    expand_all,
+    greedy,
+    greedy_acc,
+    greedy_cost,
+)
+from lattice.delta import estimate_delta, monotonicity_violations
+from lattice.explore import Exploration, explore
+from lattice.progressive import Progressive, progressive
+
+__all__ = [
+    "PAPER_LAMBDAS",
+    "Exploration",
+    "GreedyResult",
+    "Progressive",
+    "estimate_delta",
+    "expand_all",
+    "explore",
+    "greedy",
+    "greedy_acc",
+    "greedy_cost",
+    "monotonicity_violations",
+    "progressive",
+]

@@ -1,0 +1,553 @@
+"""Poly-Dom lattice exploration (spec 4.1, 4.2): expand few feature sets, keep the undominated.
+
+The explorer walks the lattice of feature sets from both ends (the paper's Algorithm 2,
+EXPAND-ENUMERATE) and trains a model only for sets that no pruning rule excuses:
+
+* **Sandwich** (Properties 3.3 / 3.11): ``s`` is skipped when an expanded proper subset ``G``
+  and an expanded proper superset ``K`` satisfy ``alpha * (a(G) - delta) >= a(K)``.
+* **Covering** (Property 3.4): a batch shortcut for sandwich tests of the neighbours of a
+  freshly expanded set; it only skips tests that would succeed, so the output is identical.
+* **Cost pruning** (optional, beyond the paper): see :func:`explore`.
+
+The expanded sets are then reduced to candidates by exact polynomial-cost dominance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, MutableMapping
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from lattice._sets import ACC_TOL, BudgetExhausted, Expander, FeatureSpace, set_key
+from polydom.candidate import Candidate
+from polydom.cost_curve import CostCurve
+from polydom.dominance import prune_dominated
+from polydom.expansion import Expansion
+
+__all__ = ["Exploration", "explore"]
+
+_TRAVERSALS = ("complete", "paper")
+_SCOPES = ("expanded", "frontier")
+
+
+class Exploration:
+    """What an exploration of the lattice produced.
+
+    Attributes
+    ----------
+    expanded : dict of frozenset to Expansion
+        Every feature set the explorer decided to expand, in expansion order (the paper's
+        Metric 1 is its length).  Sets served by the cache count as expanded too.
+    candidates : list of polydom.Candidate
+        The expanded sets no other expanded set dominates (``candidate_alpha``), key = the
+        set's feature names in feature order, cost = the sum of its features' curves,
+        payload = the fitted model.  Computed on first access.
+    pruned : dict of frozenset to str
+        Sets checked and not expanded, with the rule that excused them (``"sandwich"`` or
+        ``"cost"``).
+    features : tuple of str
+        The lattice's feature order (bit ``i`` of a mask is ``features[i]``).
+    costs : dict of str to CostCurve
+    alpha, delta, candidate_alpha : float
+    domain : tuple of float
+        ``(n_min, n_max)``, the sizes cost comparisons hold on.
+    complete : bool
+        False when the training budget ran out before the traversal ended (then nothing is
+        guaranteed).
+    stats : dict
+        Counts: ``expanded``, ``trained``, ``cache_hits``, ``checks``, ``sandwiched``,
+        ``cost_pruned``, ``covering_skips``, ``fit_seconds``, and the options used.
+    """
+
+    def __init__(
+        self,
+        space: FeatureSpace,
+        expanded: dict[int, Expansion],
+        pruned: dict[int, str],
+        *,
+        alpha: float,
+        delta: float,
+        candidate_alpha: float,
+        complete: bool,
+        stats: dict[str, Any],
+    ) -> None:
+        self._space = space
+        self._masks = list(expanded)
+        self.expanded = {space.names_of(m): e for m, e in expanded.items()}
+        self._pruned_masks = dict(pruned)
+        self.pruned = {space.names_of(m): r for m, r in pruned.items()}
+        self.features = space.names
+        self.costs = dict(space.curves)
+        self.alpha = alpha
+        self.delta = delta
+        self.candidate_alpha = candidate_alpha
+        self.domain = (space.n_min, space.n_max)
+        self.complete = complete
+        self.stats = dict(stats)
+
+    def __repr__(self) -> str:
+        return (
+            f"Exploration(features={len(self.features)}, expanded={len(self.expanded)}, "
+            f"alpha={self.alpha!r}, delta={self.delta!r}, complete={self.complete})"
+        )
+
+    @property
+    def n_expanded(self) -> int:
+        """Number of expanded sets (Metric 1)."""
+        return len(self.expanded)
+
+    def key_of(self, features: frozenset) -> tuple[str, ...]:
+        """Candidate key of a feature set: its names in the lattice's feature order."""
+        return self._space.key(self._space.mask(features))
+
+    def cost_of(self, features: frozenset) -> CostCurve:
+        """Cost curve of a feature set (sum of its features' curves)."""
+        return self._space.cost(self._space.mask(features))
+
+    def all_candidates(self) -> list[Candidate]:
+        """One candidate per expanded set, in expansion order (before dominance pruning)."""
+        sp = self._space
+        return [
+            Candidate(sp.key(m), e.accuracy, sp.cost(m), e.features, e.model)
+            for m, e in zip(self._masks, self.expanded.values(), strict=True)
+        ]
+
+    @cached_property
+    def candidates(self) -> list[Candidate]:
+        """Expanded sets that survive dominance pruning (Algorithm 1, spec 4.2).
+
+        Runtime complexity: O(E * K) cost comparisons for E expanded sets and K survivors.
+        """
+        cands = self.all_candidates()
+        keep = prune_dominated(cands, self.domain[0], self.domain[1], self.candidate_alpha)
+        return [cands[i] for i in keep]
+
+    # ------------------------------------------------------------------ invariants
+    def _check(self) -> None:
+        """Assert the invariants of the exploration (for tests).
+
+        Every expansion is filed under its own feature set, with an accuracy in [0, 1];
+        expanded and pruned sets are disjoint; counts add up.  For a complete run: the empty
+        set and the full set are expanded; every sandwich-pruned set is still sandwiched by
+        the final expanded sets (an expanded proper subset G and superset K with
+        ``alpha * (a(G) - delta) >= a(K) - ACC_TOL``), every cost-pruned set has its
+        witness, and with the complete traversal every set of the lattice was either
+        expanded or pruned; the candidates are expanded sets of which none dominates
+        another (with ``candidate_alpha == 1``).
+        """
+        sp = self._space
+        masks = np.array(self._masks, dtype=np.int64)
+        accs = np.array([e.accuracy for e in self.expanded.values()])
+        assert len(set(self._masks)) == len(self._masks)
+        for m, (fs, e) in zip(self._masks, self.expanded.items(), strict=True):
+            assert sp.names_of(m) == fs == frozenset(e.features)
+            assert 0.0 <= e.accuracy <= 1.0
+        assert not set(self._masks) & set(self._pruned_masks)
+        assert self.stats["trained"] + self.stats["cache_hits"] == len(self._masks)
+        assert self.stats["sandwiched"] + self.stats["cost_pruned"] >= len(self._pruned_masks)
+        if not self.complete:
+            return
+        assert 0 in self._masks and sp.full in self._masks
+        if self.stats["traversal"] == "complete" and sp.m <= 20:
+            assert len(self._masks) + len(self._pruned_masks) == 1 << sp.m
+        a, d = self.alpha, self.delta
+        coefs = sp.cost_coefs(masks) if len(masks) else None
+        for s, reason in self._pruned_masks.items():
+            both = masks & s
+            sub = both == masks
+            sup = both == s
+            lo = accs[sub].max() if sub.any() else -math.inf
+            hi = accs[sup].min() if sup.any() else math.inf
+            if reason == "sandwich":
+                assert a * (lo - d) >= hi - ACC_TOL, (sp.key(s), lo, hi)
+            else:
+                assert reason == "cost"
+                ok = a * (accs - d) >= hi + d - ACC_TOL
+                target = sp.cost(s)
+                assert any(
+                    CostCurve(coefs[j]).le(target, *self.domain) for j in np.flatnonzero(ok)
+                ), sp.key(s)
+        if self.candidate_alpha == 1.0:
+            cands = self.candidates
+            keys = {sp.key(m) for m in self._masks}
+            assert all(c.key in keys for c in cands)
+            assert len(prune_dominated(cands, *self.domain)) == len(cands)
+
+
+class _Explorer:
+    """State of one run of Algorithm 2 (bitmask lattice, numpy arrays of expanded sets)."""
+
+    def __init__(
+        self,
+        space: FeatureSpace,
+        expander: Expander,
+        alpha: float,
+        delta: float,
+        scope: str,
+        traversal: str,
+        covering: bool,
+        cost_pruning: bool,
+    ) -> None:
+        self.sp = space
+        self.expander = expander
+        self.alpha = alpha
+        self.delta = delta
+        self.scope = scope
+        self.traversal = traversal
+        self.covering = covering and scope == "expanded"
+        self.cost_pruning = cost_pruning and scope == "expanded"
+        cap = 1 << space.m
+        self.emask = np.zeros(min(cap, 1024), dtype=np.int64)
+        self.eacc = np.zeros(min(cap, 1024))
+        self.ecoef = np.zeros((min(cap, 1024), space.coef.shape[1]))
+        self.k = 0
+        self.expanded: dict[int, Expansion] = {}
+        self.pruned: dict[int, str] = {}
+        self.covered: set[int] = set()
+        self.frontier_top: set[int] = set()
+        self.frontier_bottom: set[int] = set()
+        self.samples = space.sample_sizes()
+        self.powers = self.samples[None, :] ** np.arange(space.coef.shape[1])[:, None]
+        self.counts = {"checks": 0, "sandwiched": 0, "cost_pruned": 0, "covering_skips": 0}
+
+    # -------------------------------------------------------------- expanded-set arrays
+    def _add(self, mask: int, exp: Expansion) -> None:
+        if self.k == self.emask.size:
+            grow = self.emask.size * 2
+            self.emask = np.resize(self.emask, grow)
+            self.eacc = np.resize(self.eacc, grow)
+            self.ecoef = np.resize(self.ecoef, (grow, self.ecoef.shape[1]))
+        self.emask[self.k] = mask
+        self.eacc[self.k] = exp.accuracy
+        if self.cost_pruning:
+            self.ecoef[self.k] = self.sp.cost_coefs([mask])[0]
+        self.k += 1
+        self.expanded[mask] = exp
+
+    def _bounds(self, s: int) -> tuple[float, float, np.ndarray]:
+        """Best expanded proper subset, worst expanded proper superset, subset flags."""
+        if self.scope == "frontier":
+            lows = [self.expanded[f].accuracy for f in self.frontier_bottom if f & s == f != s]
+            highs = [self.expanded[f].accuracy for f in self.frontier_top if f & s == s != f]
+            return (max(lows, default=-math.inf), min(highs, default=math.inf), None)
+        em = self.emask[: self.k]
+        ea = self.eacc[: self.k]
+        both = em & s
+        sub = both == em
+        sup = both == s
+        lo = float(np.max(ea, where=sub, initial=-math.inf))
+        hi = float(np.min(ea, where=sup, initial=math.inf))
+        return lo, hi, sub
+
+    def _pruned(self, s: int) -> bool:
+        """Apply the pruning rules to an unexpanded ``s``; record why when pruned."""
+        self.counts["checks"] += 1
+        if s in self.covered:
+            self.counts["covering_skips"] += 1
+            self.counts["sandwiched"] += 1
+            self.pruned[s] = "sandwich"
+            return True
+        lo, hi, sub = self._bounds(s)
+        if self.alpha * (lo - self.delta) >= hi - ACC_TOL:
+            self.counts["sandwiched"] += 1
+            self.pruned[s] = "sandwich"
+            return True
+        if self.cost_pruning and math.isfinite(hi) and self._cost_dominated(s, hi, sub):
+            self.counts["cost_pruned"] += 1
+            self.pruned[s] = "cost"
+            return True
+        return False
+
+    def _cost_dominated(self, s: int, hi: float, sub: np.ndarray) -> bool:
+        """Is there an expanded H, not a subset of s, with c_H <= c_s on the domain and
+        alpha * (a(H) - delta) >= hi + delta?"""
+        ea = self.eacc[: self.k]
+        ok = (self.alpha * (ea - self.delta) >= hi + self.delta - ACC_TOL) & ~sub
+        idx = np.flatnonzero(ok)
+        if idx.size == 0:
+            return False
+        target = self.sp.cost_coefs([s])[0]
+        rows = self.ecoef[idx]
+        diff = target[None, :] - rows
+        scale = 1e-12 * (np.abs(target)[None, :] + np.abs(rows))
+        if np.any(np.all(diff >= -scale, axis=1)):  # coefficient-wise: holds for all n >= 0
+            return True
+        ends = self.powers[:, [0, -1]]  # necessary: the ends of the domain (cheap screen)
+        keep = np.all(diff @ ends >= -1e-9 * ((np.abs(target)[None, :] + np.abs(rows)) @ ends),
+                      axis=1)
+        if not keep.any():
+            return False
+        diff, rows = diff[keep], rows[keep]
+        vals = diff @ self.powers
+        mags = (np.abs(target)[None, :] + np.abs(rows)) @ self.powers
+        plausible = np.flatnonzero(np.all(vals >= -1e-9 * mags, axis=1))
+        if plausible.size == 0:
+            return False
+        target_curve = CostCurve(target)
+        lo, hi_n = self.sp.n_min, self.sp.n_max
+        return any(CostCurve(rows[j]).le(target_curve, lo, hi_n) for j in plausible)
+
+    def _expand(self, s: int, from_top: bool) -> None:
+        exp = self.expander(s)
+        self._add(s, exp)
+        self.pruned.pop(s, None)
+        sp = self.sp
+        if from_top:
+            self.frontier_top = (self.frontier_top | {s}) - set(_parents(s, sp.full))
+        else:
+            self.frontier_bottom = (self.frontier_bottom | {s}) - set(_children(s))
+        if self.covering:
+            self._cover(s, exp.accuracy, from_top)
+
+    def _cover(self, s: int, acc: float, from_top: bool) -> None:
+        """Covering shortcut (Property 3.4 and its inverse): mark neighbours of ``s`` that
+        are certainly sandwiched, so that their test is skipped."""
+        em = self.emask[: self.k]
+        ea = self.eacc[: self.k]
+        both = em & s
+        if from_top:
+            S = (both == em) & (em != s) & (self.alpha * (ea - self.delta) >= acc - ACC_TOL)
+            if S.any() and int(np.bitwise_and.reduce(em[S])) == 0:
+                self.covered.update(c for c in _children(s) if c not in self.expanded)
+        else:
+            S = (both == s) & (em != s) & (self.alpha * (acc - self.delta) >= ea - ACC_TOL)
+            if S.any() and int(np.bitwise_or.reduce(em[S])) == self.sp.full:
+                self.covered.update(
+                    p for p in _parents(s, self.sp.full) if p not in self.expanded
+                )
+
+    # -------------------------------------------------------------- Algorithm 2
+    def run(self) -> None:
+        full = self.sp.full
+        complete = self.traversal == "complete"
+        checked: set[int] = set()
+        active_top, active_bottom = {full}, {0}
+        while active_top or active_bottom:
+            next_top: set[int] = set()
+            next_bottom: set[int] = set()
+            for s in sorted(active_top, key=set_key):
+                if s in self.expanded:
+                    continue
+                if complete:
+                    if s in checked:
+                        continue
+                    checked.add(s)
+                if s != full and s != 0 and self._pruned(s):
+                    if complete:
+                        next_top.update(_children(s))
+                    continue
+                self._expand(s, from_top=True)
+                next_top.update(_children(s))
+            for s in sorted(active_bottom, key=set_key):
+                if s in self.expanded:
+                    continue
+                if complete:
+                    if s in checked:
+                        continue
+                    checked.add(s)
+                if s != full and s != 0 and self._pruned(s):
+                    if complete:
+                        next_bottom.update(_parents(s, full))
+                    continue
+                self._expand(s, from_top=False)
+                next_bottom.update(_parents(s, full))
+            active_top, active_bottom = next_top, next_bottom
+
+
+def _children(s: int) -> list[int]:
+    out = []
+    rest = s
+    while rest:
+        low = rest & -rest
+        out.append(s ^ low)
+        rest ^= low
+    return out
+
+
+def _parents(s: int, full: int) -> list[int]:
+    out = []
+    rest = full & ~s
+    while rest:
+        low = rest & -rest
+        out.append(s | low)
+        rest ^= low
+    return out
+
+
+def check_alpha_delta(alpha: float, delta: float) -> tuple[float, float]:
+    """Validate ``alpha >= 1`` and ``delta >= 0`` (finite); return them as floats."""
+    try:
+        a, d = float(alpha), float(delta)
+    except (TypeError, ValueError):
+        raise ValueError(f"alpha and delta must be numbers, got {alpha!r}, {delta!r}") from None
+    if not (math.isfinite(a) and a >= 1.0):
+        raise ValueError(f"alpha must be finite and >= 1, got {alpha!r}")
+    if not (math.isfinite(d) and d >= 0.0):
+        raise ValueError(f"delta must be finite and >= 0, got {delta!r}")
+    return a, d
+
+
+def resolve_candidate_alpha(candidate_alpha: float | str, alpha: float) -> float:
+    """``candidate_alpha``: a number >= 1, or ``"same"`` for the exploration's alpha."""
+    if candidate_alpha == "same":
+        return alpha
+    try:
+        ca = float(candidate_alpha)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"candidate_alpha must be a number >= 1 or 'same', got {candidate_alpha!r}"
+        ) from None
+    if not (math.isfinite(ca) and ca >= 1.0):
+        raise ValueError(
+            f"candidate_alpha must be a number >= 1 or 'same', got {candidate_alpha!r}"
+        )
+    return ca
+
+
+def explore(
+    costs: Mapping[str, Any],
+    learner: Any,
+    alpha: float = 1.0,
+    delta: float = 0.0,
+    traversal: str = "complete",
+    max_expansions: int | None = None,
+    cache: MutableMapping | None = None,
+    *,
+    scope: str = "expanded",
+    covering: bool = True,
+    cost_pruning: bool = False,
+    candidate_alpha: float | str = 1.0,
+    n_min: float = 0.0,
+    n_max: float = math.inf,
+    _deadline: float | None = None,
+) -> Exploration:
+    """Expand the feature-set lattice with Poly-Dom's pruning (spec 4.1) and build candidates.
+
+    Round by round, the top pass checks the sets just below the expanded ones (starting at
+    the full set), then the bottom pass the sets just above (starting at the empty set), each
+    in ascending (size, bitmask) order.  A checked set is expanded unless a pruning rule
+    excuses it.  The empty and the full set are always expanded, in round 1.
+
+    Guarantee (``traversal="complete"``, ``candidate_alpha=1``, a learner whose accuracy
+    obeys Axiom 3.10 with ``delta``): for every size ``n`` in ``[n_min, n_max]`` and budget
+    ``B``, the best candidate ``C`` that fits satisfies ``alpha * a(C) >= a(F)`` for every
+    feature set ``F`` with ``c(F, n) <= B`` (up to ``alpha * ACC_TOL``).  Every pruned set
+    ``F`` is alpha-dominated by an expanded set: by the sandwich's subset ``G``
+    (``c_G <= c_F`` as costs are non-negative, and ``a(F) <= a(K) + delta <=
+    alpha * (a(G) - delta) + delta <= alpha * a(G)``), or by cost pruning's ``H`` below.
+
+    **Cost pruning** (``cost_pruning=True``, beyond the paper).  A set ``F`` is also not
+    expanded when some expanded set ``H`` (any set, not only a subset) has
+    ``c_H(n) <= c_F(n)`` for all ``n`` in ``[n_min, n_max]`` and
+    ``alpha * (a(H) - delta) >= hi(F) + delta``, where ``hi(F)`` is the smallest accuracy
+    among the expanded proper supersets of ``F``.
+
+    *Proof of soundness.*  Let ``K`` be the expanded superset with ``a(K) = hi(F)``.  By
+    Axiom 3.10, ``a(F) <= a(K) + delta = hi(F) + delta <= alpha * (a(H) - delta) <=
+    alpha * a(H)``.  So at every size of the domain ``H`` costs no more than ``F`` and
+    ``alpha * a(H) >= a(F)``: whenever ``F`` fits a budget, ``H`` fits it too and is within
+    the factor alpha.  ``H`` is expanded (never itself pruned), so the dominance does not
+    chain, and expanded sets only accumulate, so the witness stays valid until the end.
+    Candidate pruning with exact dominance then keeps, for every expanded set, one candidate
+    at least as accurate and no more expensive.  Hence the guarantee above holds with cost
+    pruning on.  (The rule is applied only with ``scope="expanded"``.)
+
+    Parameters
+    ----------
+    costs : mapping of str to CostCurve or str or coefficients
+        Cost curve of each feature; the mapping's order is the lattice's feature order.
+        Every curve must be non-negative on ``[n_min, n_max]``.
+    learner : object with ``expand(frozenset) -> polydom.Expansion``
+        The black box (see :mod:`learners`).
+    alpha : float, default 1.0
+        Multiplicative approximation factor (>= 1; 1 is exact).
+    delta : float, default 0.0
+        Tolerated violation of monotone accuracy (Axiom 3.10, Property 3.11).
+    traversal : {"complete", "paper"}, default "complete"
+        "complete" checks every set once and propagates through pruned sets (makes
+        Theorem 3.5 provable); "paper" stops propagation at pruned sets, as the pseudocode.
+    max_expansions : int or None
+        Stop after this many trainings (cache hits are free); the result is then marked
+        ``complete=False``.
+    cache : mutable mapping of frozenset to Expansion, optional
+        Earlier expansions: consulted before training; every new expansion is written into
+        it as soon as it is trained.
+    scope : {"expanded", "frontier"}, default "expanded"
+        Sandwich dominators: every expanded set (reproduces the paper's Figure 2), or the
+        paper-literal top/bottom frontiers.
+    covering : bool, default True
+        Use the covering shortcut (output-identical; scope "expanded" only).
+    cost_pruning : bool, default False
+        Also prune by cost dominance against any expanded set (see above).
+    candidate_alpha : float or "same", default 1.0
+        Dominance factor of candidate pruning; 1 keeps the end-to-end guarantee at alpha.
+    n_min, n_max : float
+        The size domain for every cost comparison.
+
+    Returns
+    -------
+    Exploration
+
+    Runtime complexity: O(2**m * E) vectorised work for E expanded sets (each of the 2**m
+    sets is checked once against the expanded ones), plus E trainings.
+    """
+    alpha, delta = check_alpha_delta(alpha, delta)
+    if traversal not in _TRAVERSALS:
+        raise ValueError(f"traversal must be one of {_TRAVERSALS}, got {traversal!r}")
+    if scope not in _SCOPES:
+        raise ValueError(f"scope must be one of {_SCOPES}, got {scope!r}")
+    if max_expansions is not None and (
+        isinstance(max_expansions, bool) or int(max_expansions) != max_expansions
+        or max_expansions < 0
+    ):
+        raise ValueError(f"max_expansions must be a non-negative integer, got {max_expansions!r}")
+    ca = resolve_candidate_alpha(candidate_alpha, alpha)
+    from polydom.domain import check_domain
+
+    lo, hi = check_domain(n_min, n_max)
+    space = FeatureSpace(costs, lo, hi)
+    _check_learner_features(learner, space)
+    expander = Expander(learner, space, cache, max_expansions, _deadline)
+    run = _Explorer(space, expander, alpha, delta, scope, traversal, covering, cost_pruning)
+    complete = True
+    try:
+        run.run()
+    except BudgetExhausted:
+        complete = False
+    stats = {
+        "expanded": len(run.expanded),
+        "trained": expander.trained,
+        "cache_hits": expander.cache_hits,
+        "fit_seconds": expander.fit_seconds,
+        **run.counts,
+        "traversal": traversal,
+        "scope": scope,
+        "covering": run.covering,
+        "cost_pruning": run.cost_pruning,
+    }
+    return Exploration(
+        space,
+        run.expanded,
+        run.pruned,
+        alpha=alpha,
+        delta=delta,
+        candidate_alpha=ca,
+        complete=complete,
+        stats=stats,
+    )
+
+
+def _check_learner_features(learner: Any, space: FeatureSpace) -> None:
+    """When the learner declares its features, they must be exactly the costed ones."""
+    get = getattr(learner, "feature_columns", None)
+    if get is None:
+        return
+    names = set(get())
+    if names != set(space.names):
+        raise ValueError(
+            f"costs name features {sorted(space.names)!r} but the learner has "
+            f"{sorted(names)!r}"
+        )

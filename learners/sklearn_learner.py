@@ -1,0 +1,161 @@
+"""SklearnLearner: any scikit-learn estimator as the lattice's black-box learner."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.dummy import DummyClassifier
+from sklearn.metrics import get_scorer
+from sklearn.model_selection import cross_val_score
+
+from learners.base import normalize_features
+from polydom.expansion import Expansion
+
+__all__ = ["SklearnLearner"]
+
+
+class SklearnLearner:
+    """Train a clone of ``estimator`` on the columns of a feature set and score it.
+
+    A lattice feature is a routine that may yield many columns (a histogram, a HOG block, a
+    sensor): ``features`` maps each feature name to its column indices in ``X``.  A model
+    for a feature set is trained on the columns of its features, taken in the learner's
+    feature order (the order of ``features``), which is what :meth:`polydom.Index.predict`
+    feeds it.  The empty set gets the majority-class model
+    (``DummyClassifier(strategy="most_frequent")``).
+
+    Parameters
+    ----------
+    estimator : scikit-learn estimator
+        Cloned for every feature set; never fitted itself.
+    X : array of shape (rows, columns)
+        Training matrix holding every feature's columns.
+    y : array of shape (rows,)
+        Labels.
+    features : mapping of str to list of int, or list of str, or None
+        Feature name -> column indices; a list of names gives one column each; None names
+        every column ``"x<i>"``.
+    cv : int or cross-validation splitter or tuple (X_test, y_test), default 5
+        How accuracy is estimated: k-fold cross-validation on ``X`` (sklearn's
+        ``cross_val_score``; stratified for classifiers), or the score on a held-out split.
+        The returned model is always refitted on all rows of ``X``.
+    scoring : str, default "accuracy"
+        A scikit-learn scorer name whose values lie in ``[0, 1]``.
+
+    Attributes
+    ----------
+    columns_ : dict of str to list of int
+        The validated feature -> columns mapping (set by the first :meth:`expand` or
+        :meth:`feature_columns` call).
+    calls_ : int
+        Number of models trained so far; set by the first :meth:`expand`.
+    """
+
+    def __init__(
+        self,
+        estimator: Any,
+        X: np.ndarray,
+        y: np.ndarray,
+        features: Mapping[str, Sequence[int]] | Sequence[str] | None = None,
+        cv: int | Any | tuple[np.ndarray, np.ndarray] = 5,
+        scoring: str = "accuracy",
+    ) -> None:
+        self.estimator = estimator
+        self.X = X
+        self.y = y
+        self.features = features
+        self.cv = cv
+        self.scoring = scoring
+
+    def _prepare(self) -> None:
+        if hasattr(self, "columns_"):
+            return
+        X = np.asarray(self.X)
+        y = np.asarray(self.y)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        if y.shape != (X.shape[0],):
+            raise ValueError(f"y must have shape ({X.shape[0]},), got {y.shape}")
+        if isinstance(self.cv, tuple):
+            if len(self.cv) != 2:
+                raise ValueError(
+                    f"cv as a tuple must be (X_test, y_test), got {len(self.cv)} items"
+                )
+            Xt, yt = np.asarray(self.cv[0]), np.asarray(self.cv[1])
+            if Xt.ndim != 2 or Xt.shape[1] != X.shape[1] or yt.shape != (Xt.shape[0],):
+                raise ValueError(
+                    f"cv test split must be X_test (rows, {X.shape[1]}) and y_test (rows,), "
+                    f"got {Xt.shape} and {yt.shape}"
+                )
+            self._test = (Xt, yt)
+        else:
+            self._test = None
+        self._scorer = get_scorer(self.scoring)
+        self._X, self._y = X, y
+        self.columns_ = normalize_features(self.features, X.shape[1])
+
+    def describe(self) -> str:
+        """A stable text naming the estimator, the scoring, the validation and a sha256 of
+        the data: two learners with the same description train the same models (storage
+        uses it to decide which stored expansions a build may reuse)."""
+        self._prepare()
+        digest = hashlib.sha256()
+        for array in (self._X, self._y, *(self._test or ())):
+            arr = np.ascontiguousarray(array)
+            digest.update(str((arr.dtype.str, arr.shape)).encode())
+            digest.update(arr.tobytes())
+        cv = "test-split" if self._test is not None else repr(self.cv)
+        return (
+            f"SklearnLearner({self.estimator!r}, cv={cv}, scoring={self.scoring!r}, "
+            f"data=sha256:{digest.hexdigest()[:16]})"
+        )
+
+    def feature_columns(self) -> dict[str, list[int]]:
+        """Feature name -> column indices, in the learner's feature order."""
+        self._prepare()
+        return {name: list(cols) for name, cols in self.columns_.items()}
+
+    def columns_of(self, features: frozenset) -> list[int]:
+        """Columns a model on ``features`` is trained on (learner feature order)."""
+        self._prepare()
+        unknown = set(features) - set(self.columns_)
+        if unknown:
+            raise ValueError(f"unknown features {sorted(unknown)!r}; known: {list(self.columns_)}")
+        return [c for name, cols in self.columns_.items() if name in features for c in cols]
+
+    def expand(self, features: frozenset) -> Expansion:
+        """Estimate the accuracy of the estimator on ``features`` and refit it on all rows.
+
+        Runtime complexity: (k + 1) fits of the estimator for k-fold cross-validation, one
+        fit and one scoring with a test split.
+
+        Raises
+        ------
+        ValueError
+            On an unknown feature name, or a score outside ``[0, 1]``.
+        """
+        features = frozenset(features)
+        cols = self.columns_of(features)
+        start = time.perf_counter()
+        est = clone(self.estimator) if cols else DummyClassifier(strategy="most_frequent")
+        Xf = self._X[:, cols]
+        if self._test is None:
+            score = float(np.mean(cross_val_score(est, Xf, self._y, cv=self.cv,
+                                                  scoring=self._scorer)))
+            model = clone(est).fit(Xf, self._y)
+        else:
+            model = est.fit(Xf, self._y)
+            score = float(self._scorer(model, self._test[0][:, cols], self._test[1]))
+        if not (math.isfinite(score) and 0.0 <= score <= 1.0):
+            raise ValueError(
+                f"scoring {self.scoring!r} gave {score!r} for {sorted(features)!r}; "
+                "the lattice needs accuracies in [0, 1]"
+            )
+        self.calls_ = getattr(self, "calls_", 0) + 1
+        return Expansion(features, score, model, time.perf_counter() - start)

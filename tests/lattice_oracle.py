@@ -1,0 +1,145 @@
+"""Brute-force oracles for the lattice: every one of the 2**m feature sets, no pruning."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+
+import polydom
+
+ACC_TOL = 1e-12
+
+
+def names(m: int) -> list[str]:
+    return [f"f{i + 1}" for i in range(m)]
+
+
+def all_sets(m: int) -> list[frozenset]:
+    fs = names(m)
+    return [frozenset(c) for r in range(m + 1) for c in itertools.combinations(fs, r)]
+
+
+def set_cost(costs: dict, features: frozenset) -> polydom.CostCurve:
+    order = sorted(features, key=lambda f: list(costs).index(f))
+    return polydom.CostCurve.total(polydom.CostCurve.coerce(costs[f]) for f in order)
+
+
+class Optimum:
+    """Vectorised brute force: best accuracy of all sets that fit, per (size, budget)."""
+
+    def __init__(self, acc: dict, costs: dict) -> None:
+        self.sets = list(acc)
+        self.acc = np.array([acc[s] for s in self.sets])
+        self.curves = [set_cost(costs, s) for s in self.sets]
+        self._at: dict = {}
+
+    def costs_at(self, size: float) -> np.ndarray:
+        if size not in self._at:
+            self._at[size] = np.array([c(size) for c in self.curves])
+        return self._at[size]
+
+    def __call__(self, size: float, budget: float) -> float:
+        fits = self.costs_at(size) <= budget
+        return float(self.acc[fits].max()) if fits.any() else -math.inf
+
+    def grid(self, sizes) -> list[tuple[float, float]]:
+        """(size, budget) pairs: budgets at every set's cost there, and just around it."""
+        out = []
+        for n in sizes:
+            for v in np.unique(self.costs_at(float(n))):
+                for b in (v, v * (1 + 1e-9) + 1e-9, max(v * (1 - 1e-9) - 1e-9, 0.0)):
+                    out.append((float(n), float(b)))
+            out.append((float(n), 0.0))
+        return out
+
+
+def violation(acc: dict) -> float:
+    """Largest a(G) - a(F) over G ⊊ F (0 for a monotone table)."""
+    worst = 0.0
+    for g, ag in acc.items():
+        for f, af in acc.items():
+            if g < f:
+                worst = max(worst, ag - af)
+    return worst
+
+
+def sandwiched_by_pair(acc: dict, alpha: float, delta: float) -> set:
+    """Sets F with some G ⊊ F ⊊ K in the whole lattice and alpha * (a(G) - delta) >= a(K)."""
+    out = set()
+    items = list(acc.items())
+    for f, _ in items:
+        lo = max((a for g, a in items if g < f), default=-math.inf)
+        hi = min((a for k, a in items if f < k), default=math.inf)
+        if alpha * (lo - delta) >= hi - ACC_TOL:
+            out.add(f)
+    return out
+
+
+def skyline_at(acc: dict, costs: dict, size: float) -> set:
+    """Brute-force n-skyline: sorted by cost, keep strictly better accuracies."""
+    rows = sorted((set_cost(costs, fs)(size), -a, sorted(fs), fs) for fs, a in acc.items())
+    best, out = -math.inf, set()
+    for _, neg, _, fs in rows:
+        if -neg > best:
+            out.add(fs)
+            best = -neg
+    return out
+
+
+# ---------------------------------------------------------------------------- strategies
+@st.composite
+def accuracy_tables(draw, m: int, delta: float = 0.0):
+    """Accuracy tables over all subsets of m features, quantised to 0.01 (ties, plateaus),
+    monotone, or monotone up to ``delta`` when ``delta > 0``."""
+    kind = draw(st.sampled_from(["cf1", "cf2", "cfinf", "plateau", "family"]))
+    fs = names(m)
+    sets = all_sets(m)
+    single = {f: draw(st.sampled_from([0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8])) for f in fs}
+    acc: dict = {}
+    if kind.startswith("cf"):
+        k = {"cf1": 1, "cf2": 2, "cfinf": m}[kind]
+        for s in sets:
+            top = sorted((single[f] for f in s), reverse=True)[:k]
+            acc[s] = 1.0 - float(np.prod([1.0 - a for a in top])) if s else 0.5
+    elif kind == "plateau":
+        for s in sets:
+            base = max((acc[s - {f}] for f in s), default=0.5)
+            acc[s] = min(1.0, base + draw(st.sampled_from([0.0, 0.0, 0.01, 0.1])))
+    else:
+        fams = draw(st.lists(st.frozensets(st.sampled_from(fs), min_size=1), min_size=1,
+                             max_size=4))
+        vals = [draw(st.sampled_from([0.6, 0.7, 0.75, 0.8, 0.9])) for _ in fams]
+        for s in sets:
+            acc[s] = max([0.5, *[v for fam, v in zip(fams, vals, strict=True) if fam <= s]])
+    acc = {s: round(a, 2) for s, a in acc.items()}
+    if delta > 0.0:
+        half = delta / 2.0
+        noise = draw(st.lists(st.sampled_from([-half, 0.0, half]), min_size=len(sets),
+                              max_size=len(sets)))
+        acc = {s: min(1.0, max(0.0, a + e)) for (s, a), e in zip(acc.items(), noise, strict=True)}
+    return acc
+
+
+@st.composite
+def cost_tables(draw, m: int):
+    """Per-feature polynomials of degree <= 3 with non-negative coefficients; sometimes
+    duplicated curves, sometimes small integers (exact multi-crossings)."""
+    fs = names(m)
+    ints = draw(st.booleans())
+    coef = st.integers(0, 5).map(float) if ints else st.sampled_from([0.0, 0.3, 1.0, 2.5, 7.0])
+    costs = {}
+    for f in fs:
+        if costs and draw(st.integers(0, 4)) == 0:
+            costs[f] = costs[draw(st.sampled_from(sorted(costs)))]
+        else:
+            costs[f] = polydom.CostCurve(draw(st.lists(coef, min_size=1, max_size=4)))
+    return costs
+
+
+@st.composite
+def instances(draw, max_m: int = 6, delta: float = 0.0):
+    m = draw(st.integers(1, max_m))
+    return draw(accuracy_tables(m, delta)), draw(cost_tables(m))
