@@ -60,3 +60,35 @@ def test_storage_array_format_stores_and_loads_without_trust(data):
     assert fmt == "arrays"
     back = load_model(blob, fmt, sha256_hex(blob))
     np.testing.assert_array_equal(back.predict(X_new[:, sub.columns]), model.predict(X_new))
+
+
+def test_build_index_with_cegb_extra_candidates_persists_and_reopens(tmp_path):
+    storage = pytest.importorskip("storage")
+    import lightgbm as lgb
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+
+    import polydom
+    from learners import SklearnLearner, sweep_candidates
+
+    for cls in (CEGBClassifier, GreedyMiserClassifier, ColumnSubsetModel):
+        storage.register_array_model(cls)
+    X, y = load_breast_cancer(return_X_y=True)
+    X_tr, X_va, y_tr, y_va = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    groups = {"a": list(range(10)), "b": list(range(10, 20)), "c": list(range(20, 30))}
+    costs = {"a": "1 + 0.01*n", "b": "2 + 0.01*n", "c": "4 + 0.02*n"}
+    extra = sweep_candidates(CEGBClassifier(feature_groups=groups, n_estimators=10),
+                             [0.001, 0.01], X_tr, y_tr, X_va, y_va, costs, sizes=[100.0])
+    learner = SklearnLearner(lgb.LGBMClassifier(n_estimators=10, verbosity=-1, num_threads=1),
+                             X_tr, y_tr, features=groups, cv=(X_va, y_va))
+    url = f"sqlite:///{tmp_path / 'index.db'}"
+    built = polydom.build_index(costs, learner, extra_candidates=extra, store=url)
+    reopened = polydom.open_index(url)
+    for size, budget in [(100.0, 3.0), (100.0, 10.0), (1000.0, 40.0), (1000.0, 1e4)]:
+        a, b = built.lookup(size, budget), reopened.lookup(size, budget)
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert a.key == b.key
+            np.testing.assert_array_equal(reopened.predict(X_va, size, budget),
+                                          built.predict(X_va, size, budget))
+    assert any(isinstance(c.payload, ColumnSubsetModel) for c in reopened.candidates)
