@@ -101,6 +101,7 @@ def fit_cost_curve(
     seconds: Sequence[float] | np.ndarray,
     degree: int = 2,
     weighting: str = "relative",
+    cover: bool = False,
 ) -> CostCurve:
     """Fit ``c(n) = sum_k a_k n**k`` with every ``a_k >= 0`` to measured (size, seconds) points.
 
@@ -110,6 +111,11 @@ def fit_cost_curve(
     and non-decreasing for every ``n >= 0``.  With ``weighting="relative"`` each point's
     residual is divided by its value, so that small sizes (tiny times) weigh as much as large
     ones; ``"absolute"`` is plain least squares in seconds.
+
+    A least-squares curve passes through the middle of its points, so about half of them lie
+    above it.  With ``cover=True`` the fitted curve is then scaled up by the smallest factor
+    (>= 1) that puts it at or above every point: fitted to per-size maxima, this gives a
+    worst-case curve over the measured sizes.
 
     Runtime complexity: O(P * d**2) for P points and degree d.
 
@@ -125,6 +131,8 @@ def fit_cost_curve(
     degree : int, default 2
         Degree of the polynomial, 0 to 3.
     weighting : {"relative", "absolute"}, default "relative"
+    cover : bool, default False
+        Scale the curve up to cover every point.
 
     Returns
     -------
@@ -164,6 +172,15 @@ def fit_cost_curve(
         target = target * w
     coef, _ = nnls(design, target)
     coef = coef / scale ** np.arange(degree + 1)
+    if cover:
+        fitted = np.polynomial.polynomial.polyval(n, coef)
+        zero = fitted <= 0
+        if np.any(zero & (y > 0)):
+            coef[0] += float(np.max(y[zero]))
+            fitted = np.polynomial.polynomial.polyval(n, coef)
+        positive = fitted > 0
+        if positive.any():
+            coef = coef * max(1.0, float(np.max(y[positive] / fitted[positive])))
     return CostCurve(coef)
 
 
@@ -183,6 +200,8 @@ class CostProfile:
         Degree of the fitted polynomials.
     weighting : str
         "relative" or "absolute" (see :func:`fit_cost_curve`).
+    cover : bool
+        Whether each curve was scaled up to cover its points (see :func:`fit_cost_curve`).
     curves : dict of str to CostCurve
         Fitted cost of each feature, in seconds, as a polynomial in the size.
     residuals : dict of str to float
@@ -195,6 +214,7 @@ class CostProfile:
     statistic: str
     degree: int
     weighting: str
+    cover: bool
     curves: dict[str, CostCurve]
     residuals: dict[str, float]
 
@@ -206,6 +226,7 @@ class CostProfile:
         statistic: str = "max",
         degree: int = 2,
         weighting: str = "relative",
+        cover: bool = False,
     ) -> CostProfile:
         """Fit one curve per feature to the ``statistic`` of its timings at each size.
 
@@ -218,18 +239,18 @@ class CostProfile:
         residuals: dict[str, float] = {}
         for name, seconds in timings.items():
             at, values = summarise_timings(n, seconds, statistic)
-            curve = fit_cost_curve(at, values, degree, weighting)
+            curve = fit_cost_curve(at, values, degree, weighting, cover)
             curves[name] = curve
             safe = np.maximum(values, 1e-15)
             residuals[name] = float(np.sqrt(np.mean(((curve(at) - values) / safe) ** 2)))
         return cls(n, {k: np.asarray(v) for k, v in timings.items()}, statistic, degree,
-                   weighting, curves, residuals)
+                   weighting, bool(cover), curves, residuals)
 
     def refit(
         self, statistic: str | None = None, degree: int | None = None,
-        weighting: str | None = None,
+        weighting: str | None = None, cover: bool | None = None,
     ) -> CostProfile:
-        """The same timings fitted again with another statistic, degree or weighting.
+        """The same timings fitted again with another statistic, degree, weighting or cover.
 
         Runtime complexity: as :meth:`fit`; nothing is re-timed.
         """
@@ -239,6 +260,7 @@ class CostProfile:
             self.statistic if statistic is None else statistic,
             self.degree if degree is None else degree,
             self.weighting if weighting is None else weighting,
+            self.cover if cover is None else cover,
         )
 
     def points(self, name: str, statistic: str | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -442,6 +464,7 @@ class Featurizer:
         degree: int = 2,
         features: Iterable[str] | None = None,
         weighting: str = "relative",
+        cover: bool = False,
         warmup: bool = True,
     ) -> CostProfile:
         """Time every routine on ``items`` and fit a non-negative cost polynomial to each.
@@ -466,6 +489,8 @@ class Featurizer:
         features : iterable of str, optional
             Features to profile (default all).
         weighting : {"relative", "absolute"}, default "relative"
+        cover : bool, default False
+            Scale each curve up to cover its points (with "max": a worst-case fit).
         warmup : bool, default True
             Run each routine once on the first item untimed (imports, caches).
 
@@ -502,4 +527,4 @@ class Featurizer:
                 for r in range(int(repeats)):
                     t[i, r] = self.compute(item, name).seconds
             timings[name] = t
-        return CostProfile.fit(sizes, timings, statistic, degree, weighting)
+        return CostProfile.fit(sizes, timings, statistic, degree, weighting, cover)
