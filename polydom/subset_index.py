@@ -20,7 +20,7 @@ from polydom.cost_curve import CostCurve
 from polydom.index import PolyDomIndex
 from polydom.serving import Index
 
-__all__ = ["all_subsets", "index_over_subsets", "subset_key"]
+__all__ = ["all_subsets", "index_over_subsets", "subset_key", "with_costs"]
 
 
 def subset_key(features: Iterable[str], order: Sequence[str]) -> str:
@@ -131,3 +131,34 @@ def index_over_subsets(
     table = PolyDomIndex.build(cands, n_min=n_min, n_max=n_max)
     info = {"subsets": len(cands), "test_size": test_size, "seed": seed}
     return Index(table, curves, columns={k: list(v) for k, v in columns.items()}, info=info)
+
+
+def with_costs(
+    index: Index, costs: Mapping[str, CostCurve | str], keys: Iterable[Any] | None = None
+) -> Index:
+    """The same models re-indexed under other feature cost curves (e.g. a p90 fit).
+
+    Every candidate (or those whose key is in ``keys``) keeps its key, accuracy, features
+    and model; its cost becomes the sum of its features' new curves.  The domain is kept.
+
+    Runtime complexity: the index build over the kept candidates.
+
+    Raises
+    ------
+    ValueError
+        If a candidate's feature has no curve in ``costs``, or no candidate is kept.
+    """
+    curves = {name: CostCurve.coerce(c) for name, c in costs.items()}
+    wanted = None if keys is None else set(keys)
+    cands = []
+    for c in index.candidates:
+        if wanted is not None and c.key not in wanted:
+            continue
+        missing = sorted(c.features - set(curves))
+        if missing:
+            raise ValueError(f"costs has no curve for feature(s) {missing} of {c.key!r}")
+        cost = CostCurve.total(curves[f] for f in c.features)
+        cands.append(Candidate(c.key, c.accuracy, cost, features=c.features, payload=c.payload))
+    lo, hi = index.table.domain
+    table = PolyDomIndex.build(cands, n_min=lo, n_max=hi)
+    return Index(table, curves, columns=index.columns, info=dict(index.info))

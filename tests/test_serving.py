@@ -16,7 +16,7 @@ from polydom.adherence import adherence_table, measure_adherence
 from polydom.featurizer import Featurizer
 from polydom.image_workload import load_digits_workload
 from polydom.item_serving import ItemServer, predict_item
-from polydom.subset_index import index_over_subsets
+from polydom.subset_index import index_over_subsets, with_costs
 
 FEATURES = ["thumbnail", "zones", "projections", "hog", "spectrum"]
 # Known cost curves (seconds, n = side), so that lookups do not depend on this machine.
@@ -275,3 +275,17 @@ def test_bad_budgets_are_named(served):
         predict_item(index, wl.items[held[0]], -1.0, wl.featurizer)
     with pytest.raises(ValueError, match="outside the index domain"):
         predict_item(index, np.zeros((64, 64)), 1.0, wl.featurizer)
+
+
+def test_with_costs_reindexes_the_same_models_under_new_curves(served):
+    index, *_ = served
+    doubled = {name: 2.0 * curve for name, curve in index.costs.items()}
+    again = with_costs(index, doubled)
+    by_key = {c.key: c for c in index.candidates}
+    for c in again.candidates:
+        assert c.payload is by_key[c.key].payload
+        assert c.cost(16.0) == pytest.approx(2.0 * by_key[c.key].cost(16.0))
+    hit = index.lookup(16.0, 4e-4)
+    assert again.lookup(16.0, 8e-4).key == hit.key
+    chain = with_costs(index, index.costs, keys=["thumbnail", "thumbnail+hog"])
+    assert {c.key for c in chain.candidates} == {"thumbnail", "thumbnail+hog"}
