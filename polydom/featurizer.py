@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.optimize import nnls
+from scipy.optimize import linprog, nnls
 
 from polydom.cost_curve import CostCurve
 
@@ -96,6 +96,22 @@ def summarise_timings(
     return distinct, values
 
 
+def _covering_coefficients(x: np.ndarray, y: np.ndarray, degree: int) -> np.ndarray:
+    """Coefficients >= 0 of the polynomial in ``x`` above every ``(x, y)`` with least
+    ``sum c(x_i) / y_i`` (x scaled to [0, 1] by the caller)."""
+    design = x[:, None] ** np.arange(degree + 1)[None, :]
+    weight = 1.0 / np.maximum(y, max(float(y.max()) * 1e-9, 1e-15))
+    result = linprog(design.T @ weight, A_ub=-design, b_ub=-y, bounds=(0, None),
+                     method="highs")
+    if result.status != 0:  # cannot happen: a large constant is always feasible
+        raise RuntimeError(f"covering fit failed: {result.message}")
+    coef = np.maximum(result.x, 0.0)
+    short = y - design @ coef
+    if short.max() > 0:  # solver tolerance: lift the constant term by the shortfall
+        coef[0] += float(short.max())
+    return coef
+
+
 def fit_cost_curve(
     sizes: Sequence[float] | np.ndarray,
     seconds: Sequence[float] | np.ndarray,
@@ -113,9 +129,10 @@ def fit_cost_curve(
     ones; ``"absolute"`` is plain least squares in seconds.
 
     A least-squares curve passes through the middle of its points, so about half of them lie
-    above it.  With ``cover=True`` the fitted curve is then scaled up by the smallest factor
-    (>= 1) that puts it at or above every point: fitted to per-size maxima, this gives a
-    worst-case curve over the measured sizes.
+    above it.  With ``cover=True`` the curve is instead the non-negative polynomial at or
+    above every point with the least total relative excess ``sum_i c(n_i) / t_i`` (a linear
+    program, :func:`scipy.optimize.linprog`); ``weighting`` is then unused.  Fitted to
+    per-size maxima, this is a worst-case curve over the measured sizes.
 
     Runtime complexity: O(P * d**2) for P points and degree d.
 
@@ -132,7 +149,7 @@ def fit_cost_curve(
         Degree of the polynomial, 0 to 3.
     weighting : {"relative", "absolute"}, default "relative"
     cover : bool, default False
-        Scale the curve up to cover every point.
+        Fit the tightest curve at or above every point instead of least squares.
 
     Returns
     -------
@@ -163,24 +180,17 @@ def fit_cost_curve(
             f"got {np.unique(n).size}"
         )
     scale = float(n.max()) if n.max() > 0 else 1.0
-    design = (n / scale)[:, None] ** np.arange(degree + 1)[None, :]
-    target = y.copy()
-    if weighting == "relative":
-        floor = max(float(y.max()) * 1e-9, 1e-15)
-        w = 1.0 / np.maximum(y, floor)
-        design = design * w[:, None]
-        target = target * w
-    coef, _ = nnls(design, target)
-    coef = coef / scale ** np.arange(degree + 1)
     if cover:
-        fitted = np.polynomial.polynomial.polyval(n, coef)
-        zero = fitted <= 0
-        if np.any(zero & (y > 0)):
-            coef[0] += float(np.max(y[zero]))
-            fitted = np.polynomial.polynomial.polyval(n, coef)
-        positive = fitted > 0
-        if positive.any():
-            coef = coef * max(1.0, float(np.max(y[positive] / fitted[positive])))
+        coef = _covering_coefficients(n / scale, y, degree)
+    else:
+        design = (n / scale)[:, None] ** np.arange(degree + 1)[None, :]
+        target = y.copy()
+        if weighting == "relative":
+            w = 1.0 / np.maximum(y, max(float(y.max()) * 1e-9, 1e-15))
+            design = design * w[:, None]
+            target = target * w
+        coef, _ = nnls(design, target)
+    coef = coef / scale ** np.arange(degree + 1)
     return CostCurve(coef)
 
 
@@ -201,7 +211,7 @@ class CostProfile:
     weighting : str
         "relative" or "absolute" (see :func:`fit_cost_curve`).
     cover : bool
-        Whether each curve was scaled up to cover its points (see :func:`fit_cost_curve`).
+        Whether each curve is the tightest one above its points (see :func:`fit_cost_curve`).
     curves : dict of str to CostCurve
         Fitted cost of each feature, in seconds, as a polynomial in the size.
     residuals : dict of str to float
@@ -490,7 +500,7 @@ class Featurizer:
             Features to profile (default all).
         weighting : {"relative", "absolute"}, default "relative"
         cover : bool, default False
-            Scale each curve up to cover its points (with "max": a worst-case fit).
+            Fit the tightest curve above every point (with "max": a worst-case fit).
         warmup : bool, default True
             Run each routine once on the first item untimed (imports, caches).
 

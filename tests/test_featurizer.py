@@ -204,3 +204,23 @@ def test_summarise_timings_statistics_are_ordered():
     _, p90 = summarise_timings(sizes, t, "p90")
     _, avg = summarise_timings(sizes, t, "mean")
     assert np.all(top >= p90) and np.all(p90 >= avg)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.floats(1.0, 1e3), min_size=4, max_size=10, unique=True),
+    st.lists(st.floats(1e-6, 1.0), min_size=10, max_size=10),
+    st.integers(0, 3),
+)
+def test_covering_fit_is_at_or_above_every_point(sizes, seconds, degree):
+    sizes = np.array(sizes)
+    y = np.array(seconds[: sizes.size])
+    curve = fit_cost_curve(sizes, y, degree, cover=True)
+    assert np.all(curve.coefficients >= 0)
+    assert np.all(curve(sizes) >= y * (1 - 1e-9))
+
+
+def test_covering_fit_of_exact_points_is_the_polynomial():
+    truth = polydom.CostCurve([1e-4, 2e-6, 3e-9])
+    fitted = fit_cost_curve(SIZES, truth(SIZES), degree=2, cover=True)
+    np.testing.assert_allclose(fitted(SIZES), truth(SIZES), rtol=1e-6)
