@@ -476,13 +476,14 @@ class Featurizer:
         weighting: str = "relative",
         cover: bool = False,
         warmup: bool = True,
+        sizes: Sequence[float] | np.ndarray | None = None,
     ) -> CostProfile:
         """Time every routine on ``items`` and fit a non-negative cost polynomial to each.
 
-        Each item's size comes from the size function; give items of at least ``degree + 1``
-        distinct sizes.  Each routine is run ``repeats`` times on each item (one untimed run
-        first when ``warmup``), the ``statistic`` of the timings at each size is taken and
-        :func:`fit_cost_curve` fits the curve.  The raw timings stay in the result, so
+        Each item's size comes from the size function (or ``sizes``); give items of at least
+        ``degree + 1`` distinct sizes.  Each routine is run ``repeats`` times on each item
+        (one untimed run first when ``warmup``), the ``statistic`` of the timings at each size
+        is taken and :func:`fit_cost_curve` fits the curve.  The raw timings stay in the result, so
         :meth:`CostProfile.refit` gives the fits for other statistics without re-timing.
 
         Runtime complexity: O(repeats * items * routine cost) plus the fits.
@@ -503,6 +504,8 @@ class Featurizer:
             Fit the tightest curve above every point (with "max": a worst-case fit).
         warmup : bool, default True
             Run each routine once on the first item untimed (imports, caches).
+        sizes : sequence of float, optional
+            Size of each item, instead of the size function.
 
         Returns
         -------
@@ -512,7 +515,8 @@ class Featurizer:
         ------
         ValueError
             On an unknown feature or statistic, a degree outside [0, 3], ``repeats < 1``,
-            no items, or fewer distinct sizes than ``degree + 1``.
+            no items, ``sizes`` of the wrong length or with negative or non-finite values,
+            or fewer distinct sizes than ``degree + 1``.
         """
         _check_statistic(statistic)
         degree = _check_degree(degree)
@@ -522,7 +526,16 @@ class Featurizer:
         items = list(items)
         if not items:
             raise ValueError("items must not be empty")
-        sizes = np.array([self.size(item) for item in items])
+        if sizes is None:
+            sizes = np.array([self.size(item) for item in items])
+        else:
+            sizes = np.asarray(sizes, dtype=np.float64).ravel()
+            if sizes.size != len(items):
+                raise ValueError(
+                    f"sizes must have one value per item ({len(items)}), got {sizes.size}"
+                )
+            if not (np.all(np.isfinite(sizes)) and np.all(sizes >= 0)):
+                raise ValueError(f"sizes must be finite and >= 0, got {sizes.tolist()}")
         if np.unique(sizes).size < degree + 1:
             raise ValueError(
                 f"profiling at degree {degree} needs items of at least {degree + 1} distinct "

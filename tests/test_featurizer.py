@@ -224,3 +224,14 @@ def test_covering_fit_of_exact_points_is_the_polynomial():
     truth = polydom.CostCurve([1e-4, 2e-6, 3e-9])
     fitted = fit_cost_curve(SIZES, truth(SIZES), degree=2, cover=True)
     np.testing.assert_allclose(fitted(SIZES), truth(SIZES), rtol=1e-6)
+
+
+def test_profile_takes_explicit_sizes():
+    fz = counting_featurizer({})
+    items = [[0], [0], [0], [0]]
+    prof = fz.profile(items, repeats=1, degree=1, sizes=[1, 2, 3, 4])
+    assert prof.sizes.tolist() == [1.0, 2.0, 3.0, 4.0]
+    with pytest.raises(ValueError, match="one value per item"):
+        fz.profile(items, degree=1, sizes=[1, 2])
+    with pytest.raises(ValueError, match="sizes must be finite"):
+        fz.profile(items, degree=1, sizes=[1, 2, -3, 4])
