@@ -10,7 +10,6 @@ from polydom.index import FixedBudgetIndex, IndexAll, PolyDomIndex
 from polydom.item_serving import ItemPrediction, predict_item
 from polydom.naive import NaiveLookup
 from polydom.serving import Hit, Index
-from polydom.subset_index import index_over_subsets
 
 __all__ = [
     "AdherenceRow",
@@ -28,7 +27,6 @@ __all__ = [
     "PolyDomIndex",
     "adherence_table",
     "fit_cost_curve",
-    "index_over_subsets",
     "measure_adherence",
     "predict_item",
     "prune_dominated",

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.optimize import linprog, nnls
 
 from polydom.cost_curve import CostCurve
 
@@ -99,6 +98,7 @@ def summarise_timings(
 def _covering_coefficients(x: np.ndarray, y: np.ndarray, degree: int) -> np.ndarray:
     """Coefficients >= 0 of the polynomial in ``x`` above every ``(x, y)`` with least
     ``sum c(x_i) / y_i`` (x scaled to [0, 1] by the caller)."""
+    from scipy.optimize import linprog  # imported here: keeps ``import polydom`` light
     design = x[:, None] ** np.arange(degree + 1)[None, :]
     weight = 1.0 / np.maximum(y, max(float(y.max()) * 1e-9, 1e-15))
     result = linprog(design.T @ weight, A_ub=-design, b_ub=-y, bounds=(0, None),
@@ -189,6 +189,8 @@ def fit_cost_curve(
             w = 1.0 / np.maximum(y, max(float(y.max()) * 1e-9, 1e-15))
             design = design * w[:, None]
             target = target * w
+        from scipy.optimize import nnls  # imported here: keeps ``import polydom`` light
+
         coef, _ = nnls(design, target)
     coef = coef / scale ** np.arange(degree + 1)
     return CostCurve(coef)
