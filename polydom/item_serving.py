@@ -239,7 +239,7 @@ class ItemServer:
             if first and hit is not None and hit.model is not None:
                 goal = self._position[hit.key]
             else:
-                fits = has_model & (missing <= left * (1 + 1e-12))
+                fits = has_model & (missing <= left + 1e-9 * budget)
                 if fits.any():
                     goal = int(np.lexsort((missing, -np.where(fits, acc, -np.inf)))[0])
                 elif current < 0 and done.any() and has_model.any():

@@ -6,6 +6,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -289,3 +291,83 @@ def test_with_costs_reindexes_the_same_models_under_new_curves(served):
     assert again.lookup(16.0, 8e-4).key == hit.key
     chain = with_costs(index, index.costs, keys=["thumbnail", "thumbnail+hog"])
     assert {c.key for c in chain.candidates} == {"thumbnail", "thumbnail+hog"}
+
+
+class ConstantModel:
+    """Predicts its own key: enough to see which stored model answered."""
+
+    def __init__(self, key):
+        self.key = key
+
+    def predict(self, X):
+        return np.array([self.key] * len(X), dtype=object)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sets(st.integers(0, 4), min_size=1, max_size=3), min_size=1, max_size=8,
+             unique_by=frozenset),
+    st.lists(st.floats(0.05, 1.0), min_size=8, max_size=8),
+    st.lists(st.floats(1e-3, 1.0), min_size=5, max_size=5),
+    st.lists(st.sampled_from([1.0, 1.0, 0.5, 3.0]), min_size=5, max_size=5),
+    st.floats(0.0, 3.0),
+    st.integers(1, 10),
+)
+def test_anytime_invariants_on_random_indexes(sets, accs, unit, slow, budget, size):
+    """Random candidates over 5 features, a fake clock where feature f takes slow[f] times
+    its predicted cost: the answer uses only computed features, every computed feature
+    belongs to some candidate, and once a stored model is complete one stays available."""
+    names = [f"f{i}" for i in range(5)]
+    clock = [0.0]
+    costs = {names[i]: polydom.CostCurve([0.0, unit[i]]) for i in range(5)}
+    fz = Featurizer(size=len, timer=lambda: clock[0])
+    for i, name in enumerate(names):
+        def routine(x, i=i):
+            clock[0] += slow[i] * unit[i] * len(x)
+            return [float(i)]
+        fz.add(name, routine, 1)
+    cands = []
+    for k, s in enumerate(sets):
+        feats = frozenset(names[i] for i in s)
+        key = "+".join(sorted(feats))
+        cands.append(polydom.Candidate(key, accs[k], polydom.CostCurve.total(
+            costs[f] for f in feats), features=feats, payload=ConstantModel(key)))
+    index = polydom.Index(polydom.PolyDomIndex.build(cands, 0.0, 10.0), costs,
+                          columns=fz.columns)
+    item = [0] * size
+    p = predict_item(index, item, budget, fz, anytime=True)
+    plain = predict_item(index, item, budget, fz)
+    used = set().union(*(c.features for c in cands))
+    assert set(p.computed) <= used and len(set(p.computed)) == len(p.computed)
+    assert p.model_features <= set(p.computed)
+    if p.key is not None:
+        assert p.label == p.key
+        best_on_computed = max(c.accuracy for c in cands if c.features <= set(p.computed))
+        assert p.accuracy == best_on_computed
+    if plain.key is None:
+        assert p.key is None and p.computed == ()
+    else:
+        assert p.key is not None
+    seen: set[str] = set()
+    covered = False
+    for name in p.computed:
+        seen.add(name)
+        has = any(c.features <= seen for c in cands)
+        assert has or not covered
+        covered = covered or has
+    if all(s == 1.0 for s in slow) and plain.key is not None:
+        assert p.accuracy >= plain.accuracy  # on time: the planned model or a better one
+
+
+def test_index_over_subsets_rejects_bad_subsets(served):
+    index, wl, X, _ = served
+    fz = wl.featurizer
+    est = LogisticRegression(max_iter=50)
+    with pytest.raises(ValueError, match="without columns or costs"):
+        index_over_subsets(X, wl.labels, fz.columns, COSTS, [{"sift"}], est)
+    with pytest.raises(ValueError, match="at least one feature"):
+        index_over_subsets(X, wl.labels, fz.columns, COSTS, [set()], est)
+    with pytest.raises(ValueError, match="subsets must not be empty"):
+        index_over_subsets(X, wl.labels, fz.columns, COSTS, [], est)
+    with pytest.raises(ValueError, match="costs has no curve"):
+        with_costs(index, {"thumbnail": "1"})
