@@ -126,3 +126,15 @@ class Index:
         if X.ndim != 2 or X.shape[1] != width:
             raise ValueError(f"X_rows must have shape (rows, {width}), got {X.shape}")
         return hit.model.predict(X[:, self.model_columns(hit.features)])
+
+    def predict_item(
+        self, item: Any, budget: float, featurizer: Any, anytime: bool = False
+    ) -> Any:
+        """Serve one raw item within ``budget``: :func:`polydom.item_serving.predict_item`.
+
+        Takes the size from ``featurizer.size(item)``, computes only the chosen model's
+        features (timed) and returns an :class:`polydom.item_serving.ItemPrediction`.
+        """
+        from polydom.item_serving import predict_item
+
+        return predict_item(self, item, budget, featurizer, anytime=anytime)

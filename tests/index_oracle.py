@@ -49,29 +49,30 @@ def pair_crossings(a: np.ndarray, b: np.ndarray, lo: float, hi: float) -> list[f
         return []
     d = d[: nz[-1] + 1]
     out = []
+    # multiple roots spread into near-real pairs: accept generously, confirm by sign change
     for r in np.polynomial.polynomial.polyroots(d):
-        if abs(r.imag) > 1e-6 * max(1.0, abs(r.real)):
+        if abs(r.imag) > 1e-3 * max(1.0, abs(r.real)):
             continue
         x = r.real
         if not (lo < x < hi) or x - lo <= 1e-9 * max(1.0, lo):
             continue
-        eps = 1e-6 * max(1.0, abs(x))
+        eps = 1e-4 * max(1.0, abs(x))
         left = np.polynomial.polynomial.polyval(x - eps, d)
         right = np.polynomial.polynomial.polyval(x + eps, d)
-        if left * right < 0:
+        if left * right < 0 and not any(abs(x - y) <= 2 * eps for y in out):
             out.append(float(x))
     return out
 
 
 def all_crossings(cands: list[Candidate], lo: float, hi: float) -> list[float]:
-    """Every pairwise crossing in (lo, hi), merged when closer than 1e-7 relative."""
+    """Every pairwise crossing in (lo, hi), merged when closer than 1e-5 relative."""
     pts = []
     for i in range(len(cands)):
         for j in range(i + 1, len(cands)):
             pts += pair_crossings(cands[i].cost.coefficients, cands[j].cost.coefficients, lo, hi)
     merged: list[float] = []
     for x in sorted(pts):
-        if merged and x - merged[-1] <= 1e-7 * max(1.0, abs(x)):
+        if merged and x - merged[-1] <= 1e-5 * max(1.0, abs(x)):
             continue
         merged.append(x)
     return merged

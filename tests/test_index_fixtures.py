@@ -147,9 +147,18 @@ def brute_dominates(r: Candidate, s: Candidate, lo: float, hi: float, rank) -> b
             np.linspace(lo, min(top, lo + 20), 4001),
             np.linspace(lo, top, 3001),
             lo + np.geomspace(1e-7, 1e4, 3001),
-            [1e5, 1e8],
+            np.geomspace(1e4, 1e40, 400),
         ]
     )
+    # add the extrema of the difference (numpy's roots of its derivative): a dip between
+    # grid points would otherwise go unseen
+    d = np.zeros(max(r.cost.coefficients.size, s.cost.coefficients.size))
+    d[: s.cost.coefficients.size] += s.cost.coefficients
+    d[: r.cost.coefficients.size] -= r.cost.coefficients
+    if d.size > 2:
+        extrema = np.polynomial.polynomial.polyroots(np.polynomial.polynomial.polyder(d))
+        grid = np.concatenate([grid, extrema.real[np.abs(extrema.imag) < 1e-9]])
+    grid = grid[grid >= lo]
     if math.isfinite(hi):
         grid = grid[grid <= hi]
     cr, cs = r.cost(grid), s.cost(grid)

@@ -47,7 +47,7 @@ def assert_same_answer(index, cands, size: float, budget: float) -> None:
     if (got and got.key) == (want and want.key):
         return
     slack = 1e-9 * (abs(budget) + 1.0)
-    below = full_scan(cands, size, max(0.0, budget - slack))
+    below = full_scan(cands, size, budget - slack) if budget >= slack else None
     above = full_scan(cands, size, budget + slack)
     got_acc = got.accuracy if got else -1.0
     assert (below.accuracy if below else -1.0) <= got_acc <= (above.accuracy if above else -1.0)
@@ -92,11 +92,13 @@ def test_breaks_and_skylines_are_canonical(cands, domain):
     """I7/I8: breaks are crossings where the brute-force skyline changes; minimal ranges."""
     lo, hi = domain
     crossings = all_crossings(cands, lo, hi)
-    assume(min_gap([lo, *crossings]) > 1e-6)
+    assume(min_gap([lo, *crossings]) > 1e-3)
     index = PolyDomIndex.build(cands, lo, hi)
     index._check()
     breaks, skylines, _ = canonical_index(cands, lo, hi)
-    assert np.allclose(index.breakpoints, breaks, rtol=1e-7, atol=1e-9)
+    # multiple roots (e.g. (n - 1)**3) are only located to about 1e-5 in double precision
+    assert len(index.breakpoints) == len(breaks)
+    assert np.allclose(index.breakpoints, breaks, rtol=1e-5, atol=1e-9)
     assert [[c.key for c in s] for s in index.skylines] == skylines
     every = IndexAll.build(cands, lo, hi)
     assert len(index) <= len(every) and index.entries <= every.entries
@@ -191,7 +193,7 @@ def test_fixed_budget_index_matches_lookup(cands, domain, budget):
             continue
         # only a floating tie (a cost equal to the budget up to rounding) may differ
         slack = 1e-9 * (budget + 1.0)
-        below = index.lookup(size, max(0.0, budget - slack))
+        below = index.lookup(size, budget - slack) if budget >= slack else None
         above = index.lookup(size, budget + slack)
         got_acc = got.accuracy if got else -1.0
         assert (below.accuracy if below else -1.0) <= got_acc
