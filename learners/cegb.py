@@ -71,8 +71,9 @@ class OnDemandFeaturizer(Protocol):
 
     ``compute(item, name)`` returns the values of feature ``name`` for ``item``: one number per
     column of the feature, in the order of the model's ``feature_groups_[name]`` (a scalar for
-    a one-column feature).  Feature names are the model's ``feature_names_`` (``"x{j}"`` for
-    column ``j`` when the model has no ``feature_groups``).
+    a one-column feature), or an object with ``.vector`` (those values) and ``.seconds`` (its
+    own timing of the routine), as ``polydom.Featurizer.compute`` returns.  Feature names are
+    the model's ``feature_names_`` (``"x{j}"`` for column ``j`` without ``feature_groups``).
     """
 
     def compute(self, item: Any, name: str) -> np.ndarray:  # pragma: no cover - protocol
@@ -541,8 +542,11 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
                 if name not in seconds:
                     cols = self.feature_groups_[name]
                     start = time.perf_counter()
-                    values = np.asarray(featurizer.compute(item, name), dtype=np.float64)
-                    seconds[name] = time.perf_counter() - start
+                    result = featurizer.compute(item, name)
+                    elapsed = time.perf_counter() - start
+                    # polydom.Featurizer returns Computed(vector, seconds): its own timing
+                    values = np.asarray(getattr(result, "vector", result), dtype=np.float64)
+                    seconds[name] = float(getattr(result, "seconds", elapsed))
                     values = values.ravel()
                     if values.shape != (len(cols),):
                         raise ValueError(
