@@ -123,3 +123,23 @@ def test_featurizer_returning_the_wrong_width_is_reported(fitted):
         clf.predict_item((0, images[0]), Short())
     with pytest.raises(ValueError, match="featurizer"):
         clf.predict_item((0, images[0]), object())
+
+
+def test_predict_item_with_the_project_featurizer_uses_its_timings():
+    fz = polydom.Featurizer(size=len)
+    fz.add("mean", lambda x: [float(np.mean(x))], 1)
+    fz.add("ends", lambda x: [x[0], x[-1]], 2)
+    fz.add("spread", lambda x: [float(np.std(x)), float(np.ptp(x))], 2)
+    rng = np.random.default_rng(0)
+    items = [rng.normal(size=int(rng.integers(5, 40))) for _ in range(300)]
+    X = fz.transform(items)
+    y = (X[:, 0] + 0.5 * X[:, 3] > 0).astype(int)
+    clf = CEGBClassifier({"mean": 1.0, "ends": 5.0, "spread": 2.0}, tradeoff=0.01,
+                         feature_groups=fz.columns, n_estimators=20).fit(X[:200], y[:200])
+    usage = clf.feature_usage(X[200:])
+    for i, item in enumerate(items[200:]):
+        out = clf.predict_item(item, fz)
+        assert out.label == clf.predict(X[200 + i:201 + i])[0]
+        assert set(out.features) == {n for n, u in zip(clf.feature_names_, usage[i],
+                                                        strict=True) if u}
+        assert all(s >= 0.0 for s in out.seconds.values())
