@@ -1,8 +1,9 @@
 """Budgeted learners in the Poly-Dom index: accuracy vs per-row cost, alone and combined.
 
 For each data set (breast cancer, digits with multi-resolution features, scikit-learn's
-``make_classification``, and a synthetic set where a cheap feature settles most rows),
-with assigned feature costs that grow with the item size ``n``, this script builds candidate
+``make_classification``, a synthetic set where a cheap feature settles most rows, and the
+image workload of ``polydom.image_workload`` with measured costs),
+with feature costs that grow with the item size ``n``, this script builds candidate
 models from five sources:
 
 * ``plain``: LightGBM without penalties, at several numbers of rounds;
@@ -10,7 +11,8 @@ models from five sources:
   (and, for multi-column feature groups, both group penalties ``full`` and ``shared``);
 * ``greedymiser``: GreedyMiser mode (coupled costs, depth-4 trees, first order);
 * ``lattice``: one LightGBM model per feature set (the lattice's feature-set models);
-* ``combined``: all of the above in one index.
+* ``combined``: all of the above in one index (``polydom.build_index(...,
+  extra_candidates=...)`` when the ``lattice`` package is installed).
 
 Candidates are scored on a validation split (accuracy, and the expected per-row cost curve
 ``sum_f P(f used) c_f(n)``); each source gets its own ``PolyDomIndex``.  For a grid of budgets at
@@ -509,8 +511,9 @@ def report(results, od, argv, total):
               "within 0.02 of the best CEGB validation accuracy; `predict_item` walks its trees "
               "for one item and computes a feature group only when a split on the item's path "
               "needs it. Digits: the last 200 images, the featurizer computes the pooled / "
-              "quadrant features from the image; tabular sets: 200 test rows, the featurizer "
-              "reads the group's columns. Feature time is measured inside `predict_item`.", "",
+              "quadrant features from the image; image_workload: 200 raw test images, "
+              "`polydom.Featurizer` runs the real routines and times them; tabular sets: 200 "
+              "test rows, the featurizer reads the group's columns.", "",
               "| data set | model | val acc | equal to batch `predict` | groups computed per item "
               "| expected cost at n | all groups' cost at n | feature time / item (us) | "
               "all groups / item (us) | predict_item / item (ms) |",
