@@ -21,7 +21,7 @@ and its measured mean per-row cost on the held-out test split, and where the com
 beats each source alone.  Plots go to ``benchmarks/results/cegb_*.png`` and tables to
 ``benchmarks/results/cegb.md``.
 
-Run:  PYTHONPATH=$PWD python benchmarks/cegb_bench.py            (about 4 minutes on 2 cores)
+Run:  PYTHONPATH=$PWD python benchmarks/cegb_bench.py            (about 5 minutes on 2 cores)
       PYTHONPATH=$PWD python benchmarks/cegb_bench.py --quick    (smoke run)
 """
 
