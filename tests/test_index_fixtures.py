@@ -162,7 +162,10 @@ def brute_dominates(r: Candidate, s: Candidate, lo: float, hi: float, rank) -> b
     if math.isfinite(hi):
         grid = grid[grid <= hi]
     cr, cs = r.cost(grid), s.cost(grid)
-    tol = 1e-9 * (np.abs(cr) + np.abs(cs) + 1e-300)
+    # rounding scale: the curves with absolute coefficients (what cancels in evaluation)
+    scale = np.polynomial.polynomial.polyval(np.abs(grid), np.abs(r.cost.coefficients))
+    scale += np.polynomial.polynomial.polyval(np.abs(grid), np.abs(s.cost.coefficients))
+    tol = 1e-11 * scale
     le = bool(np.all(cr <= cs + tol))
     ge = bool(np.all(cs <= cr + tol))
     if not le or r.accuracy < s.accuracy:
