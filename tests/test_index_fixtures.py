@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from polydom import Candidate, CostCurve, IndexAll, NaiveLookup, PolyDomIndex, prune_dominated
@@ -139,7 +139,9 @@ def test_rejected_calls_leave_everything_as_it_was():
     assert index.lookup(5.0, 9.0).key == "F2"
 
 
-def brute_dominates(r: Candidate, s: Candidate, lo: float, hi: float, rank) -> bool:
+def brute_dominates(
+    r: Candidate, s: Candidate, lo: float, hi: float, rank, rel: float = 1e-12
+) -> bool:
     """Def. 3.1 with the key tie-break, cost order checked on a dense grid plus the ends."""
     top = hi if math.isfinite(hi) else lo + 1e4
     grid = np.concatenate(
@@ -162,7 +164,10 @@ def brute_dominates(r: Candidate, s: Candidate, lo: float, hi: float, rank) -> b
     if math.isfinite(hi):
         grid = grid[grid <= hi]
     cr, cs = r.cost(grid), s.cost(grid)
-    tol = 1e-9 * (np.abs(cr) + np.abs(cs) + 1e-300)
+    # rounding scale: the curves with absolute coefficients (what cancels in evaluation)
+    scale = np.polynomial.polynomial.polyval(np.abs(grid), np.abs(r.cost.coefficients))
+    scale += np.polynomial.polynomial.polyval(np.abs(grid), np.abs(s.cost.coefficients))
+    tol = rel * scale
     le = bool(np.all(cr <= cs + tol))
     ge = bool(np.all(cs <= cr + tol))
     if not le or r.accuracy < s.accuracy:
@@ -175,12 +180,18 @@ def test_prune_dominated_keeps_exactly_the_undominated(cands, domain):
     lo, hi = domain
     rank = {c.key: i for i, c in enumerate(sorted(cands, key=lambda c: c.key))}
     kept = {cands[i].key for i in prune_dominated(cands, lo, hi)}
-    expected = {
-        s.key
-        for s in cands
-        if not any(r is not s and brute_dominates(r, s, lo, hi, rank) for r in cands)
-    }
-    assert kept == expected
+
+    def undominated(rel: float) -> set:
+        return {
+            s.key
+            for s in cands
+            if not any(r is not s and brute_dominates(r, s, lo, hi, rank, rel) for r in cands)
+        }
+
+    strict, loose = undominated(1e-14), undominated(1e-10)
+    # a dominance decided only at the level of rounding is a floating tie: skip it
+    assume(strict == loose)
+    assert kept == strict
 
 
 @given(candidate_pools(max_size=8), domains, st.sampled_from([1.0, 1.1, 1.2, 1.5]))
