@@ -149,8 +149,10 @@ def _open_store(
 ) -> tuple[MutableMapping, Any]:
     """Register (or resume) a build in the store: its expansion cache and a publisher."""
     from polydom.cost_curve import CostCurve
+    from polydom.persistence import register_learner_models
     from storage import IndexStore
 
+    register_learner_models()
     describe = getattr(learner, "describe", None)
     params = {
         "alpha": float(alpha),

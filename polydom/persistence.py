@@ -9,7 +9,24 @@ if TYPE_CHECKING:
     from polydom.serving import Index
     from storage import BuildRecord
 
-__all__ = ["open_index", "list_builds"]
+__all__ = ["open_index", "list_builds", "register_learner_models"]
+
+
+def register_learner_models() -> None:
+    """Let storage save and rebuild the models of our budgeted learners as arrays + JSON
+    (no pickle).  Idempotent; the LightGBM-backed classes only when lightgbm is installed.
+
+    Runtime complexity: O(1).
+    """
+    import learners
+    import storage
+
+    for name in ("ColumnSubsetModel", "CEGBClassifier", "GreedyMiserClassifier"):
+        try:
+            cls = getattr(learners, name)
+        except ImportError:
+            continue
+        storage.register_array_model(cls)
 
 
 def open_index(url: str | os.PathLike, build: int | None = None, trusted: bool = False) -> Index:
@@ -35,6 +52,7 @@ def open_index(url: str | os.PathLike, build: int | None = None, trusted: bool =
     """
     from storage import IndexStore
 
+    register_learner_models()
     with IndexStore(url, create=False) as store:
         return store.load_index(build=build, trusted=trusted)
 
