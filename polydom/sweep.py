@@ -172,9 +172,23 @@ def kinetic_sweep(
 
         interesting = False
         changed = False
-        for lft, rgt in blocks:
+        b = 0
+        while b < len(blocks):
+            lft, rgt = blocks[b]
+            # Sort the block by the order just right of x; a neighbour that belongs inside
+            # it (it meets the block at x although its own crossing was not queued, e.g. a
+            # root equal to x in floating point) widens the block, which is sorted again.
+            while True:
+                new = sorted(order[lft : rgt + 1], key=cmp_to_key(cmp_x))
+                if lft > 0 and cmp_x(order[lft - 1], new[0]) > 0:
+                    lft -= 1
+                elif rgt < k - 1 and cmp_x(new[-1], order[rgt + 1]) > 0:
+                    rgt += 1
+                else:
+                    break
+                if b + 1 < len(blocks) and rgt + 1 >= blocks[b + 1][0]:
+                    rgt = max(rgt, blocks.pop(b + 1)[1])
             old = order[lft : rgt + 1]
-            new = sorted(old, key=cmp_to_key(cmp_x))
             if new != old:
                 changed = True
                 if not interesting:
@@ -186,9 +200,14 @@ def kinetic_sweep(
                     acc_at[p] = accs[order[p]]
             for j in range(max(0, lft - 1), min(k - 2, rgt) + 1):
                 push_next(order[j], order[j + 1], x)
+            b += 1
         if changed:
             crossings += 1
             if interesting or keep_all:
-                breaks.append(x)
-                skylines.append(skyline_of(order, accs))
+                # the local test may flag two reorderings that cancel out: keep the point
+                # only if the recomputed skyline really differs (ranges stay minimal)
+                sky = skyline_of(order, accs)
+                if keep_all or sky != skylines[-1]:
+                    breaks.append(x)
+                    skylines.append(sky)
     return SweepResult(breaks, skylines, events, crossings)
