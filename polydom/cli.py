@@ -108,8 +108,8 @@ def run_inspect(args: argparse.Namespace) -> int:
                  "features", "expansions", "candidates", "ranges", "entries", "completed"],
                 [
                     [b.build_id, b.status, "*" if b.is_current else "", b.alpha, b.delta,
-                     b.learner or "-", b.n_min, b.n_max, b.n_features, b.n_expansions,
-                     b.n_candidates, b.n_ranges, b.n_entries, b.completed_at or "-"]
+                     " ".join((b.learner or "-").split()), b.n_min, b.n_max, b.n_features,
+                     b.n_expansions, b.n_candidates, b.n_ranges, b.n_entries, b.completed_at or "-"]
                     for b in builds
                 ],
             )
@@ -210,10 +210,10 @@ def add_demo(subparsers: argparse._SubParsersAction) -> None:
         "time the image features and fit cost curves, explore the feature-set lattice with "
         "a scikit-learn pipeline, store the index, reopen it and print its skylines, serve "
         "held-out digits within budgets (plain and any-time) and write plots.  --quick: 6 "
-        "features, sides 8-64, about a minute; full: 12 features, sides 8-128, several "
-        "minutes.",
+        "features, sides 8-64, about half a minute; full: 12 features, sides 8-128, about "
+        "five minutes.",
     )
-    p.add_argument("--quick", action="store_true", help="the small configuration (~1 min)")
+    p.add_argument("--quick", action="store_true", help="the small configuration (~30-60 s)")
     p.add_argument("--store", default="polydom_demo.db", metavar="PATH",
                    help="SQLite file or SQLAlchemy URL for the index (default polydom_demo.db; "
                    "an existing store gets a new build)")
@@ -226,8 +226,7 @@ def add_demo(subparsers: argparse._SubParsersAction) -> None:
                    help="time features by wall clock (default) or by this process's CPU time "
                    "(steadier on a busy machine)")
     p.add_argument("--alpha", type=_alpha, default=None, metavar="A",
-                   help="approximation factor >= 1 of the lattice (default 1.02 with --quick, "
-                   "1.05 otherwise)")
+                   help="approximation factor >= 1 of the lattice (default 1.02)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)  # tests
     p.set_defaults(run=run_demo)

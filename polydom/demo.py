@@ -43,7 +43,7 @@ class DemoConfig:
     profile_digits: int = 2
     repeats: int = 3
     statistic: str = "p90"
-    alpha: float = 1.05
+    alpha: float = 1.02
     cv: int = 3
     budgets: int = 5
     max_iter: int = 300
@@ -59,7 +59,7 @@ QUICK = DemoConfig(
 FULL = DemoConfig(
     features=None, sides=(8, 16, 32, 64, 128), train_sides=(8, 16, 32, 64, 128), train_digits=600,
     test_digits=200, profile_sides=(8, 16, 32, 64, 128), repeats=5, budgets=6,
-    cost_pruning=True,
+    cost_pruning=True, alpha=1.02,
 )
 #: For tests: three cheap features, a few dozen digits.
 TINY = DemoConfig(

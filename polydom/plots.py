@@ -80,7 +80,8 @@ def plot_skylines(
     ``index`` is a :class:`polydom.Index`.  With more than ``max_ranges`` ranges, that many
     are picked evenly (first and last included).  Each panel steps through the skyline's
     candidates (cheapest first) at the middle of its range (``n_lo + 1`` for an unbounded
-    last range) and labels each point with its features.  Returns the path.
+    last range) and labels each point with its features (first four letters of each); the
+    accuracy axis starts just below the least accurate non-empty set.  Returns the path.
 
     Runtime complexity: O(R * S) for R ranges drawn with S candidates each.
     """
@@ -102,9 +103,13 @@ def plot_skylines(
         acc = [c.accuracy for c in sky]
         ax.step(cost, acc, where="post", color="C0")
         ax.scatter(cost, acc, color="C0", s=14)
-        for c, x, y in zip(sky, cost, acc, strict=True):
-            label = "+".join(sorted(map(str, c.features))) or "(none)"
-            ax.annotate(label, (x, y), fontsize=5, xytext=(2, -6), textcoords="offset points")
+        for k, (c, x, y) in enumerate(zip(sky, cost, acc, strict=True)):
+            label = "+".join(sorted(str(f)[:4] for f in c.features)) or "{}"
+            ax.annotate(label, (x, y), fontsize=5, rotation=25,
+                        xytext=(3, -9 if k % 2 else 3), textcoords="offset points")
+        useful = [a for c, a in zip(sky, acc, strict=True) if c.features]
+        if useful:
+            ax.set_ylim(min(useful) - 0.03, max(useful) + 0.02)
         if cost and min(cost) > 0 and max(cost) / min(cost) > 50:
             ax.set_xscale("log")
         ax.set_title(f"range {r}: n in [{lo:.4g}, {hi:.4g}), at n = {at:.4g}", fontsize=8)
