@@ -152,7 +152,7 @@ def _breast_cancer(config: Mapping) -> tuple[np.ndarray, np.ndarray, dict[str, l
     from sklearn.datasets import load_breast_cancer
 
     data = load_breast_cancer()
-    names = list(data.feature_names)
+    names = [str(n) for n in data.feature_names]
     spec = config.get("features")
     if spec is None:
         spec = {"mean": list(range(0, 10)), "error": list(range(10, 20)),
