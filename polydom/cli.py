@@ -343,7 +343,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return args.run(args)
-    except (ValueError, RuntimeError, sqlalchemy.exc.SQLAlchemyError) as exc:
+    except ImportError as exc:
+        print(f"{PROG} {args.command}: error: {exc.name or exc} is not installed "
+              f"(pip install \".[demo]\")", file=sys.stderr)
+        return 2
+    except (ValueError, RuntimeError, OSError, sqlalchemy.exc.SQLAlchemyError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"{PROG} {args.command}: error: {reason}", file=sys.stderr)
         return 2

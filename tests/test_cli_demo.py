@@ -127,6 +127,14 @@ def test_bad_config_files(tmp_path: Path, capsys: pytest.CaptureFixture) -> None
     assert "is not valid TOML" in err and err.count("\n") == 1
 
 
+def test_unwritable_outputs_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    assert main(["demo", "--tiny", "--store", str(blocker / "x.db"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("polydom demo: error: ") and err.count("\n") == 1
+
+
 def test_demo_bad_arguments(capsys: pytest.CaptureFixture) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["demo", "--seed", "-3"])
