@@ -13,7 +13,7 @@ pytest.importorskip("matplotlib")
 
 TINY_TOML = """
 data = "breast_cancer"
-learner = "logistic"
+learner = "tree"
 store = "bc.db"
 alpha = 1.0
 domain = [1, 100]
