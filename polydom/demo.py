@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,6 @@ class DemoConfig:
     budgets: int = 5
     max_iter: int = 300
     cost_pruning: bool = False
-    extra: dict = field(default_factory=dict)
 
 
 QUICK = DemoConfig(
