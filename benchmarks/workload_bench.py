@@ -2,9 +2,9 @@
 Greedy-Cost.
 
 Profiles the 12 image features on digits and the sample photographs at every side, fits
-cost curves per statistic, trains one LogisticRegression per feature subset (every singleton
-and pair plus the full set: a hand-built, exhaustive-over-those-subsets index; the lattice
-explorer can replace it), then serves held-out digits at every side and budget and prints,
+cost curves per statistic, explores the feature-set lattice with a LogisticRegression pipeline
+(polydom.build_index + learners.SklearnLearner, one index per cost fit over one shared
+expansion cache), then serves held-out digits at every side and budget and prints,
 per method: accuracy, the fraction of predictions whose measured feature time exceeded the
 budget, and the mean slack.  Writes PNG plots and the tables under benchmarks/results/.
 
@@ -25,9 +25,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from learners import SklearnLearner
+from polydom import build_index
 from polydom.adherence import adherence_table, measure_adherence
 from polydom.image_workload import image_featurizer, load_digits_workload, profiling_images
-from polydom.subset_index import all_subsets, index_over_subsets, subset_key, with_costs
+from polydom.plots import plot_skylines
+from polydom.subset_index import index_over_subsets
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -41,6 +44,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer digits, features, budgets")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--alpha", type=float, default=1.0,
+                        help="approximation factor of the lattice (default 1.0: exact)")
     parser.add_argument("--plots", type=Path, default=RESULTS, help="folder for PNG plots")
     parser.add_argument("--timer", choices=("wall", "cpu"), default="wall",
                         help="time features by wall clock (perf_counter) or by this process's "
@@ -76,33 +81,53 @@ def main() -> None:
     for label, p in fits.items():
         print(f"\n## {label}\n{p.table()}")
 
-    # 2. train one model per subset (mean-fit costs; other fits re-cost the same models)
+    # 2. the lattice (polydom.build_index with SklearnLearner), one index per cost fit
+    #    sharing one expansion cache (cost_pruning off: the same sets are trained whatever
+    #    the fit, so every fit's index is over the same models); every training digit appears
+    #    once, rendered at one side drawn from all sides (features are size-normalised), so
+    #    the cross-validation folds never hold two renderings of one digit.
     wl = load_digits_workload(sides=sides, digits=n_digits, seed=args.seed, features=names)
-    X = fz.transform(wl.items)
-    train = np.isin(wl.digit, np.unique(wl.digit)[:n_train])
+    rng = np.random.default_rng(args.seed)
+    ids = rng.permutation(np.unique(wl.digit))
+    train_ids = ids[:n_train]
+    side_of = dict(zip(train_ids.tolist(), rng.choice(sides, size=n_train).tolist(),
+                       strict=True))
+    train_rows = [i for i, (d, s) in enumerate(zip(wl.digit, wl.sizes, strict=True))
+                  if side_of.get(int(d)) == s]
+    Xtr = fz.transform([wl.items[i] for i in train_rows])
+    ytr = wl.labels[train_rows]
     est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=300))
+    learner = SklearnLearner(est, Xtr, ytr, features=fz.columns, cv=3)
+    cache: dict = {}
+    t1 = time.perf_counter()
+    indexes = {}
+    for label, p in fits.items():
+        indexes[f"poly-dom {label}"] = build_index(
+            p.curves, learner, alpha=args.alpha, n_min=min(sides), n_max=max(sides),
+            cache=cache)
+    info = indexes["poly-dom mean"].info
+    print(f"\n# lattice (alpha={args.alpha}): {info['expansions']} of {info['lattice_size']} "
+          f"feature sets trained ({len(cache)} models, 3-fold CV on {len(train_rows)} digits, "
+          f"one rendering each) in {time.perf_counter() - t1:.1f} s; candidates per fit: "
+          + ", ".join(f"{k.split()[-1]} {v.info['candidates']}" for k, v in indexes.items()))
     chain = greedy_cost_chain(names, fits["mean"].curves, float(np.median(sides)))
     prefixes = [frozenset(chain[: k + 1]) for k in range(len(chain))]
-    subsets = all_subsets(names, 2) + [frozenset(names)] + prefixes
-    t1 = time.perf_counter()
-    base = index_over_subsets(X[train], wl.labels[train], fz.columns, fits["mean"].curves,
-                              subsets, est, n_min=min(sides), n_max=max(sides),
-                              groups=wl.digit[train], seed=args.seed)
-    print(f"\n# {len(base.candidates)} models trained in {time.perf_counter() - t1:.1f} s; "
-          f"Greedy-Cost chain at n={np.median(sides):g}: {' < '.join(chain)}")
-    chain_keys = [subset_key(p, names) for p in prefixes]
-    indexes = {f"poly-dom {label}": with_costs(base, p.curves) for label, p in fits.items()}
+    greedy = index_over_subsets(Xtr, ytr, fz.columns, fits["mean"].curves, prefixes, est,
+                                n_min=min(sides), n_max=max(sides),
+                                groups=wl.digit[train_rows], seed=args.seed)
+    print(f"# Greedy-Cost chain at n={np.median(sides):g}: {' < '.join(chain)} "
+          f"({len(prefixes)} prefix models, held-out split)")
     indexes["any-time poly-dom mean"] = indexes["poly-dom mean"]
-    indexes["any-time greedy-cost mean"] = with_costs(base, fits["mean"].curves, chain_keys)
+    indexes["any-time greedy-cost mean"] = greedy
     for label in ("poly-dom max", "poly-dom mean"):
         idx = indexes[label]
         print(f"\n## skylines, {label}: {len(idx.table.ranges)} ranges")
         for (lo, hi), sky in zip(idx.table.ranges, idx.table.skylines, strict=True):
             print(f"[{lo:7.2f}, {hi:7.2f}) " + ", ".join(
-                f"{c.key} ({c.accuracy:.3f})" for c in sky))
+                f"{'+'.join(sorted(c.features)) or '{}'} ({c.accuracy:.3f})" for c in sky))
 
     # 3. serve held-out digits
-    held = np.flatnonzero(~train)
+    held = np.flatnonzero(np.isin(wl.digit, ids[n_train:]))
     items = [wl.items[i] for i in held]
     labels = wl.labels[held]
     rows = []
@@ -121,6 +146,9 @@ def main() -> None:
               f"{np.mean([r.over_budget for r in mine]):>11.3f}  "
               f"{1e3 * np.mean([r.mean_slack for r in mine]):>13.3f}")
     plots(args.plots, fits, rows, budgets, sides, list(indexes))
+    for label in ("poly-dom max", "poly-dom mean"):
+        plot_skylines(indexes[label], args.plots / f"workload_skylines_{label.split()[-1]}.png",
+                      scale=1e3, unit="cost at n (ms)")
     print(f"\ntotal {time.perf_counter() - t0:.1f} s; plots in {args.plots}")
 
 

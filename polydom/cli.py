@@ -1,7 +1,10 @@
 """The ``polydom`` command line: inspect a stored index and query it.
 
+    polydom demo [--quick] [--store PATH] [--plots DIR] [--seed N]
+    polydom build CONFIG
     polydom inspect URL [--build ID] [--ranges K]
     polydom lookup URL --size N --budget C [--build ID]
+    polydom plot URL --out DIR [--build ID]
 
 ``URL`` is any SQLAlchemy URL or a SQLite file path.  Each subcommand is one ``add_<name>``
 function that registers its parser and sets ``run`` to the function doing the work; add a
@@ -105,8 +108,8 @@ def run_inspect(args: argparse.Namespace) -> int:
                  "features", "expansions", "candidates", "ranges", "entries", "completed"],
                 [
                     [b.build_id, b.status, "*" if b.is_current else "", b.alpha, b.delta,
-                     b.learner or "-", b.n_min, b.n_max, b.n_features, b.n_expansions,
-                     b.n_candidates, b.n_ranges, b.n_entries, b.completed_at or "-"]
+                     " ".join((b.learner or "-").split()), b.n_min, b.n_max, b.n_features,
+                     b.n_expansions, b.n_candidates, b.n_ranges, b.n_entries, b.completed_at or "-"]
                     for b in builds
                 ],
             )
@@ -179,15 +182,151 @@ def run_lookup(args: argparse.Namespace) -> int:
     return 0
 
 
+
+# ---------------------------------------------------------------------------- demo
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _alpha(text: str) -> float:
+    value = _non_negative(text)
+    if value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
+    return value
+
+
+def add_demo(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``demo``."""
+    p = subparsers.add_parser(
+        "demo",
+        help="end to end on digit images: measure costs, build, store, serve, plot",
+        description="Render scikit-learn's digits at several sides (item size n = side), "
+        "time the image features and fit cost curves, explore the feature-set lattice with "
+        "a scikit-learn pipeline, store the index, reopen it and print its skylines, serve "
+        "held-out digits within budgets (plain and any-time) and write plots.  --quick: 6 "
+        "features, sides 8-64, about half a minute; full: 12 features, sides 8-128, about "
+        "five minutes.",
+    )
+    p.add_argument("--quick", action="store_true", help="the small configuration (~30-60 s)")
+    p.add_argument("--store", default="polydom_demo.db", metavar="PATH",
+                   help="SQLite file or SQLAlchemy URL for the index (default polydom_demo.db; "
+                   "an existing store gets a new build)")
+    p.add_argument("--plots", default="polydom_demo_plots", metavar="DIR",
+                   help="folder for the PNG plots (default polydom_demo_plots)")
+    p.add_argument("--no-plots", action="store_true", help="write no plots")
+    p.add_argument("--seed", type=_positive_int, default=0, metavar="N",
+                   help="seed of the digit draw and split (default 0)")
+    p.add_argument("--timer", choices=("wall", "cpu"), default="wall",
+                   help="time features by wall clock (default) or by this process's CPU time "
+                   "(steadier on a busy machine)")
+    p.add_argument("--alpha", type=_alpha, default=None, metavar="A",
+                   help="approximation factor >= 1 of the lattice (default 1.02)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)  # tests
+    p.set_defaults(run=run_demo)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """Run :func:`polydom.demo.run_demo`."""
+    from polydom import demo
+
+    config = demo.TINY if args.tiny else (demo.QUICK if args.quick else demo.FULL)
+    if args.alpha is not None:
+        config = demo.replace(config, alpha=args.alpha)
+    demo.run_demo(config, store=args.store, plots=None if args.no_plots else args.plots,
+                  seed=args.seed, timer=args.timer, progress=not args.no_progress)
+    return 0
+
+
+
+# ---------------------------------------------------------------------------- build
+def add_build(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``build``."""
+    p = subparsers.add_parser(
+        "build",
+        help="build and store an index from a TOML or JSON config",
+        description="Explore the feature-set lattice for the data, features, learner and "
+        "cost curves a config file names, and store the index.  Keys: data "
+        "('breast_cancer' or 'digits'), learner (" + ", ".join(_learner_names()) + "), "
+        "store, alpha, delta, domain [n_min, n_max], cv, seed, features, costs (feature -> "
+        "polynomial in n) or profile = true (digits: time the features), statistic, sides, "
+        "digits.  See docs/demo.md for examples.",
+    )
+    p.add_argument("config", metavar="CONFIG", help="a .toml or .json file")
+    p.set_defaults(run=run_build)
+
+
+def _learner_names() -> list[str]:
+    from polydom.config_build import LEARNERS
+
+    return list(LEARNERS)
+
+
+def run_build(args: argparse.Namespace) -> int:
+    """Build from a config file and print a summary."""
+    from polydom.config_build import build_from_config, load_config
+
+    build_from_config(load_config(args.config))
+    return 0
+
+
+# ---------------------------------------------------------------------------- plot
+def add_plot(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``plot``."""
+    p = subparsers.add_parser(
+        "plot",
+        help="PNG plots of a stored index: skylines per range of sizes and cost curves",
+        description="Write skylines.png (accuracy against cost at a size inside each range "
+        "of sizes) and cost_curves.png (each feature's stored cost curve over the domain) "
+        "for one build of a stored index.  Needs matplotlib.",
+    )
+    p.add_argument("url", metavar="URL", help="SQLAlchemy URL or SQLite file path")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for the PNG files")
+    p.add_argument("--build", type=int, help="build id (default: the current build)")
+    p.add_argument("--ranges", type=_positive_int, default=6, metavar="K",
+                   help="draw at most K ranges, spread evenly (default 6)")
+    p.set_defaults(run=run_plot)
+
+
+def run_plot(args: argparse.Namespace) -> int:
+    """Plot a stored index."""
+    from pathlib import Path
+
+    from polydom.plots import plot_cost_curves, plot_skylines
+    from storage import IndexStore
+
+    with IndexStore(args.url, create=False) as store:
+        index = store.load_index(build=args.build, models=False)
+    folder = Path(args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    n_min, n_max = float(index.table.domain[0]), float(index.table.domain[1])
+    paths = [
+        plot_skylines(index, folder / "skylines.png", max_ranges=max(1, args.ranges)),
+        plot_cost_curves(index.costs, n_min, n_max, folder / "cost_curves.png"),
+    ]
+    print(f"build {index.info.get('build_id', '-')}: {len(index.table.ranges)} ranges; wrote "
+          + ", ".join(str(p) for p in paths))
+    return 0
+
+
 #: ``add_<name>`` functions, one per subcommand, in the order ``--help`` lists them.
-SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_inspect, add_lookup]
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    add_demo, add_build, add_inspect, add_lookup, add_plot,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``polydom`` parser with every subcommand of :data:`SUBCOMMANDS`."""
     parser = _Parser(
         prog=PROG,
-        description="Poly-Dom indexes over trained models: inspect and query stored ones.",
+        description="Poly-Dom indexes over trained models: build, store, inspect, query "
+        "and plot them; `polydom demo --quick` runs everything on digit images.",
         epilog="URL: a SQLAlchemy URL (sqlite:///index.db, postgresql+psycopg://...) or a "
         "SQLite file path.",
     )
@@ -204,7 +343,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return args.run(args)
-    except (ValueError, RuntimeError, sqlalchemy.exc.SQLAlchemyError) as exc:
+    except ImportError as exc:
+        print(f"{PROG} {args.command}: error: {exc.name or exc} is not installed "
+              f"(pip install \".[demo]\")", file=sys.stderr)
+        return 2
+    except (ValueError, RuntimeError, OSError, sqlalchemy.exc.SQLAlchemyError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"{PROG} {args.command}: error: {reason}", file=sys.stderr)
         return 2
