@@ -15,7 +15,7 @@ The expanded sets are then reduced to candidates by exact polynomial-cost domina
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from functools import cached_property
 from typing import Any
 
@@ -322,39 +322,37 @@ class _Explorer:
     # -------------------------------------------------------------- Algorithm 2
     def run(self) -> None:
         full = self.sp.full
-        complete = self.traversal == "complete"
         checked: set[int] = set()
         active_top, active_bottom = {full}, {0}
         while active_top or active_bottom:
-            next_top: set[int] = set()
-            next_bottom: set[int] = set()
-            for s in sorted(active_top, key=set_key):
-                if s in self.expanded:
-                    continue
-                if complete:
-                    if s in checked:
-                        continue
-                    checked.add(s)
-                if s != full and s != 0 and self._pruned(s):
-                    if complete:
-                        next_top.update(_children(s))
-                    continue
-                self._expand(s, from_top=True)
-                next_top.update(_children(s))
-            for s in sorted(active_bottom, key=set_key):
-                if s in self.expanded:
-                    continue
-                if complete:
-                    if s in checked:
-                        continue
-                    checked.add(s)
-                if s != full and s != 0 and self._pruned(s):
-                    if complete:
-                        next_bottom.update(_parents(s, full))
-                    continue
-                self._expand(s, from_top=False)
-                next_bottom.update(_parents(s, full))
+            # top pass first (the paper's order), then the bottom pass
+            next_top = self._pass(active_top, checked, True, _children)
+            next_bottom = self._pass(active_bottom, checked, False, lambda s: _parents(s, full))
             active_top, active_bottom = next_top, next_bottom
+
+    def _pass(
+        self, active: set[int], checked: set[int], from_top: bool, onward: Callable
+    ) -> set[int]:
+        """One round from one side: test each active set in canonical order, expand those
+        that are not pruned, and return the sets to visit next (``onward`` of each expanded
+        set, and with the complete traversal of each pruned one too)."""
+        full = self.sp.full
+        complete = self.traversal == "complete"
+        nxt: set[int] = set()
+        for s in sorted(active, key=set_key):
+            if s in self.expanded:
+                continue
+            if complete:
+                if s in checked:
+                    continue
+                checked.add(s)
+            if s != full and s != 0 and self._pruned(s):
+                if complete:
+                    nxt.update(onward(s))
+                continue
+            self._expand(s, from_top=from_top)
+            nxt.update(onward(s))
+        return nxt
 
 
 def _children(s: int) -> list[int]:
