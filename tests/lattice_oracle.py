@@ -79,8 +79,12 @@ def sandwiched_by_pair(acc: dict, alpha: float, delta: float) -> set:
 
 
 def skyline_at(acc: dict, costs: dict, size: float) -> set:
-    """Brute-force n-skyline: sorted by cost, keep strictly better accuracies."""
-    rows = sorted((set_cost(costs, fs)(size), -a, sorted(fs), fs) for fs, a in acc.items())
+    """Brute-force n-skyline: sorted by cost, keep strictly better accuracies.  Costs are
+    compared to 12 significant digits: sums of the same curves in another order differ in
+    the last bit, and the library treats such costs as equal (its rounding tolerance)."""
+    rows = sorted(
+        (float(f"{set_cost(costs, fs)(size):.12g}"), -a, sorted(fs), fs) for fs, a in acc.items()
+    )
     best, out = -math.inf, set()
     for _, neg, _, fs in rows:
         if -neg > best:
