@@ -63,13 +63,7 @@ def plot_cost_curves(
         ax.set_ylabel(unit, fontsize=8)
         ax.tick_params(labelsize=7)
     axes.ravel()[0].legend(fontsize=7)
-    for ax in axes.ravel()[len(names):]:
-        ax.axis("off")
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return _save(fig, axes, len(names), path)
 
 
 def plot_skylines(
@@ -116,14 +110,8 @@ def plot_skylines(
         ax.set_xlabel(unit, fontsize=8)
         ax.set_ylabel("accuracy", fontsize=8)
         ax.tick_params(labelsize=7)
-    for ax in axes.ravel()[len(picks):]:
-        ax.axis("off")
     fig.suptitle(f"skylines: {len(ranges)} ranges of sizes ({len(picks)} shown)", fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return _save(fig, axes, len(picks), path)
 
 
 def plot_accuracy_vs_budget(
@@ -152,6 +140,15 @@ def plot_accuracy_vs_budget(
         ax.set_xlabel(unit, fontsize=8)
     axes.ravel()[0].set_ylabel("accuracy")
     axes.ravel()[0].legend(fontsize=7)
+    return _save(fig, axes, axes.size, path)
+
+
+def _save(fig: Any, axes: Any, used: int, path: str | Path) -> Path:
+    """Blank the panels past ``used``, lay the figure out, write it to ``path`` and close it."""
+    import matplotlib.pyplot as plt
+
+    for ax in np.ravel(axes)[used:]:
+        ax.axis("off")
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=90)
