@@ -2,7 +2,7 @@
 
 For each data set (breast cancer, digits with multi-resolution features, scikit-learn's
 ``make_classification``, a synthetic set where a cheap feature settles most rows, and the
-image workload of ``polydom.image_workload`` with measured costs),
+image workload of ``polydom.app.workloads.images`` with measured costs),
 with feature costs that grow with the item size ``n``, this script builds candidate
 models from five sources:
 
@@ -41,7 +41,7 @@ from sklearn.model_selection import train_test_split
 
 import polydom
 from learners import CEGBClassifier, GreedyMiserClassifier, sweep_candidates
-from learners.budgeted import row_costs
+from learners.budgeted.contract import row_costs
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SOURCES = ["plain", "cegb", "greedymiser", "lattice", "combined"]
@@ -118,11 +118,11 @@ def minority():
 
 
 def image_workload():
-    """The image workload (``polydom.image_workload``): digits rendered at sides 8..64, six
+    """The image workload (``polydom.app.workloads.images``): digits rendered at sides 8..64, six
     light feature routines (77 columns), costs **measured** (p90 of timings on profiling
     images, fitted ``c_f(n)`` in milliseconds, n = side).  Split by digit: no digit is in
     two splits."""
-    from polydom.image_workload import load_digits_workload, profiling_images
+    from polydom.app.workloads.images import load_digits_workload, profiling_images
 
     names = ["sample_stats", "histogram", "zones", "projections", "moments", "harris"]
     wl = load_digits_workload(sides=(8, 16, 32, 64), digits=300, features=names, seed=SEED)
@@ -268,7 +268,7 @@ def run_dataset(name, quick):
     timings["plain"] = time.perf_counter() - t
     t = time.perf_counter()
     # LightGBM charges per column; for multi-column groups both ways of putting a group's
-    # cost on its columns are trained (see learners.cegb), and the index keeps the better
+    # cost on its columns are trained (see learners.budgeted.cegb), and the index keeps the better
     penalties = ["full", "shared"] if max(map(len, groups.values())) > 1 else ["full"]
     cands["cegb"] = []
     for gp in penalties:

@@ -17,7 +17,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from polydom.image_workload import load_digits_workload
+from polydom.app.workloads.images import load_digits_workload
 
 
 def main() -> None:

@@ -27,10 +27,10 @@ from sklearn.preprocessing import StandardScaler
 
 from learners import SklearnLearner
 from polydom import build_index
-from polydom.adherence import adherence_table, measure_adherence
-from polydom.image_workload import image_featurizer, load_digits_workload, profiling_images
-from polydom.plots import plot_skylines
-from polydom.subset_index import index_over_subsets
+from polydom.app.plots import plot_skylines
+from polydom.app.workloads.images import image_featurizer, load_digits_workload, profiling_images
+from polydom.pipeline.subsets import index_over_subsets
+from polydom.serving.adherence import adherence_table, measure_adherence
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -9,13 +9,16 @@ from lattice.baselines import (
     greedy_cost,
 )
 from lattice.delta import estimate_delta, monotonicity_violations
+from lattice.expansion import Expansion, Learner
 from lattice.explore import Exploration, explore
 from lattice.progressive import Progressive, progressive
 
 __all__ = [
     "PAPER_LAMBDAS",
+    "Expansion",
     "Exploration",
     "GreedyResult",
+    "Learner",
     "Progressive",
     "estimate_delta",
     "expand_all",

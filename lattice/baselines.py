@@ -7,11 +7,11 @@ from bisect import bisect_right
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
-from lattice._sets import Expander, FeatureSpace, set_key
+from lattice.expansion import Expansion
 from lattice.explore import Exploration, _check_learner_features, resolve_candidate_alpha
-from polydom.cost_curve import CostCurve
-from polydom.domain import check_budget, check_domain, check_size
-from polydom.expansion import Expansion
+from lattice.feature_space import Expander, FeatureSpace, set_key
+from polydom.curves.cost_curve import CostCurve
+from polydom.curves.domain import check_budget, check_domain, check_size
 
 __all__ = [
     "PAPER_LAMBDAS",

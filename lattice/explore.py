@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from lattice._sets import ACC_TOL, BudgetExhausted, Expander, FeatureSpace, set_key
-from polydom.candidate import Candidate
-from polydom.cost_curve import CostCurve
-from polydom.dominance import prune_dominated
-from polydom.expansion import Expansion
+from lattice.expansion import Expansion
+from lattice.feature_space import ACC_TOL, BudgetExhausted, Expander, FeatureSpace, set_key
+from polydom.curves.candidate import Candidate
+from polydom.curves.cost_curve import CostCurve
+from polydom.index.dominance import prune_dominated
 
 __all__ = ["Exploration", "explore"]
 
@@ -503,7 +503,7 @@ def explore(
     ):
         raise ValueError(f"max_expansions must be a non-negative integer, got {max_expansions!r}")
     ca = resolve_candidate_alpha(candidate_alpha, alpha)
-    from polydom.domain import check_domain
+    from polydom.curves.domain import check_domain
 
     lo, hi = check_domain(n_min, n_max)
     space = FeatureSpace(costs, lo, hi)

@@ -1,28 +1,39 @@
-"""Learners: the learner protocol, the scikit-learn black box, budgeted methods."""
+"""Learners: the scikit-learn black box, a synthetic learner, and budgeted methods.
 
-from learners.base import Learner, normalize_features
-from learners.budgeted import (
+The lattice's :class:`lattice.Learner` protocol is what a learner implements; budgeted
+learners (:mod:`learners.budgeted`) produce index candidates with their own cost curves.
+"""
+
+from importlib import import_module
+
+from lattice.expansion import Learner
+from learners.budgeted.contract import (
     BudgetedClassifierMixin,
     ColumnSubsetModel,
     expected_cost_curve,
     sweep_candidates,
     worst_cost_curve,
 )
+from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
+from learners.columns import normalize_features
 from learners.sklearn_learner import SklearnLearner
 from learners.synthetic import SyntheticLearner
-from learners.tree_paths import TreeArrays, TreeEnsemble
 
-# the LightGBM-backed learners are imported on first use, so that `import learners` works
-# without lightgbm installed
-_LIGHTGBM = ("CEGBClassifier", "GreedyMiserClassifier", "ItemPrediction", "OnDemandFeaturizer")
+# the LightGBM-backed learners load on first use, so that `import learners` works without
+# lightgbm installed
+_LAZY = {
+    "CEGBClassifier": "learners.budgeted.cegb",
+    "GreedyMiserClassifier": "learners.budgeted.cegb",
+    "ItemPrediction": "learners.budgeted.cegb",
+    "OnDemandFeaturizer": "learners.budgeted.cegb",
+}
 
 
 def __getattr__(name: str):
-    if name in _LIGHTGBM:
-        from learners import cegb
-
-        return getattr(cegb, name)
-    raise AttributeError(f"module 'learners' has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'learners' has no attribute {name!r}")
+    return getattr(import_module(module), name)
 
 
 __all__ = [

@@ -14,8 +14,8 @@ from sklearn.dummy import DummyClassifier
 from sklearn.metrics import get_scorer
 from sklearn.model_selection import cross_val_score
 
-from learners.base import normalize_features
-from polydom.expansion import Expansion
+from lattice.expansion import Expansion
+from learners.columns import normalize_features
 
 __all__ = ["SklearnLearner"]
 

@@ -6,7 +6,7 @@ import math
 import time
 from collections.abc import Callable
 
-from polydom.expansion import Expansion
+from lattice.expansion import Expansion
 
 __all__ = ["SyntheticLearner"]
 

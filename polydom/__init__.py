@@ -1,17 +1,52 @@
-"""polydom: the most accurate model whose feature cost fits a budget at a given item size."""
+"""polydom: the most accurate model whose feature cost fits a budget at a given item size.
 
-from polydom.adherence import AdherenceRow, adherence_table, measure_adherence
-from polydom.build import build_index
-from polydom.candidate import Candidate
-from polydom.cost_curve import CostCurve
-from polydom.dominance import prune_dominated
-from polydom.expansion import Expansion
-from polydom.featurizer import CostProfile, Featurizer, fit_cost_curve
-from polydom.index import FixedBudgetIndex, IndexAll, PolyDomIndex
-from polydom.item_serving import ItemPrediction, predict_item
-from polydom.naive import NaiveLookup
-from polydom.persistence import list_builds, open_index
-from polydom.serving import Hit, Index
+``import polydom`` loads the core only: the cost model (:mod:`polydom.curves`) and the index
+(:mod:`polydom.index`).  Serving (featurizer, item serving, adherence) and the pipeline
+(``build_index``, ``open_index``, which import :mod:`lattice`, :mod:`learners` and
+:mod:`storage`) load on first use of one of their names.
+"""
+
+from importlib import import_module
+
+from polydom.curves import Candidate, CostCurve, CostProfile, fit_cost_curve
+from polydom.errors import PolydomError
+from polydom.index import (
+    FixedBudgetIndex,
+    Hit,
+    Index,
+    IndexAll,
+    NaiveLookup,
+    PolyDomIndex,
+    prune_dominated,
+)
+
+# name -> module that defines it, imported on first access (PEP 562)
+_LAZY = {
+    "AdherenceRow": "polydom.serving.adherence",
+    "adherence_table": "polydom.serving.adherence",
+    "measure_adherence": "polydom.serving.adherence",
+    "Featurizer": "polydom.serving.featurizer",
+    "ItemPrediction": "polydom.serving.item_serving",
+    "predict_item": "polydom.serving.item_serving",
+    "build_index": "polydom.pipeline.build",
+    "list_builds": "polydom.pipeline.open",
+    "open_index": "polydom.pipeline.open",
+    "Expansion": "lattice.expansion",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'polydom' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "AdherenceRow",
@@ -26,6 +61,7 @@ __all__ = [
     "IndexAll",
     "ItemPrediction",
     "NaiveLookup",
+    "PolydomError",
     "PolyDomIndex",
     "adherence_table",
     "build_index",

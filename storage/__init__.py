@@ -4,7 +4,7 @@ Knows the data classes of :mod:`polydom` and nothing of learning.  The default d
 a SQLite file; any SQLAlchemy URL works (PostgreSQL through ``psycopg``).
 """
 
-from storage.models import (
+from storage.blobs import (
     ModelIntegrityError,
     UntrustedModelError,
     dump_model,

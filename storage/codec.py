@@ -8,7 +8,7 @@ import math
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
-from polydom.cost_curve import CostCurve
+from polydom.curves.cost_curve import CostCurve
 
 __all__ = [
     "canonical_json",

@@ -30,13 +30,14 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-from polydom.candidate import Candidate
-from polydom.cost_curve import CostCurve
-from polydom.expansion import Expansion
-from polydom.index import IndexAll, PolyDomIndex
-from polydom.serving import Index
-from polydom.skyline_table import SkylineTable
+from lattice.expansion import Expansion
+from polydom.curves.candidate import Candidate
+from polydom.curves.cost_curve import CostCurve
+from polydom.index.built import Index
+from polydom.index.polydom_index import IndexAll, PolyDomIndex
+from polydom.index.table import SkylineTable
 from storage import schema as S
+from storage.blobs import dump_model, load_model, sha256_hex
 from storage.codec import (
     canonical_json,
     cost_expression,
@@ -47,7 +48,6 @@ from storage.codec import (
     feature_mask,
     mask_features,
 )
-from storage.models import dump_model, load_model, sha256_hex
 
 __all__ = [
     "BuildRecord",
@@ -504,7 +504,7 @@ class IndexStore:
         """Rebuild a published index from its rows (no sweep): the current build by default.
 
         The candidates' payloads are the stored models (checked against their sha256 and
-        decoded safely, see :mod:`storage.models`); ``models=False`` leaves them None.
+        decoded safely, see :mod:`storage.blobs`); ``models=False`` leaves them None.
         ``info`` is the stored build info plus ``build_id``.
 
         Runtime complexity: O(K * d + E) rows plus decoding the K models.

@@ -1,0 +1,47 @@
+"""Expansion (one trained, scored feature set) and the Learner protocol that produces it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["Expansion", "Learner"]
+
+
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    """A feature set that was trained and scored ("expanded" in the paper).
+
+    Parameters
+    ----------
+    features : frozenset of str
+        The feature set.
+    accuracy : float
+        Its estimated accuracy (cross-validated or held out).
+    model : object or None
+        The fitted model, or None for learners that only score (synthetic).
+    fit_seconds : float
+        Wall time the learner spent on this set.
+    """
+
+    features: frozenset
+    accuracy: float
+    model: Any = field(default=None, compare=False, repr=False)
+    fit_seconds: float = field(default=0.0, compare=False)
+
+
+@runtime_checkable
+class Learner(Protocol):
+    """What the lattice explorer needs from a learner: one method.
+
+    ``expand(features)`` trains (or scores) a model on the feature set ``features`` (a
+    frozenset of feature names; the empty set included) and returns an
+    :class:`Expansion` with its accuracy in ``[0, 1]``.  A learner that holds a
+    training matrix may also offer ``feature_columns()`` (name -> column indices, in the
+    learner's feature order); :func:`polydom.build_index` then serves predictions by cutting
+    those columns.
+    """
+
+    def expand(self, features: frozenset) -> Expansion:
+        """Train and score a model on ``features``."""
+        ...

@@ -1,0 +1,172 @@
+"""Feature sets as bitmasks over an ordered feature list, and the shared expansion memo."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from lattice.expansion import Expansion
+from polydom.curves.cost_curve import CostCurve
+
+__all__ = [
+    "ACC_TOL",
+    "BudgetExhausted",
+    "FeatureSpace",
+    "Expander",
+    "popcount",
+    "set_key",
+]
+
+#: Tolerance of accuracy comparisons in pruning tests (spec 4: alpha * a_i >= a_k - ACC_TOL).
+ACC_TOL = 1e-12
+
+
+def popcount(mask: int) -> int:
+    """Number of features in the set ``mask``."""
+    return mask.bit_count()
+
+
+def set_key(mask: int) -> tuple[int, int]:
+    """Canonical order of feature sets: by size, then by bitmask (spec 4)."""
+    return (mask.bit_count(), mask)
+
+
+class BudgetExhausted(Exception):
+    """Raised inside an exploration when the training budget is spent."""
+
+
+class FeatureSpace:
+    """The ordered features of a lattice with their cost curves, and mask <-> names helpers.
+
+    Bit ``i`` of a mask is the ``i``-th feature of ``costs`` (the user's order).
+    """
+
+    def __init__(self, costs: Mapping[str, Any], n_min: float, n_max: float) -> None:
+        if not isinstance(costs, Mapping):
+            raise ValueError(f"costs must be a mapping of feature name to curve, got {costs!r}")
+        self.names: tuple[str, ...] = tuple(costs)
+        for name in self.names:
+            if not isinstance(name, str):
+                raise ValueError(f"feature names must be strings, got {name!r}")
+        self.m = len(self.names)
+        if self.m > 62:
+            raise ValueError(f"at most 62 features fit the lattice, got {self.m}")
+        self.full = (1 << self.m) - 1
+        self.n_min, self.n_max = float(n_min), float(n_max)
+        self.curves: dict[str, CostCurve] = {}
+        for name in self.names:
+            try:
+                curve = CostCurve.coerce(costs[name])
+            except ValueError as exc:
+                raise ValueError(f"costs[{name!r}]: {exc}") from None
+            if not curve.is_nonnegative(self.n_min, self.n_max):
+                raise ValueError(
+                    f"costs[{name!r}] = {curve} is negative somewhere on "
+                    f"[{self.n_min!r}, {self.n_max!r}]"
+                )
+            self.curves[name] = curve
+        width = max((c.coefficients.size for c in self.curves.values()), default=1)
+        self.coef = np.zeros((self.m, width))
+        for i, name in enumerate(self.names):
+            c = self.curves[name].coefficients
+            self.coef[i, : c.size] = c
+        self.index = {name: i for i, name in enumerate(self.names)}
+
+    def mask(self, features: frozenset) -> int:
+        """Bitmask of a set of names (unknown names raise ``ValueError``)."""
+        out = 0
+        for name in features:
+            if name not in self.index:
+                raise ValueError(f"unknown feature {name!r}; known: {list(self.names)}")
+            out |= 1 << self.index[name]
+        return out
+
+    def names_of(self, mask: int) -> frozenset:
+        """The set of names of ``mask``."""
+        return frozenset(self.names[i] for i in range(self.m) if mask >> i & 1)
+
+    def key(self, mask: int) -> tuple[str, ...]:
+        """Candidate key of a set: its feature names in the lattice's feature order."""
+        return tuple(self.names[i] for i in range(self.m) if mask >> i & 1)
+
+    def cost(self, mask: int) -> CostCurve:
+        """Cost curve of a set: the sum of its features' curves (paper Eq. 1)."""
+        return CostCurve.total(self.curves[self.names[i]] for i in range(self.m) if mask >> i & 1)
+
+    def cost_coefs(self, masks: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Coefficient rows (lowest degree first) of many sets at once."""
+        masks = np.asarray(masks, dtype=np.int64)
+        bits = (masks[:, None] >> np.arange(self.m)[None, :]) & 1
+        return bits.astype(np.float64) @ self.coef
+
+    def sample_sizes(self) -> np.ndarray:
+        """Sizes at which cost comparisons are screened before an exact test."""
+        lo, hi = self.n_min, self.n_max
+        if lo == hi:
+            return np.array([lo])
+        if math.isinf(hi):
+            return lo + np.concatenate(([0.0], np.logspace(-3, 9, 25)))
+        return np.linspace(lo, hi, 33)
+
+
+class Expander:
+    """Memoised access to the learner: the cache first, then one training per new set.
+
+    Every trained expansion is written into ``cache`` (when given) as soon as it exists, so a
+    database-backed mapping persists the work as it happens.
+    """
+
+    def __init__(
+        self,
+        learner: Any,
+        space: FeatureSpace,
+        cache: MutableMapping | None,
+        max_trainings: int | None = None,
+        deadline: float | None = None,
+    ) -> None:
+        if not callable(getattr(learner, "expand", None)):
+            raise ValueError(f"learner must have an expand(features) method, got {learner!r}")
+        self.learner = learner
+        self.space = space
+        self.cache = cache
+        self.max_trainings = max_trainings
+        self.deadline = deadline
+        self.trained = 0
+        self.cache_hits = 0
+        self.fit_seconds = 0.0
+
+    def __call__(self, mask: int) -> Expansion:
+        features = self.space.names_of(mask)
+        if self.cache is not None:
+            found = self.cache.get(features)
+            if found is not None:
+                self.cache_hits += 1
+                return self._checked(found, features)
+        if self.max_trainings is not None and self.trained >= self.max_trainings:
+            raise BudgetExhausted
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            raise BudgetExhausted
+        exp = self._checked(self.learner.expand(features), features)
+        self.trained += 1
+        self.fit_seconds += exp.fit_seconds
+        if self.cache is not None:
+            self.cache[features] = exp
+        return exp
+
+    @staticmethod
+    def _checked(exp: Any, features: frozenset) -> Expansion:
+        if not isinstance(exp, Expansion):
+            raise ValueError(f"learner.expand must return polydom.Expansion, got {exp!r}")
+        if frozenset(exp.features) != features:
+            raise ValueError(
+                f"expansion for {sorted(features)!r} names features {sorted(exp.features)!r}"
+            )
+        if not (math.isfinite(exp.accuracy) and 0.0 <= exp.accuracy <= 1.0):
+            raise ValueError(
+                f"accuracy of {sorted(features)!r} must be in [0, 1], got {exp.accuracy!r}"
+            )
+        return exp

@@ -1,0 +1,45 @@
+"""Budgeted learners: the cost contract and the methods that trade accuracy for feature cost.
+
+CEGB / GreedyMiser need LightGBM and load on first use, so that ``import learners.budgeted``
+works without it.
+"""
+
+from importlib import import_module
+
+from learners.budgeted.contract import (
+    BudgetedClassifierMixin,
+    ColumnSubsetModel,
+    expected_cost_curve,
+    sweep_candidates,
+    worst_cost_curve,
+)
+from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
+
+_LAZY = {
+    "CEGBClassifier": "learners.budgeted.cegb",
+    "GreedyMiserClassifier": "learners.budgeted.cegb",
+    "ItemPrediction": "learners.budgeted.cegb",
+    "OnDemandFeaturizer": "learners.budgeted.cegb",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'learners.budgeted' has no attribute {name!r}")
+    return getattr(import_module(module), name)
+
+
+__all__ = [
+    "BudgetedClassifierMixin",
+    "CEGBClassifier",
+    "ColumnSubsetModel",
+    "GreedyMiserClassifier",
+    "ItemPrediction",
+    "OnDemandFeaturizer",
+    "TreeArrays",
+    "TreeEnsemble",
+    "expected_cost_curve",
+    "sweep_candidates",
+    "worst_cost_curve",
+]

@@ -1,0 +1,413 @@
+"""The budgeted-learner contract: per-row feature usage -> cost curves -> polydom Candidates.
+
+Every budgeted learner (CEGB, GreedyMiser here; CSTC/CSCC, DAG, ADAPT later) is a
+scikit-learn classifier whose per-feature costs (``feature_costs``, at a reference size) and
+accuracy/cost trade-off (``tradeoff``) are parameters, and which reports, through
+``feature_usage(X)``, a boolean matrix rows x features of what it needed for each row.
+Adaptive models need different features for different rows, so the cost of such a model at
+item size ``n`` is a random quantity; the index stores its
+
+* **expected** cost  ``sum_f P(f acquired) * c_f(n)``  with ``P`` the fraction of held-out rows
+  that needed ``f`` (``cost="expected"``), or its
+* **worst** cost  ``sum_{f used by any row} c_f(n)``  (``cost="worst"``),
+
+both polynomials in ``n`` (a non-negative combination of the features' cost curves).
+
+A *feature* is a named group of columns (``feature_groups``: name -> columns); computing any
+column of a group computes the whole group and pays its cost once.  Without groups, column
+``j`` is the feature ``"x{j}"``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.metrics import accuracy_score
+
+from polydom.curves.candidate import Candidate
+from polydom.curves.cost_curve import CostCurve
+
+__all__ = [
+    "BudgetedClassifierMixin",
+    "ColumnSubsetModel",
+    "column_groups",
+    "expected_cost_curve",
+    "group_usage",
+    "row_costs",
+    "sweep_candidates",
+    "worst_cost_curve",
+]
+
+
+def column_groups(
+    feature_groups: Mapping[str, Sequence[int]] | None, n_columns: int
+) -> dict[str, list[int]]:
+    """Validated feature groups: every column in exactly one named group.
+
+    ``None`` gives one group per column, named ``"x0"``, ``"x1"``, ...
+
+    Runtime complexity: O(n_columns).
+
+    >>> column_groups(None, 2)
+    {'x0': [0], 'x1': [1]}
+
+    Raises
+    ------
+    ValueError
+        If a group is empty, names a column outside ``[0, n_columns)``, or the groups do not
+        partition the columns.
+    """
+    if feature_groups is None:
+        return {f"x{j}": [j] for j in range(n_columns)}
+    if not isinstance(feature_groups, Mapping):
+        raise ValueError(
+            f"feature_groups must be a mapping name -> columns, got {feature_groups!r}"
+        )
+    owner = np.full(n_columns, -1)
+    out: dict[str, list[int]] = {}
+    for g, (name, cols) in enumerate(feature_groups.items()):
+        cols = [int(c) for c in np.atleast_1d(np.asarray(cols))]
+        if not cols:
+            raise ValueError(f"feature_groups[{name!r}] is empty")
+        for c in cols:
+            if not 0 <= c < n_columns:
+                raise ValueError(
+                    f"feature_groups[{name!r}] names column {c}, outside [0, {n_columns})"
+                )
+            if owner[c] >= 0:
+                raise ValueError(f"feature_groups: column {c} is in more than one group")
+            owner[c] = g
+        out[str(name)] = cols
+    missing = np.flatnonzero(owner < 0)
+    if missing.size:
+        raise ValueError(
+            f"feature_groups must cover every column; columns {missing.tolist()} are in no group"
+        )
+    return out
+
+
+def group_usage(column_usage: np.ndarray, groups: Mapping[str, Sequence[int]]) -> np.ndarray:
+    """Rows x groups usage: a group is used by a row when any of its columns is.
+
+    Runtime complexity: O(rows * n_columns).
+    """
+    column_usage = np.asarray(column_usage, dtype=bool)
+    out = np.zeros((column_usage.shape[0], len(groups)), dtype=bool)
+    for g, cols in enumerate(groups.values()):
+        out[:, g] = column_usage[:, list(cols)].any(axis=1)
+    return out
+
+
+def _curves(costs: Mapping[str, Any], names: Sequence[str]) -> list[CostCurve]:
+    missing = [n for n in names if n not in costs]
+    if missing:
+        raise ValueError(f"costs has no curve for features {missing}")
+    return [CostCurve.coerce(costs[n]) for n in names]
+
+
+def expected_cost_curve(
+    usage: np.ndarray, costs: Mapping[str, Any], names: Sequence[str]
+) -> CostCurve:
+    """Expected cost ``sum_f P(f used) * c_f(n)`` with ``P`` the fraction of rows using ``f``.
+
+    Runtime complexity: O(rows * features + features * degree).
+
+    >>> u = np.array([[True, False], [True, True]])
+    >>> expected_cost_curve(u, {"a": "1", "b": "2*n"}, ["a", "b"])(3.0)
+    4.0
+    """
+    usage = np.asarray(usage, dtype=bool)
+    if usage.ndim != 2 or usage.shape[1] != len(names) or usage.shape[0] == 0:
+        raise ValueError(f"usage must have shape (rows>0, {len(names)}), got {usage.shape}")
+    p = usage.mean(axis=0)
+    curves = _curves(costs, names)
+    return CostCurve.total(
+        [float(pf) * c for pf, c in zip(p, curves, strict=True)] or [CostCurve([0.0])]
+    )
+
+
+def worst_cost_curve(used: np.ndarray, costs: Mapping[str, Any], names: Sequence[str]) -> CostCurve:
+    """Worst-case cost: the sum of the curves of every feature used by any row.
+
+    ``used`` is a rows x features matrix or a per-feature boolean vector.
+
+    Runtime complexity: O(rows * features).
+    """
+    used = np.asarray(used, dtype=bool)
+    if used.ndim == 2:
+        used = used.any(axis=0)
+    if used.shape != (len(names),):
+        raise ValueError(f"used must cover {len(names)} features, got shape {used.shape}")
+    curves = _curves(costs, names)
+    return CostCurve.total(
+        [c for u, c in zip(used, curves, strict=True) if u] or [CostCurve([0.0])]
+    )
+
+
+def row_costs(
+    usage: np.ndarray, costs: Mapping[str, Any], names: Sequence[str], size: float
+) -> np.ndarray:
+    """Cost of each row at item size ``size``: ``sum_{f used by the row} c_f(size)``.
+
+    Runtime complexity: O(rows * features).
+    """
+    usage = np.asarray(usage, dtype=bool)
+    values = np.array([float(c(float(size))) for c in _curves(costs, names)])
+    return usage.astype(np.float64) @ values
+
+
+class ColumnSubsetModel:
+    """A full-width model served with only the columns of the features it may use.
+
+    :meth:`polydom.Index.predict` passes a model only the columns of its candidate's
+    ``features`` (in the order of the index's feature mapping).  A budgeted model is fitted on
+    every column but tests only some; this wrapper puts the given columns back in place and
+    fills the others with NaN, which the model never reads.
+
+    Parameters
+    ----------
+    estimator : fitted classifier
+        Fitted on all ``n_columns`` columns.
+    columns : sequence of int
+        Full-matrix positions of the columns it receives, in the order it receives them.
+    n_columns : int
+        Width of the matrix the estimator was fitted on.
+    """
+
+    def __init__(self, estimator: Any, columns: Sequence[int], n_columns: int) -> None:
+        self.estimator = estimator
+        self.columns = [int(c) for c in columns]
+        self.n_columns = int(n_columns)
+
+    @property
+    def classes_(self) -> np.ndarray:
+        """Classes of the wrapped estimator."""
+        return self.estimator.classes_
+
+    def _full(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != len(self.columns):
+            raise ValueError(f"X must have shape (rows, {len(self.columns)}), got {X.shape}")
+        full = np.full((X.shape[0], self.n_columns), np.nan)
+        full[:, self.columns] = X
+        return full
+
+    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """State as arrays + JSON (``storage``'s array format); the estimator must have
+        ``to_arrays`` too, and its class must live in the ``learners`` package.
+
+        Runtime complexity: that of the estimator's ``to_arrays``.
+        """
+        est_cls = type(self.estimator)
+        if not est_cls.__module__.startswith("learners.") or not callable(
+            getattr(self.estimator, "to_arrays", None)
+        ):
+            raise ValueError(
+                f"estimator {est_cls.__name__} cannot be stored as arrays "
+                "(needs to_arrays and a class of the learners package)"
+            )
+        arrays, meta = self.estimator.to_arrays()
+        out = {f"estimator.{k}": v for k, v in arrays.items()}
+        out["columns"] = np.asarray(self.columns, dtype=np.int64)
+        return out, {
+            "n_columns": self.n_columns,
+            "estimator": f"{est_cls.__module__}:{est_cls.__qualname__}",
+            "estimator_meta": meta,
+        }
+
+    @classmethod
+    def from_arrays(
+        cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]
+    ) -> ColumnSubsetModel:
+        """Rebuild from :meth:`to_arrays`; only classes of the ``learners`` package load.
+
+        Runtime complexity: that of the estimator's ``from_arrays``.
+        """
+        module, _, qualname = str(meta["estimator"]).partition(":")
+        if not module.startswith("learners.") or "." in qualname:
+            raise ValueError(f"refusing to load estimator class {meta['estimator']!r}")
+        est_cls = getattr(importlib.import_module(module), qualname)
+        inner = {k[len("estimator.") :]: v for k, v in arrays.items() if k.startswith("estimator.")}
+        estimator = est_cls.from_arrays(inner, meta["estimator_meta"])
+        return cls(estimator, [int(c) for c in arrays["columns"]], int(meta["n_columns"]))
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Predict from the model's own columns.  Runtime complexity: that of the estimator."""
+        return self.estimator.predict(self._full(X))
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Class probabilities from the model's own columns."""
+        return self.estimator.predict_proba(self._full(X))
+
+
+class BudgetedClassifierMixin:
+    """Cost accounting shared by budgeted classifiers.
+
+    A subclass provides ``feature_usage(X)`` (rows x features, features in the order of
+    ``feature_names_``), ``feature_groups_`` (name -> columns) and ``n_features_in_``, and
+    ``used_features_`` (boolean per feature: may the model need it for some row).
+    """
+
+    def acquired_(self, X: np.ndarray) -> np.ndarray:  # noqa: D401 - contract name
+        """Alias of ``feature_usage(X)``: which features the model acquired for each row."""
+        return self.feature_usage(X)
+
+    @property
+    def feature_names_(self) -> list[str]:
+        """Names of the features (column groups), in the order of ``feature_usage`` columns."""
+        return list(self.feature_groups_)
+
+    def expected_cost(self, X: np.ndarray, costs: Mapping[str, Any]) -> CostCurve:
+        """Expected cost curve over the rows of ``X``: ``sum_f P(f used) c_f(n)``.
+
+        Runtime complexity: that of ``feature_usage(X)``.
+        """
+        return expected_cost_curve(self.feature_usage(X), costs, self.feature_names_)
+
+    def worst_cost(self, costs: Mapping[str, Any]) -> CostCurve:
+        """Cost curve of every feature the model may use for some row."""
+        return worst_cost_curve(self.used_features_, costs, self.feature_names_)
+
+    def subset_model(self) -> ColumnSubsetModel:
+        """This model behind a :class:`ColumnSubsetModel` taking only its used features' columns.
+
+        The columns are in the order of ``feature_groups_`` (as ``polydom.Index`` cuts them
+        when its feature mapping lists the features in the same order).
+        """
+        used = set(self.used_feature_names_)
+        cols = [c for name, cs in self.feature_groups_.items() if name in used for c in cs]
+        return ColumnSubsetModel(self, cols, self.n_features_in_)
+
+    @property
+    def used_feature_names_(self) -> frozenset:
+        """Names of the features the model may use for some row."""
+        return frozenset(
+            n for n, u in zip(self.feature_names_, self.used_features_, strict=True) if u
+        )
+
+    def to_candidate(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        costs: Mapping[str, Any],
+        key: Hashable,
+        cost: str = "expected",
+        split_cost: CostCurve | str | float | None = None,
+    ) -> Candidate:
+        """This fitted model as a :class:`polydom.Candidate`, scored on held-out ``(X, y)``.
+
+        Parameters
+        ----------
+        X, y : held-out rows and labels
+            Accuracy and the usage probabilities are measured on them.
+        costs : mapping of str to CostCurve or str
+            Cost curve of every feature (all names of ``feature_names_``).
+        key : hashable
+            The candidate's key.
+        cost : {"expected", "worst"}
+            ``"expected"``: ``sum_f P(f used) c_f(n)`` over the rows of ``X``;
+            ``"worst"``: the sum over every feature the model may use.
+        split_cost : CostCurve or str or float, optional
+            Cost of evaluating one split node for one row (the paper's ``alpha``, possibly
+            depending on ``n``).  Adds ``E[split evaluations] * split_cost(n)`` (``"expected"``)
+            or ``max`` over the rows of ``X`` (``"worst"``); needs ``split_evaluations(X)``.
+
+        Returns
+        -------
+        Candidate
+            ``features`` = the features the model may use; ``payload`` = :meth:`subset_model`.
+
+        Runtime complexity: that of ``predict(X)`` plus ``feature_usage(X)``.
+        """
+        if cost == "expected":
+            curve = self.expected_cost(X, costs)
+        elif cost == "worst":
+            curve = self.worst_cost(costs)
+        else:
+            raise ValueError(f"cost must be 'expected' or 'worst', got {cost!r}")
+        if split_cost is not None:
+            if not callable(getattr(self, "split_evaluations", None)):
+                raise ValueError(
+                    f"split_cost needs a learner with split_evaluations(X); "
+                    f"{type(self).__name__} has none"
+                )
+            splits = np.asarray(self.split_evaluations(X), dtype=np.float64)
+            per_row = float(splits.mean() if cost == "expected" else splits.max(initial=0.0))
+            curve = curve + per_row * CostCurve.coerce(split_cost)
+        acc = float(accuracy_score(y, self.predict(X)))
+        return Candidate(key, acc, curve, self.used_feature_names_, self.subset_model())
+
+
+def sweep_candidates(
+    estimator: Any,
+    tradeoffs: Iterable[float],
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_eval: np.ndarray,
+    y_eval: np.ndarray,
+    costs: Mapping[str, Any],
+    sizes: Iterable[float] = (1.0,),
+    cost: str = "expected",
+    key: str | None = None,
+    split_cost: CostCurve | str | float | None = None,
+) -> list[Candidate]:
+    """Fit ``estimator`` over a grid of trade-offs and reference sizes; one Candidate each.
+
+    For every ``tradeoff`` and reference size ``s``, a clone of ``estimator`` is fitted with
+    ``tradeoff=tradeoff`` and ``feature_costs={f: c_f(s)}`` (the costs at the size the model is
+    meant for), scored on ``(X_eval, y_eval)``, and turned into a Candidate whose cost curve is
+    its expected (or worst) cost at every size.  The candidates go into
+    ``polydom.build_index(..., extra_candidates=...)`` or ``PolyDomIndex.build``.
+
+    Parameters
+    ----------
+    estimator : budgeted classifier
+        Prototype with ``tradeoff``, ``feature_costs`` and ``feature_groups`` parameters; its
+        ``feature_groups`` names must be the keys of ``costs``.
+    tradeoffs : iterable of float
+    X_train, y_train : training data (all columns)
+    X_eval, y_eval : held-out data for accuracy and usage probabilities
+    costs : mapping of str to CostCurve or str
+    sizes : iterable of float, default (1.0,)
+        Reference sizes at which the training costs are taken.
+    cost : {"expected", "worst"}
+    key : str, optional
+        Key prefix (default: the estimator's class name).
+    split_cost : CostCurve or str or float, optional
+        Per-row cost of one split evaluation, added to the candidates' curves (see
+        :meth:`BudgetedClassifierMixin.to_candidate`).  For CEGB it is also the training
+        penalty ``split_cost=split_cost(s)`` at each reference size.
+
+    Returns
+    -------
+    list of Candidate
+        Keys ``"{key}(tradeoff=..., n=...)"``; payloads are fitted models.
+
+    Runtime complexity: ``len(tradeoffs) * len(sizes)`` fits.
+    """
+    prefix = key or type(estimator).__name__
+    out = []
+    names = list(costs)
+    for s in sizes:
+        ref = {n: float(CostCurve.coerce(costs[n])(float(s))) for n in names}
+        params: dict[str, Any] = {"feature_costs": ref}
+        if split_cost is not None:
+            params["split_cost"] = float(CostCurve.coerce(split_cost)(float(s)))
+        for t in tradeoffs:
+            est = clone(estimator).set_params(tradeoff=float(t), **params)
+            est.fit(X_train, y_train)
+            out.append(
+                est.to_candidate(
+                    X_eval,
+                    y_eval,
+                    costs,
+                    f"{prefix}(tradeoff={t:g}, n={s:g})",
+                    cost=cost,
+                    split_cost=split_cost,
+                )
+            )
+    return out

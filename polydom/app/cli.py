@@ -1,0 +1,329 @@
+"""The ``polydom`` command line: inspect a stored index and query it.
+
+    polydom demo [--quick] [--store PATH] [--plots DIR] [--seed N]
+    polydom build CONFIG
+    polydom inspect URL [--build ID] [--ranges K]
+    polydom lookup URL --size N --budget C [--build ID]
+    polydom plot URL --out DIR [--build ID]
+
+``URL`` is any SQLAlchemy URL or a SQLite file path.  Each subcommand is one ``add_<name>``
+function that registers its parser and sets ``run`` to the function doing the work; add a
+subcommand by writing both and listing ``add_<name>`` in :data:`SUBCOMMANDS`.
+
+Exit status: 0 on success, 1 when ``lookup`` finds no model within the budget, 2 on bad
+arguments or an unreadable store (with a one-line reason on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from polydom.app.tables import format_table
+
+__all__ = ["main", "build_parser", "SUBCOMMANDS"]
+
+PROG = "polydom"
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line: ``polydom CMD: error: reason``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value >= 0.0):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value
+
+
+def add_inspect(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``inspect``."""
+    p = subparsers.add_parser(
+        "inspect",
+        help="print the builds, ranges and skylines of a stored index",
+        description="Print every build in the store, then the ranges of sizes and the "
+        "skyline of each range (candidates by rank: cheapest first, accuracy increasing) "
+        "of one complete build.  Reads no model blobs.",
+    )
+    p.add_argument("url", metavar="URL", help="SQLAlchemy URL or SQLite file path")
+    p.add_argument("--build", type=int, help="build id (default: the current build)")
+    p.add_argument(
+        "--ranges",
+        type=int,
+        default=20,
+        metavar="K",
+        help="print the skylines of the first K ranges only; 0 prints all (default 20)",
+    )
+    p.set_defaults(run=run_inspect)
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    """Print builds, ranges and skylines."""
+    from storage import IndexStore
+
+    with IndexStore(args.url, create=False) as store:
+        builds = store.list_builds()
+        print(f"builds in {store.display_url}")
+        print(
+            format_table(
+                ["build", "status", "current", "alpha", "delta", "learner", "n_min", "n_max",
+                 "features", "expansions", "candidates", "ranges", "entries", "completed"],
+                [
+                    [b.build_id, b.status, "*" if b.is_current else "", b.alpha, b.delta,
+                     " ".join((b.learner or "-").split()), b.n_min, b.n_max, b.n_features,
+                     b.n_expansions, b.n_candidates, b.n_ranges, b.n_entries, b.completed_at or "-"]
+                    for b in builds
+                ],
+            )
+        )
+        if not any(b.status == "complete" for b in builds) and args.build is None:
+            print("\nno complete build yet")
+            return 0
+        rows = store.skyline_rows(args.build)
+    build_id = rows[0]["build_id"] if rows else args.build
+    n_ranges = len({r["range_id"] for r in rows})
+    shown = [r for r in rows if args.ranges <= 0 or r["range_id"] < args.ranges]
+    print(f"\nskylines of build {build_id}: {n_ranges} ranges, {len(rows)} entries")
+    print(
+        format_table(
+            ["range", "n_lo", "n_hi", "rank", "candidate", "features", "accuracy", "cost",
+             "cost(n_lo)", "model"],
+            [
+                [r["range_id"], r["n_lo"], r["n_hi"], r["rank"], r["candidate"], r["features"],
+                 r["accuracy"], r["cost"], r["cost_at_n_lo"], r["model_format"] or "-"]
+                for r in shown
+            ],
+        )
+    )
+    if len(shown) < len(rows):
+        print(f"... {n_ranges - args.ranges} more ranges (--ranges 0 prints all)")
+    return 0
+
+
+# ---------------------------------------------------------------------------- lookup
+def add_lookup(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``lookup``."""
+    p = subparsers.add_parser(
+        "lookup",
+        help="the most accurate model whose cost at a size fits a budget",
+        description="Answer one query against a stored index: among the candidates whose "
+        "cost at size N is at most C, the most accurate.  Exits with status 1 when "
+        "nothing fits.  Models are not loaded.",
+    )
+    p.add_argument("url", metavar="URL", help="SQLAlchemy URL or SQLite file path")
+    p.add_argument("--size", type=_non_negative, required=True, metavar="N",
+                   help="item size n")
+    p.add_argument("--budget", type=_non_negative, required=True, metavar="C",
+                   help="cost budget")
+    p.add_argument("--build", type=int, help="build id (default: the current build)")
+    p.set_defaults(run=run_lookup)
+
+
+def run_lookup(args: argparse.Namespace) -> int:
+    """Print the hit for (size, budget)."""
+    from storage import IndexStore
+    from storage.codec import cost_expression
+
+    with IndexStore(args.url, create=False) as store:
+        index = store.load_index(build=args.build, models=False)
+        formats = {r["candidate_id"]: r["model_format"] for r in store.skyline_rows(args.build)}
+    hit = index.lookup(args.size, args.budget)
+    if hit is None:
+        print(f"no candidate of build {index.info['build_id']} costs at most "
+              f"{args.budget:g} at size {args.size:g}")
+        return 1
+    position = index.candidates.index(hit.candidate)
+    print(
+        format_table(
+            ["build", "candidate", "features", "accuracy", "cost", "cost expression", "model"],
+            [[index.info["build_id"], str(hit.key), ", ".join(sorted(map(str, hit.features))),
+              hit.accuracy, hit.cost, cost_expression(hit.candidate.cost),
+              formats.get(position) or "-"]],
+        )
+    )
+    return 0
+
+
+
+# ---------------------------------------------------------------------------- demo
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _alpha(text: str) -> float:
+    value = _non_negative(text)
+    if value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
+    return value
+
+
+def add_demo(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``demo``."""
+    p = subparsers.add_parser(
+        "demo",
+        help="end to end on digit images: measure costs, build, store, serve, plot",
+        description="Render scikit-learn's digits at several sides (item size n = side), "
+        "time the image features and fit cost curves, explore the feature-set lattice with "
+        "a scikit-learn pipeline, store the index, reopen it and print its skylines, serve "
+        "held-out digits within budgets (plain and any-time) and write plots.  --quick: 6 "
+        "features, sides 8-64, about half a minute; full: 12 features, sides 8-128, about "
+        "five minutes.",
+    )
+    p.add_argument("--quick", action="store_true", help="the small configuration (~30-60 s)")
+    p.add_argument("--store", default="polydom_demo.db", metavar="PATH",
+                   help="SQLite file or SQLAlchemy URL for the index (default polydom_demo.db; "
+                   "an existing store gets a new build)")
+    p.add_argument("--plots", default="polydom_demo_plots", metavar="DIR",
+                   help="folder for the PNG plots (default polydom_demo_plots)")
+    p.add_argument("--no-plots", action="store_true", help="write no plots")
+    p.add_argument("--seed", type=_positive_int, default=0, metavar="N",
+                   help="seed of the digit draw and split (default 0)")
+    p.add_argument("--timer", choices=("wall", "cpu"), default="wall",
+                   help="time features by wall clock (default) or by this process's CPU time "
+                   "(steadier on a busy machine)")
+    p.add_argument("--alpha", type=_alpha, default=None, metavar="A",
+                   help="approximation factor >= 1 of the lattice (default 1.02)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)  # tests
+    p.set_defaults(run=run_demo)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """Run :func:`polydom.app.demo.run_demo`."""
+    from polydom.app import demo
+
+    config = demo.TINY if args.tiny else (demo.QUICK if args.quick else demo.FULL)
+    if args.alpha is not None:
+        config = demo.replace(config, alpha=args.alpha)
+    demo.run_demo(config, store=args.store, plots=None if args.no_plots else args.plots,
+                  seed=args.seed, timer=args.timer, progress=not args.no_progress)
+    return 0
+
+
+
+# ---------------------------------------------------------------------------- build
+def add_build(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``build``."""
+    p = subparsers.add_parser(
+        "build",
+        help="build and store an index from a TOML or JSON config",
+        description="Explore the feature-set lattice for the data, features, learner and "
+        "cost curves a config file names, and store the index.  Keys: data "
+        "('breast_cancer' or 'digits'), learner (" + ", ".join(_learner_names()) + "), "
+        "store, alpha, delta, domain [n_min, n_max], cv, seed, features, costs (feature -> "
+        "polynomial in n) or profile = true (digits: time the features), statistic, sides, "
+        "digits.  See docs/demo.md for examples.",
+    )
+    p.add_argument("config", metavar="CONFIG", help="a .toml or .json file")
+    p.set_defaults(run=run_build)
+
+
+def _learner_names() -> list[str]:
+    from polydom.app.config_build import LEARNERS
+
+    return list(LEARNERS)
+
+
+def run_build(args: argparse.Namespace) -> int:
+    """Build from a config file and print a summary."""
+    from polydom.app.config_build import build_from_config, load_config
+
+    build_from_config(load_config(args.config))
+    return 0
+
+
+# ---------------------------------------------------------------------------- plot
+def add_plot(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``plot``."""
+    p = subparsers.add_parser(
+        "plot",
+        help="PNG plots of a stored index: skylines per range of sizes and cost curves",
+        description="Write skylines.png (accuracy against cost at a size inside each range "
+        "of sizes) and cost_curves.png (each feature's stored cost curve over the domain) "
+        "for one build of a stored index.  Needs matplotlib.",
+    )
+    p.add_argument("url", metavar="URL", help="SQLAlchemy URL or SQLite file path")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for the PNG files")
+    p.add_argument("--build", type=int, help="build id (default: the current build)")
+    p.add_argument("--ranges", type=_positive_int, default=6, metavar="K",
+                   help="draw at most K ranges, spread evenly (default 6)")
+    p.set_defaults(run=run_plot)
+
+
+def run_plot(args: argparse.Namespace) -> int:
+    """Plot a stored index."""
+    from pathlib import Path
+
+    from polydom.app.plots import plot_cost_curves, plot_skylines
+    from storage import IndexStore
+
+    with IndexStore(args.url, create=False) as store:
+        index = store.load_index(build=args.build, models=False)
+    folder = Path(args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    n_min, n_max = float(index.table.domain[0]), float(index.table.domain[1])
+    paths = [
+        plot_skylines(index, folder / "skylines.png", max_ranges=max(1, args.ranges)),
+        plot_cost_curves(index.costs, n_min, n_max, folder / "cost_curves.png"),
+    ]
+    print(f"build {index.info.get('build_id', '-')}: {len(index.table.ranges)} ranges; wrote "
+          + ", ".join(str(p) for p in paths))
+    return 0
+
+
+#: ``add_<name>`` functions, one per subcommand, in the order ``--help`` lists them.
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    add_demo, add_build, add_inspect, add_lookup, add_plot,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``polydom`` parser with every subcommand of :data:`SUBCOMMANDS`."""
+    parser = _Parser(
+        prog=PROG,
+        description="Poly-Dom indexes over trained models: build, store, inspect, query "
+        "and plot them; `polydom demo --quick` runs everything on digit images.",
+        epilog="URL: a SQLAlchemy URL (sqlite:///index.db, postgresql+psycopg://...) or a "
+        "SQLite file path.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for add in SUBCOMMANDS:
+        add(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (see the module docstring)."""
+    args = build_parser().parse_args(argv)
+    import sqlalchemy
+
+    try:
+        return args.run(args)
+    except ImportError as exc:
+        print(f"{PROG} {args.command}: error: {exc.name or exc} is not installed "
+              f"(pip install \".[demo]\")", file=sys.stderr)
+        return 2
+    except (ValueError, RuntimeError, OSError, sqlalchemy.exc.SQLAlchemyError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"{PROG} {args.command}: error: {reason}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,345 @@
+"""The end-to-end demo behind ``polydom demo``: digits images, measured costs, a stored index.
+
+Steps (each prints as it goes):
+
+1. render scikit-learn's digits at several sides (the item size n is the side);
+2. time the image features on digits and photographs at each side and fit cost curves
+   (seconds, non-negative polynomials in n);
+3. explore the feature-set lattice with a scikit-learn pipeline and store the index
+   (:func:`polydom.build_index` with ``store=``);
+4. reopen the stored index (:func:`polydom.open_index`) and print its ranges and skylines;
+5. serve held-out digits at several sides and budgets, plain and any-time;
+6. write PNG plots.
+
+Training rows: every training digit appears once, rendered at one side drawn from
+``train_sides`` (the features are size-normalised), so cross-validation folds never hold two
+renderings of one digit.  Evaluation digits are never trained on.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["DemoConfig", "DemoResult", "QUICK", "FULL", "TINY", "run_demo", "ProgressLearner"]
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """Sizes of one demo run (see :data:`QUICK`, :data:`FULL`)."""
+
+    features: tuple[str, ...] | None  # None: all 12
+    sides: tuple[int, ...]  # domain: [min, max]; evaluation sides
+    train_sides: tuple[int, ...]  # one of these per training digit
+    train_digits: int
+    test_digits: int
+    profile_sides: tuple[int, ...]
+    profile_digits: int = 2
+    repeats: int = 3
+    statistic: str = "p90"
+    alpha: float = 1.02
+    cv: int = 3
+    budgets: int = 5
+    max_iter: int = 300
+    cost_pruning: bool = False
+
+
+QUICK = DemoConfig(
+    features=("thumbnail", "zones", "projections", "hog", "spectrum", "harris"),
+    sides=(8, 16, 32, 64), train_sides=(8, 16, 32, 64), train_digits=300, test_digits=100,
+    profile_sides=(8, 16, 32, 64), repeats=3, budgets=6, cost_pruning=True, alpha=1.02,
+)
+FULL = DemoConfig(
+    features=None, sides=(8, 16, 32, 64, 128), train_sides=(8, 16, 32, 64, 128), train_digits=600,
+    test_digits=200, profile_sides=(8, 16, 32, 64, 128), repeats=5, budgets=6,
+    cost_pruning=True, alpha=1.02,
+)
+#: For tests: three cheap features, a few dozen digits.
+TINY = DemoConfig(
+    features=("thumbnail", "zones", "projections"), sides=(8, 16, 24), train_sides=(16,),
+    train_digits=60, test_digits=12, profile_sides=(8, 16, 24, 32), profile_digits=1, repeats=1,
+    budgets=3, max_iter=100, alpha=1.1,
+)
+
+
+@dataclass
+class DemoResult:
+    """What :func:`run_demo` produced."""
+
+    store: str
+    index: Any
+    profile: Any
+    rows: list
+    plots: list[Path]
+    seconds: float
+    budgets: list[float]
+
+
+class ProgressLearner:
+    """Wraps a learner and ticks a progress bar per :meth:`expand` (same description)."""
+
+    def __init__(self, learner: Any, bar: Any) -> None:
+        self.learner = learner
+        self.bar = bar
+
+    def expand(self, features: frozenset) -> Any:
+        out = self.learner.expand(features)
+        self.bar.update(1)
+        self.bar.set_postfix_str(f"{'+'.join(sorted(features)) or '{}'} {out.accuracy:.3f}",
+                                 refresh=False)
+        return out
+
+    def describe(self) -> str:
+        return self.learner.describe()
+
+    def feature_columns(self) -> dict[str, list[int]]:
+        return self.learner.feature_columns()
+
+
+def _bar(total: int | None, desc: str, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, disable=not enabled, leave=True, dynamic_ncols=True)
+
+
+def _round_budget(b: float) -> float:
+    return float(f"{b:.2g}")
+
+
+def choose_budgets(index: Any, sides: Sequence[float], k: int) -> list[float]:
+    """``k`` budgets spaced geometrically from the cheapest non-zero candidate cost at the
+    smallest side to the dearest at the largest side (so every budget means something on
+    this machine's measured costs)."""
+    lo = min((float(c.cost(min(sides))) for c in index.candidates
+              if float(c.cost(min(sides))) > 0), default=1e-5)
+    hi = max(float(c.cost(max(sides))) for c in index.candidates)
+    hi = max(hi, 2 * lo)
+    return sorted({_round_budget(b) for b in np.geomspace(lo * 0.9, hi * 1.1, k)})
+
+
+def run_demo(
+    config: DemoConfig = QUICK,
+    store: str | Path = "polydom_demo.db",
+    plots: str | Path | None = "polydom_demo_plots",
+    seed: int = 0,
+    timer: str = "wall",
+    out: Callable[[str], Any] = print,
+    progress: bool = True,
+) -> DemoResult:
+    """Run the demo pipeline (module docstring) and return its parts.
+
+    ``store`` is a SQLite path or SQLAlchemy URL (a new build is added if it exists);
+    ``plots`` a folder for PNGs (None: no plots); ``timer`` "wall" (perf_counter, the
+    latency a caller sees) or "cpu" (process_time, blind to other processes).
+
+    Runtime complexity: dominated by featurising ``len(sides) * digits`` images and by the
+    lattice's trainings (at most ``2**features`` sets, ``cv + 1`` fits each).
+    """
+    import warnings
+
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    import learners
+    import polydom
+    from polydom.app.tables import format_table
+    from polydom.app.workloads.images import load_digits_workload, profiling_images
+
+    if timer not in ("wall", "cpu"):
+        raise ValueError(f"timer must be 'wall' or 'cpu', got {timer!r}")
+    t0 = time.perf_counter()
+    url = str(store)
+    if "://" not in url:
+        Path(url).parent.mkdir(parents=True, exist_ok=True)
+        url = f"sqlite:///{Path(url).resolve()}"
+    rng = np.random.default_rng(seed)
+    sides = tuple(sorted(config.sides))
+
+    # 1. data --------------------------------------------------------------------------
+    n_all = config.train_digits + config.test_digits
+    wl = load_digits_workload(sides=sides, digits=n_all, features=config.features, seed=seed)
+    fz = wl.featurizer
+    fz.timer = time.process_time if timer == "cpu" else time.perf_counter
+    digits = np.unique(wl.digit)
+    shuffled = rng.permutation(digits)
+    train_ids = set(shuffled[: config.train_digits].tolist())
+    test_ids = set(shuffled[config.train_digits:].tolist())
+    train_side = {d: int(rng.choice(config.train_sides)) for d in sorted(train_ids)}
+    train_pos = [i for i, (d, s) in enumerate(zip(wl.digit, wl.sizes, strict=True))
+                 if d in train_ids and s == train_side[d]]
+    test_pos = [i for i, d in enumerate(wl.digit) if d in test_ids]
+    out(f"[1/6] digits: {len(digits)} images rendered at sides {list(sides)}; "
+        f"{len(train_ids)} for training (each once, at a side in {list(config.train_sides)}), "
+        f"{len(test_ids)} held out (at every side); features: {', '.join(fz.names)}")
+
+    # 2. costs -------------------------------------------------------------------------
+    images = profiling_images(sides=config.profile_sides, digits_per_side=config.profile_digits,
+                              seed=seed)
+    bar = _bar(len(fz.names), "[2/6] profiling", progress)
+    timings: dict[str, np.ndarray] = {}
+    sizes = None
+    for name in fz.names:
+        p = fz.profile(images, repeats=config.repeats, statistic=config.statistic, degree=3,
+                       features=[name])
+        timings[name] = p.timings[name]
+        sizes = p.sizes
+        bar.update(1)
+    bar.close()
+    prof = polydom.CostProfile.fit(sizes, timings, statistic=config.statistic, degree=3)
+    out(f"[2/6] cost curves ({config.statistic} of {config.repeats} {timer}-clock runs on "
+        f"{len(images)} images per feature, sides {list(config.profile_sides)}; seconds):")
+    out(cost_table(prof, sides))
+
+    # 3. lattice + stored index ----------------------------------------------------------
+    bar = _bar(len(train_pos), "[3/6] featurising training digits", progress)
+    rows = []
+    for i in train_pos:
+        rows.append(fz.transform([wl.items[i]])[0])
+        bar.update(1)
+    bar.close()
+    X = np.vstack(rows)
+    y = wl.labels[train_pos]
+    est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=config.max_iter))
+    learner = learners.SklearnLearner(est, X, y, features=fz.columns, cv=config.cv)
+    bar = _bar(2 ** len(fz.names), "[3/6] training feature sets", progress)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=UserWarning)
+        warnings.simplefilter("ignore", category=RuntimeWarning)
+        try:
+            from sklearn.exceptions import ConvergenceWarning
+
+            warnings.simplefilter("ignore", category=ConvergenceWarning)
+        except ImportError:  # pragma: no cover
+            pass
+        built = polydom.build_index(
+            prof.curves, ProgressLearner(learner, bar), alpha=config.alpha,
+            n_min=float(min(sides)), n_max=float(max(sides)), store=url,
+            cost_pruning=config.cost_pruning,
+        )
+    bar.close()
+    info = built.info
+    out(f"[3/6] lattice: {info['expansions']} of {info['lattice_size']} feature sets trained "
+        f"({info['trained']} new, {info['cache_hits']} from the store), alpha={config.alpha}, "
+        f"{info['candidates']} candidates, {info['ranges']} ranges; stored as build "
+        f"{info['build_id']} in {url}")
+
+    # 4. reopen --------------------------------------------------------------------------
+    index = polydom.open_index(url)
+    out(f"\n[4/6] reopened with polydom.open_index (build {index.info.get('build_id')}): "
+        f"{len(index.table.ranges)} ranges of sizes, one skyline each (cheapest first; "
+        f"costs in ms at both ends of the range):")
+    out(skyline_table(index, scale=1e3))
+
+    # 5. serve ---------------------------------------------------------------------------
+    budgets = choose_budgets(index, sides, config.budgets)
+    methods = (("poly-dom", False), ("any-time", True))
+    jobs = [(m, a, s, b) for m, a in methods for s in sides for b in budgets]
+    per_side = {s: [i for i in test_pos if wl.sizes[i] == s] for s in sides}
+    bar = _bar(len(jobs) * len(test_ids), "[5/6] budgeted predictions", progress)
+    results = []
+    for method, anytime, side, budget in jobs:
+        pos = per_side[side]
+        found = polydom.measure_adherence(index, [wl.items[i] for i in pos], wl.labels[pos],
+                                          [budget], fz, anytime=anytime, method=method)
+        results.extend(found)
+        bar.update(len(pos))
+    bar.close()
+    out(f"\n[5/6] budgeted predictions on {len(test_ids)} held-out digits per side "
+        f"(accuracy counts an unanswered digit as wrong; times in ms):")
+    table_rows = []
+    for side in sides:
+        for budget in budgets:
+            p = next(r for r in results if r.method == "poly-dom" and r.size == side
+                     and r.budget == budget)
+            a = next(r for r in results if r.method == "any-time" and r.size == side
+                     and r.budget == budget)
+            table_rows.append([side, 1e3 * budget, p.accuracy, p.over_budget,
+                               1e3 * p.mean_seconds, a.accuracy, a.over_budget,
+                               1e3 * a.mean_seconds])
+    out(format_table(["side", "budget ms", "acc", "over", "mean ms", "any-time acc",
+                      "any-time over", "any-time ms"],
+                     [[_fmt(v) for v in r] for r in table_rows]))
+
+    # 6. plots ---------------------------------------------------------------------------
+    written: list[Path] = []
+    if plots is not None:
+        from polydom.app.plots import plot_accuracy_vs_budget, plot_cost_curves, plot_skylines
+
+        folder = Path(plots)
+        folder.mkdir(parents=True, exist_ok=True)
+        points = {name: (np.repeat(prof.sizes, prof.timings[name].shape[1]),
+                         prof.timings[name].ravel()) for name in prof.curves}
+        lo_n = float(min(min(sides), min(config.profile_sides)))
+        hi_n = float(max(max(sides), max(config.profile_sides)))
+        written = [
+            plot_cost_curves(prof.curves, lo_n, hi_n, folder / "cost_curves.png", points,
+                             scale=1e3, unit="ms"),
+            plot_accuracy_vs_budget(results, folder / "accuracy_vs_budget.png"),
+            plot_skylines(index, folder / "skylines.png", scale=1e3, unit="cost at n (ms)"),
+        ]
+        out(f"\n[6/6] plots: {', '.join(str(p) for p in written)}")
+    seconds = time.perf_counter() - t0
+    out(f"done in {seconds:.1f} s.  Try: polydom inspect {url}   |   "
+        f"polydom lookup {url} --size {sides[-1]} --budget {budgets[len(budgets) // 2]:g}")
+    return DemoResult(url, index, prof, results, written, seconds, budgets)
+
+
+def curve_text(curve: Any, digits: int = 3) -> str:
+    """A cost polynomial with ``digits`` significant digits: ``1.2e-05 + 3.4e-09*n**2``."""
+    terms = []
+    for k, a in enumerate(np.asarray(curve.coefficients, dtype=float)):
+        if a == 0:
+            continue
+        c = f"{a:.{digits}g}"
+        terms.append(c if k == 0 else f"{c}*n" if k == 1 else f"{c}*n**{k}")
+    return " + ".join(terms) or "0"
+
+
+def cost_table(prof: Any, sides: Sequence[float]) -> str:
+    """Fitted curve, RMS relative residual and the curve in ms at each side, per feature."""
+    from polydom.app.tables import format_table
+
+    return format_table(
+        ["feature", "rms rel", *[f"ms @ {s:g}" for s in sides], "fitted cost (seconds)"],
+        [[name, round(prof.residuals[name], 3),
+          *[float(f"{1e3 * float(curve(s)):.3g}") for s in sides], curve_text(curve)]
+         for name, curve in prof.curves.items()],
+    )
+
+
+def skyline_table(index: Any, scale: float = 1.0, max_ranges: int = 8) -> str:
+    """Every range's skyline (first ``max_ranges`` ranges) as a text table."""
+    from polydom.app.tables import format_table
+
+    rows = []
+    for r, ((lo, hi), sky) in enumerate(zip(index.table.ranges, index.table.skylines,
+                                            strict=True)):
+        if r >= max_ranges:
+            break
+        for rank, c in enumerate(sky):
+            rows.append([r, lo, hi, rank, "+".join(sorted(map(str, c.features))) or "{}",
+                         round(c.accuracy, 4), float(f"{scale * float(c.cost(lo)):.3g}"),
+                         float(f"{scale * float(c.cost(hi)):.3g}")])
+    text = format_table(["range", "n_lo", "n_hi", "rank", "features", "accuracy",
+                         "cost(n_lo)", "cost(n_hi)"], rows)
+    if len(index.table.ranges) > max_ranges:
+        text += f"\n... {len(index.table.ranges) - max_ranges} more ranges"
+    return text
+
+
+def _fmt(v: Any) -> Any:
+    if isinstance(v, float) and math.isfinite(v):
+        return float(f"{v:.4g}")
+    return v
+
+
+def config_for(quick: bool, **overrides: Any) -> DemoConfig:
+    """:data:`QUICK` or :data:`FULL` with some fields replaced."""
+    return replace(QUICK if quick else FULL, **overrides)

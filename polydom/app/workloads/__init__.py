@@ -1,0 +1,1 @@
+"""Workloads for the demo and benchmarks: real feature routines on bundled data."""

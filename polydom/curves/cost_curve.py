@@ -1,0 +1,236 @@
+"""CostCurve: a polynomial cost ``c(n)`` in the item size ``n`` (immutable, hashable).
+
+A :class:`CostCurve` is the cost of computing a feature (or a feature set, by addition) on
+an item of size ``n``.  Coefficients are float64, lowest degree first.  Parsing lives in
+:mod:`polydom.curves.parse`, the numerics (tolerances, roots, signs) in
+:mod:`polydom.curves.poly`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import sympy
+
+from polydom.curves.parse import N as _N
+from polydom.curves.parse import parse_coefficients, sympy_number
+from polydom.curves.poly import (
+    compare_right,
+    difference,
+    difference_nonnegative,
+    magnitude_coefs,
+    sign_change_roots,
+    taylor,
+)
+
+__all__ = ["CostCurve"]
+
+_INF = math.inf
+
+
+class CostCurve:
+    """A polynomial cost ``c(n) = c0 + c1*n + c2*n**2 + ...`` in the item size ``n``.
+
+    Immutable and hashable.  Trailing zero coefficients are dropped, so equal polynomials
+    compare equal whatever their spelling.
+
+    >>> c = CostCurve([3, 0.5])
+    >>> c(10.0)
+    8.0
+    >>> str(CostCurve.parse("3 + 0.5*n + 1e-4*n**2"))
+    '0.0001*n**2 + 0.5*n + 3'
+
+    Parameters
+    ----------
+    coefficients : sequence of float
+        Coefficients, lowest degree first.  Must be finite.
+
+    Raises
+    ------
+    ValueError
+        If the sequence is empty, not one-dimensional, or holds NaN or infinity.
+    """
+
+    __slots__ = ("_coef", "_horner", "_hash")
+
+    def __init__(self, coefficients: Sequence[float] | np.ndarray | float) -> None:
+        try:
+            arr = np.array(np.atleast_1d(coefficients), dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"coefficients must be a sequence of numbers, got {coefficients!r}"
+            ) from exc
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError(
+                f"coefficients must be a non-empty 1-D sequence, got {coefficients!r}"
+            )
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"coefficients must be finite, got {arr.tolist()}")
+        nonzero = np.flatnonzero(arr)
+        arr = arr[: nonzero[-1] + 1] if nonzero.size else arr[:1]
+        arr = arr + 0.0  # normalise -0.0
+        arr.setflags(write=False)
+        self._coef = arr
+        self._horner = tuple(float(c) for c in arr[::-1])
+        self._hash = hash(self._horner)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def parse(cls, text: str) -> CostCurve:
+        """Parse a polynomial in ``n`` from text, without ever executing it.
+
+        See :func:`polydom.curves.parse.parse_coefficients` for the accepted grammar.
+
+        Runtime complexity: O(len(text)) plus sympy's expansion.
+
+        >>> CostCurve.parse("(n + 1)**2").coefficients.tolist()
+        [1.0, 2.0, 1.0]
+
+        Raises
+        ------
+        ValueError
+            Naming the offending part of the text.
+        """
+        if isinstance(text, CostCurve):
+            return text
+        return cls(parse_coefficients(text))
+    @classmethod
+    def coerce(cls, value: CostCurve | str | Sequence[float] | float) -> CostCurve:
+        """Return ``value`` as a curve: a curve as is, text parsed, numbers as coefficients."""
+        if isinstance(value, CostCurve):
+            return value
+        if isinstance(value, str):
+            return cls.parse(value)
+        return cls(value)
+
+    # ------------------------------------------------------------------ accessors
+    @property
+    def coefficients(self) -> np.ndarray:
+        """Read-only float64 coefficients, lowest degree first (no trailing zeros)."""
+        return self._coef
+
+    @property
+    def degree(self) -> int:
+        """Degree of the polynomial (0 for constants, including the zero curve)."""
+        return self._coef.size - 1
+
+    def to_sympy(self) -> sympy.Expr:
+        """The curve as a sympy expression in the symbol ``n``."""
+        return sum(
+            (sympy_number(float(c)) * _N**k for k, c in enumerate(self._coef) if c != 0.0),
+            sympy.Integer(0),
+        )
+
+    # ------------------------------------------------------------------ evaluation
+    def __call__(self, n: float | np.ndarray) -> float | np.ndarray:
+        """Evaluate at ``n`` (a number or an array) by Horner's rule.
+
+        Runtime complexity: O(degree) per point.
+        """
+        if isinstance(n, np.ndarray):
+            out = np.zeros(n.shape, dtype=np.float64)
+            for c in self._horner:
+                out = out * n + c
+            return out
+        value = 0.0
+        for c in self._horner:
+            value = value * n + c
+        return float(value)
+
+    def taylor(self, x: float) -> np.ndarray:
+        """Coefficients ``t_k = c^(k)(x) / k!`` of the curve re-centred at ``x``.
+
+        Runtime complexity: O(degree**2).
+        """
+        return np.array(taylor(self._coef, x))
+
+    # ------------------------------------------------------------------ arithmetic
+    def __add__(self, other: CostCurve) -> CostCurve:
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            other = CostCurve([other])
+        if not isinstance(other, CostCurve):
+            return NotImplemented
+        a, b = self._coef, other._coef
+        out = np.zeros(max(a.size, b.size))
+        out[: a.size] += a
+        out[: b.size] += b
+        return CostCurve(out)
+
+    def __radd__(self, other: Any) -> CostCurve:
+        if isinstance(other, (int, float)) and not isinstance(other, bool) and other == 0:
+            return self  # so that sum(curves) works
+        return self.__add__(other)
+
+    def __mul__(self, factor: float) -> CostCurve:
+        if isinstance(factor, bool) or not isinstance(factor, (int, float, np.floating)):
+            return NotImplemented
+        return CostCurve(self._coef * float(factor))
+
+    __rmul__ = __mul__
+
+    @classmethod
+    def total(cls, curves: Iterable[CostCurve]) -> CostCurve:
+        """Sum of curves (the cost of a feature set); the zero curve for none.
+
+        Runtime complexity: O(total number of coefficients).
+        """
+        arrays = [c._coef for c in curves]
+        if not arrays:
+            return cls([0.0])
+        out = np.zeros(max(a.size for a in arrays))
+        for a in arrays:
+            out[: a.size] += a
+        return cls(out)
+
+    # ------------------------------------------------------------------ comparisons
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CostCurve):
+            return NotImplemented
+        return self._horner == other._horner
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"CostCurve({self._coef.tolist()!r})"
+
+    def __str__(self) -> str:
+        return sympy.sstr(self.to_sympy(), full_prec=False)
+
+    def crossings(self, other: CostCurve, lo: float = 0.0, hi: float = _INF) -> np.ndarray:
+        """Sizes in ``(lo, hi)`` where this curve and ``other`` cross (the sign of the
+        difference changes).  Touching without crossing is not a crossing; identical curves
+        never cross.
+
+        Runtime complexity: O(d**3) for degree d (companion-matrix eigenvalues), O(1) for
+        d <= 2.
+
+        >>> CostCurve([0, 0, 1]).crossings(CostCurve([4])).tolist()
+        [2.0]
+        """
+        return sign_change_roots(difference(self._coef, other._coef), lo, hi)
+
+    def le(self, other: CostCurve, lo: float = 0.0, hi: float = _INF) -> bool:
+        """True when ``self(n) <= other(n)`` for every ``n`` in ``[lo, hi]``, up to
+        ``ZERO_TOL`` relative rounding.
+
+        Runtime complexity: O(1) when the coefficients already decide it, else O(d**3).
+        """
+        return difference_nonnegative(difference(other._coef, self._coef), lo, hi,
+                                      magnitude_coefs(self._coef, other._coef))
+
+    def is_nonnegative(self, lo: float = 0.0, hi: float = _INF) -> bool:
+        """True when the curve is ``>= 0`` on ``[lo, hi]``."""
+        return difference_nonnegative(self._coef, lo, hi, np.abs(self._coef))
+
+    def compare_right(self, other: CostCurve, x: float) -> int:
+        """Order of the two curves just right of ``x``: -1 if this one is cheaper, 1 if
+        dearer, 0 if they are the same polynomial (up to ``REL_TOL``).
+
+        Decided by the first Taylor coefficient of the difference at ``x`` beyond ``REL_TOL``
+        of its rounding scale (:func:`compare_right`).
+        """
+        return compare_right(self._horner[::-1], other._horner[::-1], x)

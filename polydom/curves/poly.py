@@ -1,0 +1,241 @@
+"""Polynomial numerics for cost curves: tolerances, Horner, Taylor shifts, roots, signs.
+
+The one home of the numerical conventions (spec section 5):
+
+* ``tol_x(x) = 1e-9 * max(1, |x|)``: two sizes closer than this are the same point.
+* Two curves are *equal* at ``x`` when their difference polynomial there is at most
+  ``REL_TOL = 1e-12`` times its rounding scale (the difference with absolute coefficients,
+  evaluated at ``|x|``); orders are only trusted above that level.
+* Crossings are **sign changes** of the difference: a touch without crossing is not one.
+
+Coefficient sequences are lowest degree first unless a function says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = [
+    "REL_TOL",
+    "ZERO_TOL",
+    "candidate_roots",
+    "coef_difference",
+    "compare_right",
+    "derivative",
+    "difference",
+    "difference_nonnegative",
+    "horner",
+    "interval_points",
+    "magnitude_coefs",
+    "sign",
+    "sign_change_roots",
+    "taylor",
+    "tol_x",
+    "values_equal",
+]
+
+REL_TOL = 1e-12
+#: Relative level under which a value of a difference of curves is taken as zero.
+ZERO_TOL = 1e-12
+_INF = math.inf
+
+
+def tol_x(x: float) -> float:
+    """Distance under which two sizes are the same point (``1e-9 * max(1, |x|)``)."""
+    return 1e-9 * max(1.0, abs(x))
+
+
+def difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.zeros(max(a.size, b.size))
+    out[: a.size] += a
+    out[: b.size] -= b
+    return out
+
+
+def magnitude_coefs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.zeros(max(a.size, b.size))
+    out[: a.size] += np.abs(a)
+    out[: b.size] += np.abs(b)
+    return out
+
+
+def horner(coef: Sequence[float], x: float) -> float:
+    """Value at ``x`` of coefficients given lowest degree first (lists are fastest)."""
+    if isinstance(coef, np.ndarray):
+        coef = coef.tolist()
+    value = 0.0
+    for c in reversed(coef):
+        value = value * x + c
+    return value
+
+
+def taylor(coef: Sequence[float], x: float) -> list[float]:
+    """Taylor coefficients at ``x`` by repeated synthetic division (Horner shift)."""
+    t = coef.tolist() if isinstance(coef, np.ndarray) else list(coef)
+    d = len(t)
+    for k in range(d - 1):
+        for j in range(d - 2, k - 1, -1):
+            t[j] += x * t[j + 1]
+    return t
+
+
+def coef_difference(ci: Sequence[float], cj: Sequence[float]) -> list[float]:
+    ni, nj = len(ci), len(cj)
+    return [
+        (ci[k] if k < ni else 0.0) - (cj[k] if k < nj else 0.0) for k in range(max(ni, nj))
+    ]
+
+
+def compare_right(ci: Sequence[float], cj: Sequence[float], x: float) -> int:
+    """Order of two curves (coefficients lowest degree first) just right of ``x``.
+
+    Works on the difference ``d = ci - cj``: the first Taylor coefficient of ``d`` at ``x``
+    that exceeds ``REL_TOL`` times its rounding scale (the same coefficient of ``|d|`` at
+    ``|x|``) decides.  -1 when ``ci`` is cheaper just right of ``x``, 0 for the same curve.
+    Differences are taken first, so curves that differ by little stay distinguishable however
+    large their values are.
+
+    Runtime complexity: O(d**2) for degree d.
+    """
+    d = coef_difference(ci, cj)
+    t = taylor(d, x)
+    scale = taylor([abs(v) for v in d], abs(x))
+    for tk, sk in zip(t, scale, strict=True):
+        if abs(tk) > REL_TOL * sk:
+            return -1 if tk < 0 else 1
+    return 0
+
+
+def values_equal(ci: Sequence[float], cj: Sequence[float], x: float) -> bool:
+    """Are two curves equal at ``x``: is their difference there within ``REL_TOL`` of its
+    rounding scale?"""
+    d = coef_difference(ci, cj)
+    return abs(horner(d, x)) <= REL_TOL * horner([abs(v) for v in d], abs(x))
+
+
+def derivative(d: np.ndarray) -> np.ndarray:
+    return d[1:] * np.arange(1, d.size) if d.size > 1 else np.zeros(1)
+
+
+def candidate_roots(d: np.ndarray) -> list[float]:
+    """Real roots (and near-real ones) of the polynomial ``d``; a superset of its sign changes."""
+    nz = np.flatnonzero(d)
+    if nz.size == 0:
+        return []
+    d = d[: nz[-1] + 1]
+    deg = d.size - 1
+    if deg == 0:
+        return []
+    if deg == 1:
+        return [-d[0] / d[1]]
+    if deg == 2:
+        c, b, a = d
+        disc = b * b - 4.0 * a * c
+        if disc < 0.0:
+            if disc < -1e-12 * (b * b + abs(4.0 * a * c)):
+                return []
+            disc = 0.0
+        q = -0.5 * (b + math.copysign(math.sqrt(disc), b))
+        if q == 0.0:
+            return [0.0]  # b == 0 and disc == 0, so c == 0 too: double root at 0
+        return sorted({q / a, c / q})
+    companion = np.zeros((deg, deg))
+    companion[np.arange(1, deg), np.arange(deg - 1)] = 1.0
+    companion[:, -1] = -d[:-1] / d[-1]
+    raw = np.linalg.eigvals(companion)
+    real = [r.real for r in raw if abs(r.imag) <= 1e-5 * max(1.0, abs(r.real))]
+    deriv = derivative(d).tolist()
+    dl = d.tolist()
+    polished = []
+    for r in real:
+        for _ in range(2):
+            slope = horner(deriv, r)
+            if slope == 0.0:
+                break
+            step = horner(dl, r) / slope
+            if not math.isfinite(step):
+                break
+            r -= step
+        polished.append(float(r))
+    return sorted(polished)
+
+
+def sign(d: list[float], mag: list[float], x: float) -> int:
+    value = horner(d, x)
+    if abs(value) <= ZERO_TOL * horner(mag, abs(x)):
+        return 0
+    return 1 if value > 0 else -1
+
+
+def interval_points(roots: list[float], lo: float, hi: float) -> list[float]:
+    """One sample point inside each gap of ``lo < roots... < hi``."""
+    edges = [lo, *roots, hi]
+    points = []
+    for left, right in zip(edges[:-1], edges[1:], strict=True):
+        if math.isinf(right):
+            points.append(max(2.0 * left, left + 1.0))
+        else:
+            points.append(0.5 * (left + right))
+    return points
+
+
+def sign_change_roots(
+    d: np.ndarray, lo: float = 0.0, hi: float = _INF, absorb_ends: bool = True
+) -> np.ndarray:
+    """Sizes in ``(lo, hi)`` where the polynomial ``d`` changes sign, ascending.
+
+    Roots closer together than ``tol_x`` are merged, and with ``absorb_ends`` so are roots
+    within ``tol_x`` of ``lo`` or ``hi`` (dropped); a root counts only when the signs of
+    ``d`` sampled in the gaps on either side differ, so even-multiplicity touches are dropped.
+    """
+    mag = np.abs(d)
+    inside: list[float] = []
+    margin_lo = tol_x(lo) if absorb_ends else 0.0
+    margin_hi = tol_x(hi) if absorb_ends and math.isfinite(hi) else 0.0
+    for r in candidate_roots(np.asarray(d, dtype=np.float64)):
+        if r <= lo + margin_lo or r >= hi - margin_hi:
+            continue
+        if inside and r - inside[-1] <= tol_x(r):
+            continue
+        inside.append(r)
+    if not inside:
+        return np.empty(0)
+    dl, ml = list(map(float, d)), mag.tolist()
+    signs = [sign(dl, ml, p) for p in interval_points(inside, lo, hi)]
+    out = []
+    previous = signs[0]
+    for k, s in enumerate(signs[1:]):
+        if s == 0:
+            continue
+        if previous != 0 and s != previous:
+            out.append(inside[k])
+        previous = s
+    return np.array(out, dtype=np.float64)
+
+
+def difference_nonnegative(d: np.ndarray, lo: float, hi: float, mag: np.ndarray) -> bool:
+    """True when ``d(n) >= -ZERO_TOL * mag(|n|)`` for all ``n`` in ``[lo, hi]``.
+
+    The minimum of a polynomial on an interval is at an end or at a critical point, so ``d``
+    is tested at ``lo``, at ``hi`` (its leading sign when ``hi`` is infinite) and at the real
+    roots of ``d'`` inside: closed form up to a cubic ``d``.
+    """
+    nz = np.flatnonzero(d)
+    if nz.size == 0:
+        return True
+    if lo >= 0.0 and np.all(d >= 0.0):
+        return True
+    if math.isinf(hi) and d[nz[-1]] < 0.0 and nz[-1] > 0:
+        return False
+
+    dl, ml = d.tolist(), np.asarray(mag).tolist()
+
+    def ok(x: float) -> bool:
+        return horner(dl, x) >= -ZERO_TOL * horner(ml, abs(x))
+
+    if not ok(lo) or (math.isfinite(hi) and not ok(hi)):
+        return False
+    return all(ok(r) for r in candidate_roots(derivative(d[: nz[-1] + 1])) if lo < r < hi)

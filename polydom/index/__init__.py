@@ -1,0 +1,21 @@
+"""The index: dominance pruning, the kinetic sweep, skyline tables, baselines, built indexes.
+
+Builds on :mod:`polydom.curves` only.
+"""
+
+from polydom.index.built import Hit, Index
+from polydom.index.dominance import prune_dominated
+from polydom.index.naive import NaiveLookup
+from polydom.index.polydom_index import FixedBudgetIndex, IndexAll, PolyDomIndex
+from polydom.index.table import SkylineTable
+
+__all__ = [
+    "FixedBudgetIndex",
+    "Hit",
+    "Index",
+    "IndexAll",
+    "NaiveLookup",
+    "PolyDomIndex",
+    "SkylineTable",
+    "prune_dominated",
+]

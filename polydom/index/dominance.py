@@ -1,0 +1,144 @@
+"""Candidate pruning by dominance: subset and polynomial cost dominance (Properties 3.6/3.7).
+
+``Y`` dominates ``X`` on a size domain ``D`` when ``c_Y(n) <= c_X(n)`` for every ``n`` in
+``D`` and ``a(Y) >= a(X)``; exact ties (same polynomial, same accuracy) go to the smaller
+key.  With ``alpha = 1`` this is a strict partial order, removing every dominated candidate
+is exact for the index: a dominated candidate is on no skyline at any size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from polydom.curves.candidate import Candidate
+from polydom.curves.poly import ZERO_TOL, difference_nonnegative
+
+__all__ = ["ACC_TOL", "canonical_order", "cost_le_many", "prune_dominated"]
+
+#: Tolerance of approximate (alpha > 1) accuracy comparisons in pruning tests (spec 4).
+ACC_TOL = 1e-12
+
+
+def canonical_order(keys: Sequence[object]) -> list[int]:
+    """Positions of ``keys`` in their canonical (sorted) order, used for every tie-break.
+
+    Keys of one type sort naturally; mixed types sort by type name, then value, then repr.
+    """
+    try:
+        return sorted(range(len(keys)), key=lambda i: keys[i])
+    except TypeError:
+        def fallback(i: int) -> tuple:
+            k = keys[i]
+            return (type(k).__name__, repr(k))
+        return sorted(range(len(keys)), key=fallback)
+
+
+def _sample_points(lo: float, hi: float) -> np.ndarray:
+    if lo == hi:
+        return np.array([lo])
+    if np.isinf(hi):
+        return lo + np.concatenate(([0.0], np.logspace(-3, 9, 25)))
+    return np.linspace(lo, hi, 17)
+
+
+def cost_le_many(
+    coefs: np.ndarray, target: np.ndarray, lo: float, hi: float, first: bool = False
+) -> np.ndarray:
+    """For each row ``r`` of ``coefs``: is ``r(n) <= target(n)`` on all of ``[lo, hi]``?
+
+    ``coefs`` is ``(k, L)`` and ``target`` ``(L,)``, both lowest degree first, padded with
+    zeros.  Decided by coefficients where possible (``lo >= 0``), rejected by sampled points
+    where possible, and settled exactly by :func:`difference_nonnegative` otherwise.  With
+    ``first`` the exact checks stop at the first row found to hold (the others stay False):
+    enough to know whether any row holds.
+
+    Runtime complexity: O(k * L) vectorised, plus O(L**3) per undecided row.
+    """
+    diff = target[None, :] - coefs
+    if lo >= 0.0:
+        result = np.all(diff >= 0.0, axis=1)
+    else:
+        result = np.zeros(coefs.shape[0], dtype=bool)
+    if first and result.any():
+        return result
+    undecided = np.flatnonzero(~result)
+    if undecided.size == 0:
+        return result
+    pts = _sample_points(lo, hi)
+    powers = pts[None, :] ** np.arange(coefs.shape[1])[:, None]  # (L, P)
+    d_vals = diff[undecided] @ powers
+    mag = (np.abs(target)[None, :] + np.abs(coefs[undecided])) @ powers
+    plausible = undecided[np.all(d_vals >= -ZERO_TOL * mag, axis=1)]
+    for row in plausible:
+        result[row] = difference_nonnegative(
+            diff[row], lo, hi, np.abs(target) + np.abs(coefs[row])
+        )
+        if first and result[row]:
+            break
+    return result
+
+
+def prune_dominated(
+    candidates: Sequence[Candidate],
+    n_min: float = 0.0,
+    n_max: float = float("inf"),
+    alpha: float = 1.0,
+) -> list[int]:
+    """Positions of the candidates that no other candidate dominates on ``[n_min, n_max]``.
+
+    With ``alpha == 1`` (the default) this removes exactly the dominated candidates
+    (Definition 3.1 with the key tie-break): the result is the set of maximal elements, in
+    canonical order (accuracy descending, then key).  With ``alpha > 1`` the undominated ones
+    then go through the spec's "safe" mode: taken by accuracy ascending, one is dropped when
+    an already kept one costs no more everywhere and ``alpha * a(kept) >= a(dropped) -
+    ACC_TOL``.  Kept candidates are never dropped later, so every dropped candidate has a
+    kept one within ``alpha`` at no more cost: the loss of a lookup is bounded by ``alpha``
+    (no chains of approximations).
+
+    Runtime complexity: O(K * S * L) vectorised for K candidates of which S survive, plus an
+    exact O(L**3) root check for the few pairs that sampling cannot decide.
+    """
+    if alpha < 1.0 or not np.isfinite(alpha):
+        raise ValueError(f"alpha must be finite and >= 1, got {alpha!r}")
+    k = len(candidates)
+    if k == 0:
+        return []
+    rank = np.empty(k, dtype=np.int64)
+    rank[canonical_order([c.key for c in candidates])] = np.arange(k)
+    width = max(c.cost.coefficients.size for c in candidates)
+    coef = np.zeros((k, width))
+    for i, c in enumerate(candidates):
+        coef[i, : c.cost.coefficients.size] = c.cost.coefficients
+    acc = np.array([c.accuracy for c in candidates])
+    order = sorted(range(k), key=lambda i: (-acc[i], rank[i]))
+
+    kept: list[int] = []
+    for x in order:
+        if kept:
+            kept_arr = np.array(kept)
+            # Kept candidates come first in (accuracy desc, key) order, so one that costs no
+            # more everywhere dominates x (ties of accuracy and curve go to the smaller key).
+            if cost_le_many(coef[kept_arr], coef[x], n_min, n_max, first=True).any():
+                continue
+            # x may dominate kept candidates of the same accuracy (strictly cheaper somewhere).
+            same = [j for j in kept if acc[j] == acc[x]]
+            beaten = {
+                j for j in same if cost_le_many(coef[x][None, :], coef[j], n_min, n_max)[0]
+            }
+            if beaten:
+                kept = [j for j in kept if j not in beaten]
+        kept.append(x)
+    if alpha > 1.0:
+        # Safe mode: ascending accuracy, a candidate goes when a KEPT cheaper one is within
+        # alpha of it; kept ones are never removed later, so errors cannot chain.
+        loose: list[int] = []
+        for x in sorted(kept, key=lambda i: (acc[i], rank[i])):
+            if loose:
+                near = np.array([j for j in loose if alpha * acc[j] >= acc[x] - ACC_TOL])
+                if near.size and cost_le_many(coef[near], coef[x], n_min, n_max, True).any():
+                    continue
+            loose.append(x)
+        kept = loose
+    return sorted(kept, key=lambda i: (-acc[i], rank[i]))

@@ -1,0 +1,182 @@
+"""PolyDomIndex and its Index-All baseline: skylines per size range from the kinetic sweep."""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_right
+from collections.abc import Sequence
+
+import numpy as np
+
+from polydom.curves.candidate import Candidate
+from polydom.curves.domain import check_budget, check_domain, check_size
+from polydom.curves.poly import candidate_roots
+from polydom.index.dominance import prune_dominated
+from polydom.index.sweep import kinetic_sweep
+from polydom.index.table import SkylineTable
+
+__all__ = ["PolyDomIndex", "IndexAll", "validate_candidates"]
+
+
+def validate_candidates(
+    candidates: Sequence[Candidate], n_min: float, n_max: float
+) -> tuple[list[Candidate], float, float]:
+    """Check a candidate list for an index: non-empty, unique keys, curves >= 0 on the domain.
+
+    Returns the list, ``n_min`` and ``n_max`` as floats.  Raises ``ValueError`` naming the
+    problem; nothing is modified.
+    """
+    lo, hi = check_domain(n_min, n_max)
+    cands = list(candidates)
+    if not cands:
+        raise ValueError("candidates must not be empty")
+    seen = set()
+    for c in cands:
+        if not isinstance(c, Candidate):
+            raise ValueError(f"candidates must be polydom.Candidate, got {type(c).__name__}")
+        if c.key in seen:
+            raise ValueError(f"duplicate candidate key {c.key!r}")
+        seen.add(c.key)
+        if not c.cost.is_nonnegative(lo, hi):
+            raise ValueError(
+                f"cost curve of candidate {c.key!r} ({c.cost}) is negative somewhere on "
+                f"[{lo!r}, {hi!r}]"
+            )
+    return cands, lo, hi
+
+
+def _sweep_table(
+    cls: type[SkylineTable],
+    candidates: Sequence[Candidate],
+    n_min: float,
+    n_max: float,
+    keep_all: bool,
+) -> SkylineTable:
+    start = time.perf_counter()
+    cands, lo, hi = validate_candidates(candidates, n_min, n_max)
+    kept = prune_dominated(cands, lo, hi)  # canonical priority order
+    pruned_at = time.perf_counter()
+    coefs = [cands[i].cost.coefficients for i in kept]
+    accs = [cands[i].accuracy for i in kept]
+    result = kinetic_sweep(coefs, accs, lo, hi, keep_all=keep_all)
+    skylines = [[kept[i] for i in sky] for sky in result.skylines]
+    stats = {
+        "candidates": len(cands),
+        "undominated": len(kept),
+        "events": result.events,
+        "crossings": result.crossings,
+        "prune_seconds": pruned_at - start,
+        "build_seconds": time.perf_counter() - start,
+    }
+    return cls(cands, lo, hi, result.breaks, skylines, stats)
+
+
+class PolyDomIndex(SkylineTable):
+    """The poly-dominance index: a skyline per size range, stored only where it changes.
+
+    Build with :meth:`build`; query with :meth:`lookup` / :meth:`lookup_many`.
+
+    >>> idx = PolyDomIndex.build([Candidate("cheap", 0.6, "1 + n"),
+    ...                           Candidate("good", 0.9, "10 + 0.1*n**2")])
+    >>> idx.lookup(size=2.0, budget=5.0).key
+    'cheap'
+    >>> idx.lookup(size=2.0, budget=11.0).key
+    'good'
+    """
+
+    @classmethod
+    def build(
+        cls,
+        candidates: Sequence[Candidate],
+        n_min: float = 0.0,
+        n_max: float = float("inf"),
+    ) -> PolyDomIndex:
+        """Build the index over ``candidates`` for sizes in ``[n_min, n_max]``.
+
+        Dominated candidates (another one costs no more at every size and is at least as
+        accurate) are removed first; they are on no skyline.  The kinetic sweep then finds
+        the sizes where the skyline of the rest changes.  ``n_min == n_max`` builds the index
+        for one fixed size (Problem 2): one range holding that size's skyline.
+
+        Runtime complexity: O(K * S) dominance tests for K candidates of which S are
+        undominated, then O((S + X) log S) for X crossings among those S.
+
+        Raises
+        ------
+        ValueError
+            On an empty list, duplicate keys, a bad domain, or a curve negative on it.
+        """
+        return _sweep_table(cls, candidates, n_min, n_max, keep_all=False)
+
+    def for_budget(self, budget: float) -> FixedBudgetIndex:
+        """A one-dimensional index over sizes for a budget fixed in advance (Problem 3).
+
+        Runtime complexity: O(E * d**3) to build for E skyline entries; lookups O(log P).
+        """
+        return FixedBudgetIndex(self, budget)
+
+
+class IndexAll(SkylineTable):
+    """Poly-Dom-Index-All baseline: a skyline stored at every pairwise crossing point.
+
+    Built over the same undominated candidates as :class:`PolyDomIndex` (as in the paper,
+    where both index the candidate set); it differs only by keeping ranges where nothing
+    changes.
+    """
+
+    @classmethod
+    def build(
+        cls,
+        candidates: Sequence[Candidate],
+        n_min: float = 0.0,
+        n_max: float = float("inf"),
+    ) -> IndexAll:
+        """Build over ``candidates``; same arguments and errors as :meth:`PolyDomIndex.build`."""
+        return _sweep_table(cls, candidates, n_min, n_max, keep_all=True)
+
+    def _check(self, minimal: bool = False) -> None:
+        super()._check(minimal=minimal)
+
+
+class FixedBudgetIndex:
+    """Answers for one budget fixed in advance, as a function of the size alone (Problem 3).
+
+    Holds the sorted sizes where the answer may change (range starts and the roots of
+    ``c(n) = budget`` for every skyline candidate), the answer at each such size and on each
+    open interval between them.  A lookup is one binary search.
+    """
+
+    def __init__(self, index: SkylineTable, budget: float) -> None:
+        self.budget = check_budget(budget)
+        self._index = index
+        lo, hi = index.domain
+        points = set(index.breakpoints.tolist())
+        for (n_lo, n_hi), sky in zip(index.ranges, index.skylines, strict=True):
+            for cand in sky:
+                shifted = cand.cost + (-self.budget)
+                for r in candidate_roots(np.array(shifted.coefficients)):
+                    if n_lo < r < n_hi:
+                        points.add(float(r))
+        pts = sorted(points)
+        at_point = [index.lookup_position(p, self.budget) for p in pts]
+        after = []
+        for p, q in zip(pts, [*pts[1:], hi], strict=True):
+            probe = 0.5 * (p + q) if np.isfinite(q) else max(2.0 * p, p + 1.0)
+            after.append(index.lookup_position(probe, self.budget) if p < hi else at_point[-1])
+        self._points = pts
+        self._at_point = at_point
+        self._after = after
+
+    @property
+    def breakpoints(self) -> np.ndarray:
+        """Sizes where the answer may change."""
+        return np.array(self._points)
+
+    def lookup(self, size: float) -> Candidate | None:
+        """The answer at ``size`` for the fixed budget.  Runtime complexity: O(log P)."""
+        lo, hi = self._index.domain
+        n = check_size(size, lo, hi)
+        k = bisect_right(self._points, n) - 1
+        j = self._at_point[k] if self._points[k] == n else self._after[k]
+        return None if j < 0 else self._index._candidates[j]
+

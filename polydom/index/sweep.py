@@ -1,0 +1,213 @@
+"""Kinetic sweep over cost curves: the sizes where the skyline changes (spec 4.3).
+
+The curves are kept ordered by cost just right of the sweep position; a heap holds, for
+every pair of neighbours, their next crossing.  At each crossing the block of curves equal
+there is re-sorted by their order just right of it, new neighbours get their next crossing
+pushed, and the point is kept when the local "interesting" test (the tie-aware form of the
+corrected Theorem 3.13) says the skyline changed.  Every crossing of two curves happens
+while they are neighbours, so no crossing is missed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cmp_to_key
+
+import numpy as np
+
+from polydom.curves.poly import (
+    compare_right,
+    difference,
+    sign_change_roots,
+    tol_x,
+    values_equal,
+)
+
+__all__ = ["SweepResult", "kinetic_sweep", "skyline_of"]
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """Breakpoints, the skyline (curve numbers by cost) of each range, and sweep counts."""
+
+    breaks: list[float]
+    skylines: list[list[int]]
+    events: int
+    crossings: int
+
+
+def skyline_of(order: Sequence[int], accs: Sequence[float]) -> list[int]:
+    """Curves of ``order`` (cheapest first) whose accuracy beats all cheaper ones (strict)."""
+    best = -math.inf
+    out = []
+    for i in order:
+        a = accs[i]
+        if a > best:
+            out.append(i)
+            best = a
+    return out
+
+
+def _value(coef: list[float], x: float) -> float:
+    value = 0.0
+    for c in reversed(coef):
+        value = value * x + c
+    return value
+
+
+def _members(block: Sequence[int], accs: Sequence[float], running: float) -> list[int]:
+    out = []
+    for i in block:
+        if accs[i] > running:
+            out.append(i)
+            running = accs[i]
+    return out
+
+
+def kinetic_sweep(
+    coefs: Sequence[np.ndarray],
+    accs: Sequence[float],
+    lo: float,
+    hi: float,
+    keep_all: bool = False,
+) -> SweepResult:
+    """Sweep curves ``0..K-1`` over ``[lo, hi]``.
+
+    Curves are numbered in priority order: a smaller number has a higher accuracy, or the
+    same accuracy and a smaller key; identical polynomials are ordered by number.
+
+    Parameters
+    ----------
+    coefs : sequence of arrays
+        Coefficients of each curve, lowest degree first.
+    accs : sequence of float
+        Accuracy of each curve (non-increasing in the curve number).
+    lo, hi : float
+        The size domain.
+    keep_all : bool, default False
+        Keep a range at every crossing (Poly-Dom-Index-All) instead of only where the
+        skyline changes.
+
+    Returns
+    -------
+    SweepResult
+
+    Runtime complexity: O((K + X) log K) heap work for X crossings, plus O(K) per kept
+    range to record its skyline and an O(l) prefix maximum per event.
+    """
+    k = len(coefs)
+    lists = [c.tolist() for c in coefs]
+    # On a one-point domain only the values there matter, not the order just right of it.
+    at_point = lo == hi
+
+    def cmp_lo(i: int, j: int) -> int:
+        if at_point:
+            order = compare_right([_value(lists[i], lo)], [_value(lists[j], lo)], lo)
+        else:
+            order = compare_right(lists[i], lists[j], lo)
+        return order or (i > j) - (i < j)
+
+    order = sorted(range(k), key=cmp_to_key(cmp_lo))
+    pos = [0] * k
+    for p, i in enumerate(order):
+        pos[i] = p
+    acc_at = [accs[i] for i in order]
+    heap: list[tuple[float, int, int]] = []
+    roots: dict[tuple[int, int], list[float]] = {}
+
+    def push_next(u: int, v: int, after: float) -> None:
+        """Queue the first crossing of ``u`` and ``v`` strictly after ``after``.  A root that
+        is the crossing just processed (rounding put it a hair later) re-sorts nothing: the
+        order there already is the order just right of it."""
+        pair = (u, v) if u < v else (v, u)
+        r = roots.get(pair)
+        if r is None:
+            d = difference(coefs[pair[0]], coefs[pair[1]])
+            r = sign_change_roots(d, lo, hi, absorb_ends=False).tolist()
+            roots[pair] = r
+        j = bisect_right(r, after)
+        if j < len(r):
+            heapq.heappush(heap, (r[j], pair[0], pair[1]))
+
+    for j in range(k - 1):
+        push_next(order[j], order[j + 1], lo)
+
+    breaks = [lo]
+    skylines = [skyline_of(order, accs)]
+    events = crossings = 0
+    while heap:
+        x = heap[0][0]
+        limit = x + tol_x(x)
+        lefts = set()
+        while heap and heap[0][0] <= limit:
+            _, u, v = heapq.heappop(heap)
+            pu, pv = pos[u], pos[v]
+            if abs(pu - pv) == 1:
+                lefts.add(min(pu, pv))
+        if not lefts:
+            continue
+        events += 1
+
+        def equal_at(i: int, j: int, x: float = x) -> bool:
+            return values_equal(lists[i], lists[j], x)
+
+        blocks: list[list[int]] = []
+        for p in sorted(lefts):
+            lft, rgt = p, p + 1
+            while lft > 0 and equal_at(order[lft - 1], order[lft]):
+                lft -= 1
+            while rgt < k - 1 and equal_at(order[rgt], order[rgt + 1]):
+                rgt += 1
+            if blocks and lft <= blocks[-1][1] + 1:
+                blocks[-1][1] = max(blocks[-1][1], rgt)
+            else:
+                blocks.append([lft, rgt])
+
+        def cmp_x(i: int, j: int, x: float = x) -> int:
+            return compare_right(lists[i], lists[j], x) or (i > j) - (i < j)
+
+        interesting = False
+        changed = False
+        b = 0
+        while b < len(blocks):
+            lft, rgt = blocks[b]
+            # Sort the block by the order just right of x; a neighbour that belongs inside
+            # it (it meets the block at x although its own crossing was not queued, e.g. a
+            # root equal to x in floating point) widens the block, which is sorted again.
+            while True:
+                new = sorted(order[lft : rgt + 1], key=cmp_to_key(cmp_x))
+                if lft > 0 and cmp_x(order[lft - 1], new[0]) > 0:
+                    lft -= 1
+                elif rgt < k - 1 and cmp_x(new[-1], order[rgt + 1]) > 0:
+                    rgt += 1
+                else:
+                    break
+                if b + 1 < len(blocks) and rgt + 1 >= blocks[b + 1][0]:
+                    rgt = max(rgt, blocks.pop(b + 1)[1])
+            old = order[lft : rgt + 1]
+            if new != old:
+                changed = True
+                if not interesting:
+                    running = max(acc_at[:lft], default=-math.inf)
+                    interesting = _members(old, accs, running) != _members(new, accs, running)
+                order[lft : rgt + 1] = new
+                for p in range(lft, rgt + 1):
+                    pos[order[p]] = p
+                    acc_at[p] = accs[order[p]]
+            for j in range(max(0, lft - 1), min(k - 2, rgt) + 1):
+                push_next(order[j], order[j + 1], x)
+            b += 1
+        if changed:
+            crossings += 1
+            if interesting or keep_all:
+                # the local test may flag two reorderings that cancel out: keep the point
+                # only if the recomputed skyline really differs (ranges stay minimal)
+                sky = skyline_of(order, accs)
+                if keep_all or sky != skylines[-1]:
+                    breaks.append(x)
+                    skylines.append(sky)
+    return SweepResult(breaks, skylines, events, crossings)

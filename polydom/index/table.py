@@ -1,0 +1,243 @@
+"""Ranges of sizes, each with a skyline sorted by cost: the layout every index here answers from.
+
+``breaks[i]`` starts range ``i`` (closed on the left); the last range ends at ``n_max``.
+Each range holds the positions of its skyline candidates, cheapest first, with strictly
+increasing accuracy.  A lookup is two binary searches: over ``breaks`` (horizontal), then
+over the skyline by the cost at the query size (vertical, evaluating O(log S) polynomials).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from bisect import bisect_right
+from collections.abc import Sequence
+
+import numpy as np
+
+from polydom.curves.candidate import Candidate
+from polydom.curves.domain import check_budget, check_budgets, check_size, check_sizes
+from polydom.curves.poly import horner, values_equal
+
+__all__ = ["SkylineTable"]
+
+_MAX_FLOAT = sys.float_info.max
+
+
+class SkylineTable:
+    """Lookup over precomputed ranges and skylines (shared by Poly-Dom and Index-All).
+
+    Instances are made by the ``build`` class methods of subclasses, not directly.
+    """
+
+    def __init__(
+        self,
+        candidates: Sequence[Candidate],
+        n_min: float,
+        n_max: float,
+        breaks: Sequence[float],
+        skylines: Sequence[Sequence[int]],
+        stats: dict | None = None,
+    ) -> None:
+        self._candidates = list(candidates)
+        self._lo = float(n_min)
+        self._hi = float(n_max)
+        self._top = min(self._hi, _MAX_FLOAT)  # largest size accepted without a full check
+        self._breaks = [float(b) for b in breaks]
+        self._sky = [list(map(int, s)) for s in skylines]
+        self.stats_ = dict(stats or {})
+        width = max((c.cost.coefficients.size for c in self._candidates), default=1)
+        width = max(width, 4)  # cubic and below share one unrolled Horner in lookups
+        self._width = width
+        # Per candidate: coefficients highest degree first, padded to one width (Horner).
+        self._horner = [
+            (0.0,) * (width - c.cost.coefficients.size) + c.cost._horner
+            for c in self._candidates
+        ]
+        self._sky_horner = [[self._horner[i] for i in s] for s in self._sky]
+        self._arrays: tuple | None = None
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def candidates(self) -> list[Candidate]:
+        """The candidates given to ``build``, in their given order."""
+        return list(self._candidates)
+
+    @property
+    def domain(self) -> tuple[float, float]:
+        """``(n_min, n_max)``: the sizes this index answers for."""
+        return (self._lo, self._hi)
+
+    @property
+    def breakpoints(self) -> np.ndarray:
+        """Start of each range, strictly increasing; ``breakpoints[0] == n_min``."""
+        return np.array(self._breaks)
+
+    @property
+    def ranges(self) -> list[tuple[float, float]]:
+        """``(n_lo, n_hi)`` of each range: ``[n_lo, n_hi)``, the last one closed at ``n_max``."""
+        ends = [*self._breaks[1:], self._hi]
+        return list(zip(self._breaks, ends, strict=True))
+
+    @property
+    def skylines(self) -> list[list[Candidate]]:
+        """The skyline of each range, cheapest first."""
+        return [[self._candidates[i] for i in s] for s in self._sky]
+
+    @property
+    def skyline_positions(self) -> list[list[int]]:
+        """The skyline of each range as positions into :attr:`candidates`."""
+        return [list(s) for s in self._sky]
+
+    @property
+    def entries(self) -> int:
+        """Total skyline cells over all ranges (the paper's index size)."""
+        return sum(len(s) for s in self._sky)
+
+    def __len__(self) -> int:
+        return len(self._sky)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(candidates={len(self._candidates)}, "
+            f"ranges={len(self._sky)}, entries={self.entries}, "
+            f"domain=[{self._lo!r}, {self._hi!r}])"
+        )
+
+    # ------------------------------------------------------------------ queries
+    def skyline(self, size: float) -> list[Candidate]:
+        """Candidates on the skyline at ``size``, cheapest first.
+
+        Runtime complexity: O(log R + S) for R ranges and a skyline of S.
+        """
+        n = check_size(size, self._lo, self._hi)
+        return [self._candidates[i] for i in self._sky[bisect_right(self._breaks, n) - 1]]
+
+    def lookup(self, size: float, budget: float) -> Candidate | None:
+        """The most accurate candidate whose cost at ``size`` is ``<= budget``, or None.
+
+        Ties go to the lower cost at ``size``, then to the smaller key.
+
+        Runtime complexity: O(log R + d * log S) for R ranges, skylines of at most S
+        candidates and curves of degree d.
+
+        Raises
+        ------
+        ValueError
+            If ``size`` is NaN, infinite, negative or outside the domain, or ``budget`` is
+            NaN, infinite or negative.
+        """
+        j = self.lookup_position(size, budget)
+        return None if j < 0 else self._candidates[j]
+
+    def lookup_position(self, size: float, budget: float) -> int:
+        """Like :meth:`lookup`, returning the position in :attr:`candidates` (-1: none fits)."""
+        try:
+            ok = self._lo <= size <= self._top and 0.0 <= budget <= _MAX_FLOAT
+        except TypeError:
+            ok = False
+        if not ok:
+            size = check_size(size, self._lo, self._hi)
+            budget = check_budget(budget)
+        r = bisect_right(self._breaks, size) - 1
+        polys = self._sky_horner[r]
+        # Binary search for the last skyline entry whose cost fits.  On exit the entry at
+        # lo - 1 was evaluated as fitting and the one at lo as not (or is past the end).
+        lo, hi = 0, len(polys)
+        if self._width == 4:
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                c3, c2, c1, c0 = polys[mid]
+                if ((c3 * size + c2) * size + c1) * size + c0 <= budget:
+                    lo = mid + 1
+                else:
+                    hi = mid
+        else:
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                v = 0.0
+                for c in polys[mid]:
+                    v = v * size + c
+                if v <= budget:
+                    lo = mid + 1
+                else:
+                    hi = mid
+        return self._sky[r][lo - 1] if lo else -1
+
+    def _padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], int]:
+        """Flat arrays for :meth:`lookup_many`, built once.
+
+        Row ``r`` of a ``(R, S + 1)`` table holds range ``r``'s skyline; cells past its end
+        cost ``+inf`` (never fit).  Returns breaks, skyline lengths, candidate ids (flat),
+        one flat array per Horner coefficient (highest degree first), and ``S + 1``.
+        """
+        if self._arrays is None:
+            stride = max(len(s) for s in self._sky) + 1
+            ids = np.full((len(self._sky), stride), -1, dtype=np.int64)
+            coef = np.zeros((self._width, len(self._sky), stride))
+            coef[-1] = np.inf
+            for r, s in enumerate(self._sky):
+                ids[r, : len(s)] = s
+                for j, i in enumerate(s):
+                    coef[:, r, j] = self._horner[i]
+            lens = np.array([len(s) for s in self._sky], dtype=np.int64)
+            flat = [np.ascontiguousarray(c.ravel()) for c in coef]
+            self._arrays = (np.array(self._breaks), lens, ids.ravel(), flat, stride)
+        return self._arrays
+
+    def lookup_many(self, sizes: np.ndarray, budgets: np.ndarray) -> np.ndarray:
+        """Vectorised :meth:`lookup_position` over broadcast ``sizes`` and ``budgets``.
+
+        Returns an int64 array of positions into :attr:`candidates`, -1 where nothing fits;
+        element-wise equal to :meth:`lookup_position` (the same binary search, run for a
+        fixed number of steps over all queries at once).
+
+        Runtime complexity: O(Q * d * log S) numpy work for Q queries.
+        """
+        n = check_sizes(sizes, self._lo, self._hi)
+        b = check_budgets(budgets)
+        n, b = np.broadcast_arrays(n, b)
+        shape = n.shape
+        n, b = n.ravel(), b.ravel()
+        breaks, lens, ids, flat, stride = self._padded()
+        base = (np.searchsorted(breaks, n, side="right") - 1) * stride
+        lo = np.zeros(n.size, dtype=np.int64)
+        hi = lens[base // stride]
+        for _ in range(int(stride).bit_length()):
+            mid = (lo + hi) >> 1
+            at = base + mid
+            v = flat[0].take(at)
+            for c in flat[1:]:
+                v *= n
+                v += c.take(at)
+            fits = v <= b
+            lo = np.where(fits, mid + 1, lo)
+            hi = np.where(fits, hi, mid)
+        out = np.where(lo > 0, ids.take(base + np.maximum(lo - 1, 0)), -1)
+        return out.reshape(shape)
+
+    # ------------------------------------------------------------------ invariants
+    def _check(self, minimal: bool = True) -> None:
+        """Assert every invariant of the table (for tests).
+
+        Breaks strictly increase from ``n_min``; every skyline has strictly increasing
+        accuracy and non-decreasing cost inside its range; with ``minimal`` consecutive
+        skylines differ.
+        """
+        assert self._breaks and self._breaks[0] == self._lo
+        assert all(a < b for a, b in zip(self._breaks, self._breaks[1:], strict=False))
+        assert self._breaks[-1] <= self._hi
+        assert len(self._sky) == len(self._breaks)
+        for (n_lo, n_hi), sky in zip(self.ranges, self._sky, strict=True):
+            accs = [self._candidates[i].accuracy for i in sky]
+            assert all(a < b for a, b in zip(accs, accs[1:], strict=False)), accs
+            probe = n_lo if n_lo == n_hi else (
+                n_lo + 1.0 if math.isinf(n_hi) else 0.5 * (n_lo + n_hi)
+            )
+            curves = [self._candidates[i].cost.coefficients for i in sky]
+            for u, v in zip(curves, curves[1:], strict=False):
+                assert horner(u, probe) <= horner(v, probe) or values_equal(u, v, probe), (
+                    probe, [self._candidates[i].key for i in sky]
+                )
+        if minimal:
+            assert all(a != b for a, b in zip(self._sky, self._sky[1:], strict=False))

@@ -1,0 +1,175 @@
+"""build_index: the end-to-end API, lattice exploration plus any extra candidates, indexed."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping, MutableMapping
+from typing import Any
+
+from polydom.curves.candidate import Candidate
+from polydom.index.built import Index
+from polydom.index.polydom_index import PolyDomIndex
+
+__all__ = ["build_index"]
+
+
+def build_index(
+    costs: Mapping[str, Any],
+    learner: Any,
+    alpha: float = 1.0,
+    delta: float = 0.0,
+    n_min: float = 0.0,
+    n_max: float = math.inf,
+    extra_candidates: Iterable[Candidate] = (),
+    cache: MutableMapping | None = None,
+    store: str | None = None,
+    **explore_options: Any,
+) -> Index:
+    """Explore the feature-set lattice with ``learner``, then index the candidates.
+
+    The lattice explorer (:func:`lattice.explore`) trains the feature sets it cannot prune,
+    candidate pruning keeps the undominated ones (exact dominance by default, so the
+    end-to-end factor is ``alpha``), ``extra_candidates`` (for instance from budgeted
+    learners) join the pool, and :class:`polydom.PolyDomIndex` sweeps them into ranges of
+    sizes with one skyline each.  Every candidate's payload is its fitted model.
+
+    Parameters
+    ----------
+    costs : mapping of str to CostCurve or str or coefficients
+        Cost curve of every feature (non-negative on ``[n_min, n_max]``).
+    learner : object with ``expand(frozenset) -> Expansion``
+        For example :class:`learners.SklearnLearner`; its ``feature_columns()`` become the
+        index's ``columns`` (what :meth:`Index.predict` cuts out of a row).
+    alpha : float, default 1.0
+        Approximation factor: every lookup is within ``alpha`` of the best of all 2**m sets
+        that fit (given monotone accuracy up to ``delta``).
+    delta : float, default 0.0
+        Tolerated violation of monotone accuracy.
+    n_min, n_max : float
+        The size domain of the index.
+    extra_candidates : iterable of Candidate
+        More candidates for the pool (keys must differ from the lattice's tuple keys).
+    cache : mutable mapping of frozenset to Expansion, optional
+        Earlier expansions (a database-backed mapping makes builds resumable): consulted
+        before training, and every new expansion is written as soon as it is trained.
+    store : str, optional
+        A SQLAlchemy URL or a file path (SQLite).  The build is persisted as it goes: each
+        expansion is committed as soon as it is trained, so a build that dies and is started
+        again with the same arguments retrains nothing that was stored; the finished index
+        (candidates, ranges, skylines, models) becomes current in one transaction.  Open it
+        with :func:`polydom.open_index`.  Not together with ``cache``.
+    **explore_options
+        Passed to :func:`lattice.explore` (``traversal``, ``scope``, ``cost_pruning``,
+        ``candidate_alpha``, ``max_expansions``, ...).
+
+    Returns
+    -------
+    Index
+        ``info`` holds alpha, delta, the domain, counts of expansions / trainings / cache
+        hits / candidates, and the index shape.
+
+    Runtime complexity: the exploration (E trainings, O(2**m * E) checks) plus the index
+    build, O(K * S) dominance tests and O((S + X) log S) for the sweep.
+
+    >>> import learners
+    >>> acc = {frozenset(): 0.5, frozenset({"a"}): 0.7, frozenset({"b"}): 0.8,
+    ...        frozenset({"a", "b"}): 0.9}
+    >>> index = build_index({"a": "1", "b": "n"}, learners.SyntheticLearner(acc.__getitem__))
+    >>> index.lookup(size=10.0, budget=5.0).features == frozenset({"a"})
+    True
+    """
+    import lattice
+
+    publish = None
+    if store is not None:
+        if cache is not None:
+            raise ValueError("give either cache or store, not both")
+        cache, publish = _open_store(store, costs, learner, alpha, delta, n_min, n_max,
+                                     explore_options)
+    exploration = lattice.explore(
+        costs, learner, alpha=alpha, delta=delta, cache=cache, n_min=n_min, n_max=n_max,
+        **explore_options,
+    )
+    if not exploration.complete:
+        warnings.warn(
+            "the exploration stopped at max_expansions before the lattice was covered; "
+            "the index carries no approximation guarantee",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    extra = list(extra_candidates)
+    for c in extra:
+        if not isinstance(c, Candidate):
+            raise ValueError(
+                f"extra_candidates must be polydom.Candidate, got {type(c).__name__}"
+            )
+    candidates = exploration.candidates
+    table = PolyDomIndex.build([*candidates, *extra], n_min, n_max)
+    get_columns = getattr(learner, "feature_columns", None)
+    columns = get_columns() if get_columns is not None else None
+    info = {
+        "alpha": exploration.alpha,
+        "delta": exploration.delta,
+        "candidate_alpha": exploration.candidate_alpha,
+        "n_min": float(n_min),
+        "n_max": float(n_max),
+        "features": len(exploration.features),
+        "lattice_size": 1 << len(exploration.features),
+        "expansions": exploration.n_expanded,
+        "trained": exploration.stats["trained"],
+        "cache_hits": exploration.stats["cache_hits"],
+        "fit_seconds": exploration.stats["fit_seconds"],
+        "sandwiched": exploration.stats["sandwiched"],
+        "cost_pruned": exploration.stats["cost_pruned"],
+        "traversal": exploration.stats["traversal"],
+        "scope": exploration.stats["scope"],
+        "cost_pruning": exploration.stats["cost_pruning"],
+        "complete": exploration.complete,
+        "candidates": len(candidates),
+        "extra_candidates": len(extra),
+        "ranges": len(table),
+        "entries": table.entries,
+    }
+    index = Index(table, exploration.costs, columns, info)
+    if publish is not None:
+        publish(index)
+    return index
+
+
+def _open_store(
+    url: str,
+    costs: Mapping[str, Any],
+    learner: Any,
+    alpha: float,
+    delta: float,
+    n_min: float,
+    n_max: float,
+    explore_options: Mapping[str, Any],
+) -> tuple[MutableMapping, Any]:
+    """Register (or resume) a build in the store: its expansion cache and a publisher."""
+    from polydom.curves.cost_curve import CostCurve
+    from polydom.pipeline.open import register_learner_models
+    from storage import IndexStore
+
+    register_learner_models()
+    describe = getattr(learner, "describe", None)
+    params = {
+        "alpha": float(alpha),
+        "delta": float(delta),
+        "learner": describe() if describe is not None else type(learner).__qualname__,
+        "domain": [float(n_min), float(n_max) if math.isfinite(n_max) else "inf"],
+        "explore": {k: repr(v) for k, v in sorted(explore_options.items())},
+    }
+    curves = {name: CostCurve.coerce(c) for name, c in costs.items()}
+    get_columns = getattr(learner, "feature_columns", None)
+    columns = get_columns() if get_columns is not None else None
+    st = IndexStore(url)
+    build_id = st.begin_build(params, curves, columns)
+
+    def publish(index: Index) -> None:
+        st.publish(build_id, index)
+        index.info["store"] = str(url)
+        index.info["build_id"] = build_id
+
+    return st.expansion_cache(build_id), publish

@@ -1,0 +1,68 @@
+"""open_index and list_builds: the public way to read an index store."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from polydom.index.built import Index
+    from storage import BuildRecord
+
+__all__ = ["open_index", "list_builds", "register_learner_models"]
+
+
+def register_learner_models() -> None:
+    """Let storage save and rebuild the models of our budgeted learners as arrays + JSON
+    (no pickle).  Idempotent; the LightGBM-backed classes only when lightgbm is installed.
+
+    Runtime complexity: O(1).
+    """
+    import learners
+    import storage
+
+    for name in ("ColumnSubsetModel", "CEGBClassifier", "GreedyMiserClassifier"):
+        try:
+            cls = getattr(learners, name)
+        except ImportError:
+            continue
+        storage.register_array_model(cls)
+
+
+def open_index(url: str | os.PathLike, build: int | None = None, trusted: bool = False) -> Index:
+    """Load a stored index: the latest complete build, or build ``build``.
+
+    ``url`` is any SQLAlchemy URL or a SQLite file path.  The index is rebuilt from its
+    stored ranges and skylines (no sweep) and answers ``lookup`` exactly as the index that
+    was stored.  Models are checked against their sha256 and decoded without running code
+    from the database; pickled models (and skops blobs naming types outside scikit-learn,
+    numpy and scipy) need ``trusted=True``.
+
+    Runtime complexity: O(K * d + E) rows for K candidates and E skyline entries, plus
+    decoding the models.
+
+    Raises
+    ------
+    storage.StoreNotFoundError
+        If there is no store at ``url``.
+    ValueError
+        If there is no complete build, or ``build`` is unknown or incomplete.
+    storage.SchemaVersionError, storage.ModelIntegrityError, storage.UntrustedModelError
+        For a store of another schema version, a tampered blob, an untrusted model.
+    """
+    from storage import IndexStore
+
+    register_learner_models()
+    with IndexStore(url, create=False) as store:
+        return store.load_index(build=build, trusted=trusted)
+
+
+def list_builds(url: str | os.PathLike) -> list[BuildRecord]:
+    """Every build in the store at ``url``, oldest first (status, parameters, counts).
+
+    Runtime complexity: one query.
+    """
+    from storage import IndexStore
+
+    with IndexStore(url, create=False) as store:
+        return store.list_builds()

@@ -1,0 +1,294 @@
+"""Featurizer: named feature routines with an item size, timed and fitted to cost polynomials.
+
+A :class:`Featurizer` holds named feature routines (item -> 1-D vector of a fixed length) and
+a size function (item -> n).  It lays the features out side by side in one matrix
+(:attr:`Featurizer.columns`, registration order, the layout :class:`polydom.Index` expects),
+computes only the features asked for, and times them: :meth:`Featurizer.profile` runs every
+routine on items of several sizes and fits a non-negative polynomial ``c_f(n)`` in seconds to
+each feature's timings (:func:`fit_cost_curve`, non-negative least squares), keeping the raw
+timings in a :class:`CostProfile` so the fit can be redone with another statistic or degree.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from polydom.curves.fitting import CostProfile, check_degree, check_statistic
+
+__all__ = ["Computed", "Featurizer"]
+
+class Computed(NamedTuple):
+    """One feature of one item: its vector and the seconds its routine took."""
+
+    vector: np.ndarray
+    seconds: float
+
+
+class Featurizer:
+    """Named feature routines laid out side by side, with a size function and timing.
+
+    Register routines with :meth:`add` (each returns a 1-D vector of the length declared for
+    it), give the size of an item with ``size`` (default ``len``), then :meth:`transform`
+    items into rows, :meth:`compute` one feature of one item (timed), or :meth:`profile` the
+    routines to get their cost curves.
+
+    >>> fz = Featurizer(size=len)
+    >>> fz = fz.add("mean", lambda x: [sum(x) / len(x)], 1).add("ends", lambda x: [x[0], x[-1]], 2)
+    >>> fz.columns
+    {'mean': [0], 'ends': [1, 2]}
+    >>> fz.transform([[1.0, 2.0, 3.0]], features=["ends"]).tolist()
+    [[nan, 1.0, 3.0]]
+
+    Parameters
+    ----------
+    size : callable, default len
+        Item -> its size ``n`` (a finite number >= 0).
+    timer : callable, default time.perf_counter
+        Clock in seconds used to time routines.
+    """
+
+    def __init__(
+        self,
+        size: Callable[[Any], float] = len,
+        timer: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.size_function = size
+        self.timer = timer
+        self._routines: dict[str, Callable[[Any], Any]] = {}
+        self._lengths: dict[str, int] = {}
+        self._columns: dict[str, list[int]] = {}
+        self._width = 0
+
+    # ------------------------------------------------------------------ registration
+    def add(self, name: str, routine: Callable[[Any], Any], length: int) -> Featurizer:
+        """Register ``routine`` (item -> vector of ``length`` numbers) as feature ``name``.
+
+        Its columns follow those of the features registered before it.  Returns ``self``.
+
+        Runtime complexity: O(length).
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is not a non-empty string or is taken, ``routine`` is not callable,
+            or ``length`` is not a positive integer.
+        """
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"feature name must be a non-empty string, got {name!r}")
+        if name in self._routines:
+            raise ValueError(f"feature {name!r} is already registered")
+        if not callable(routine):
+            raise ValueError(f"routine of feature {name!r} must be callable, got {routine!r}")
+        if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
+            raise ValueError(
+                f"length of feature {name!r} must be a positive integer, got {length!r}"
+            )
+        self._routines[name] = routine
+        self._lengths[name] = int(length)
+        self._columns[name] = list(range(self._width, self._width + int(length)))
+        self._width += int(length)
+        return self
+
+    @property
+    def names(self) -> list[str]:
+        """Feature names in registration order."""
+        return list(self._routines)
+
+    @property
+    def columns(self) -> dict[str, list[int]]:
+        """Feature name -> its column indices in a full row (for :class:`polydom.Index`)."""
+        return {name: list(cols) for name, cols in self._columns.items()}
+
+    @property
+    def n_columns(self) -> int:
+        """Width of a full row: the sum of every feature's length."""
+        return self._width
+
+    def __len__(self) -> int:
+        return len(self._routines)
+
+    def __repr__(self) -> str:
+        return f"Featurizer({self.names}, columns={self._width})"
+
+    # ------------------------------------------------------------------ evaluation
+    def size(self, item: Any) -> float:
+        """Size ``n`` of ``item`` from the size function, checked finite and >= 0."""
+        try:
+            n = float(self.size_function(item))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"size function must return a number, failed with: {exc}") from None
+        if not (math.isfinite(n) and n >= 0):
+            raise ValueError(f"size of an item must be finite and >= 0, got {n!r}")
+        return n
+
+    def check_features(self, features: Iterable[str] | None) -> list[str]:
+        """The requested names in registration order (every name when None).
+
+        Raises
+        ------
+        ValueError
+            Naming any unknown feature.
+        """
+        if features is None:
+            return self.names
+        if isinstance(features, str):
+            raise ValueError(f"features must be an iterable of names, got the string {features!r}")
+        wanted = set(features)
+        unknown = wanted - set(self._routines)
+        if unknown:
+            raise ValueError(
+                f"unknown feature(s) {sorted(unknown)}; registered: {self.names}"
+            )
+        return [name for name in self._routines if name in wanted]
+
+    def compute(self, item: Any, name: str) -> Computed:
+        """Run feature ``name`` on ``item``: its vector and the seconds the routine took.
+
+        Only the routine call is timed; checking the result is not.
+
+        Runtime complexity: that of the routine.
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is unknown or the routine's result is not a finite-or-NaN numeric
+            vector of the registered length.
+        """
+        routine = self._routines.get(name)
+        if routine is None:
+            raise ValueError(f"unknown feature {name!r}; registered: {self.names}")
+        timer = self.timer
+        start = timer()
+        raw = routine(item)
+        seconds = timer() - start
+        try:
+            vec = np.asarray(raw, dtype=np.float64).ravel()
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"feature {name!r} must return numbers, got {type(raw).__name__}"
+            ) from None
+        if vec.size != self._lengths[name]:
+            raise ValueError(
+                f"feature {name!r} returned {vec.size} values, registered length is "
+                f"{self._lengths[name]}"
+            )
+        return Computed(vec, float(seconds))
+
+    def transform(
+        self, items: Iterable[Any], features: Iterable[str] | None = None, narrow: bool = False
+    ) -> np.ndarray:
+        """Rows of features for ``items``, computing only the requested ``features``.
+
+        By default the rows are full width (:attr:`n_columns`, the layout of
+        :attr:`columns` and of :class:`polydom.Index`) with the columns of features not
+        requested left NaN.  With ``narrow=True`` only the requested features' columns are
+        returned, in registration order (the column order a model trained on that set
+        takes, as :meth:`polydom.Index.model_columns` cuts them).
+
+        Runtime complexity: O(items * sum of the requested routines' costs).
+
+        Raises
+        ------
+        ValueError
+            On unknown features or a routine returning the wrong length.
+        """
+        names = self.check_features(features)
+        items = list(items)
+        cols = [c for name in names for c in self._columns[name]]
+        out = np.full((len(items), self._width), np.nan)
+        for i, item in enumerate(items):
+            for name in names:
+                out[i, self._columns[name]] = self.compute(item, name).vector
+        return out[:, cols] if narrow else out
+
+    # ------------------------------------------------------------------ cost
+    def profile(
+        self,
+        items: Iterable[Any],
+        repeats: int = 3,
+        statistic: str = "max",
+        degree: int = 2,
+        features: Iterable[str] | None = None,
+        weighting: str = "relative",
+        cover: bool = False,
+        warmup: bool = True,
+        sizes: Sequence[float] | np.ndarray | None = None,
+    ) -> CostProfile:
+        """Time every routine on ``items`` and fit a non-negative cost polynomial to each.
+
+        Each item's size comes from the size function (or ``sizes``); give items of at least
+        ``degree + 1`` distinct sizes.  Each routine is run ``repeats`` times on each item
+        (one untimed run first when ``warmup``), the ``statistic`` of the timings at each size
+        is taken and :func:`fit_cost_curve` fits the curve.  The raw timings stay in the result, so
+        :meth:`CostProfile.refit` gives the fits for other statistics without re-timing.
+
+        Runtime complexity: O(repeats * items * routine cost) plus the fits.
+
+        Parameters
+        ----------
+        items : iterable
+            Items to time, of several sizes.
+        repeats : int, default 3
+            Timed runs per item and feature.
+        statistic : {"max", "p90", "mean"}, default "max"
+        degree : int, default 2
+            Degree of the fitted polynomials, 0 to 3.
+        features : iterable of str, optional
+            Features to profile (default all).
+        weighting : {"relative", "absolute"}, default "relative"
+        cover : bool, default False
+            Fit the tightest curve above every point (with "max": a worst-case fit).
+        warmup : bool, default True
+            Run each routine once on the first item untimed (imports, caches).
+        sizes : sequence of float, optional
+            Size of each item, instead of the size function.
+
+        Returns
+        -------
+        CostProfile
+
+        Raises
+        ------
+        ValueError
+            On an unknown feature or statistic, a degree outside [0, 3], ``repeats < 1``,
+            no items, ``sizes`` of the wrong length or with negative or non-finite values,
+            or fewer distinct sizes than ``degree + 1``.
+        """
+        check_statistic(statistic)
+        degree = check_degree(degree)
+        if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+            raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+        names = self.check_features(features)
+        items = list(items)
+        if not items:
+            raise ValueError("items must not be empty")
+        if sizes is None:
+            sizes = np.array([self.size(item) for item in items])
+        else:
+            sizes = np.asarray(sizes, dtype=np.float64).ravel()
+            if sizes.size != len(items):
+                raise ValueError(
+                    f"sizes must have one value per item ({len(items)}), got {sizes.size}"
+                )
+            if not (np.all(np.isfinite(sizes)) and np.all(sizes >= 0)):
+                raise ValueError(f"sizes must be finite and >= 0, got {sizes.tolist()}")
+        if np.unique(sizes).size < degree + 1:
+            raise ValueError(
+                f"profiling at degree {degree} needs items of at least {degree + 1} distinct "
+                f"sizes, got sizes {sorted(set(sizes.tolist()))}"
+            )
+        timings: dict[str, np.ndarray] = {}
+        for name in names:
+            if warmup:
+                self.compute(items[0], name)
+            t = np.empty((len(items), int(repeats)))
+            for i, item in enumerate(items):
+                for r in range(int(repeats)):
+                    t[i, r] = self.compute(item, name).seconds
+            timings[name] = t
+        return CostProfile.fit(sizes, timings, statistic, degree, weighting, cover)

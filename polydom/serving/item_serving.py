@@ -1,0 +1,338 @@
+"""Budgeted prediction of one raw item: look up the model, compute only its features, predict.
+
+:func:`predict_item` takes the size from the item (the featurizer's size function), asks the
+index for the best model whose cost fits the budget at that size, runs only that model's
+feature routines (timed) and predicts.  Its any-time mode computes features one at a time in
+an order that keeps a stored model on what is already computed, re-plans against the
+*measured* time left after each feature, and answers with the best model on what was
+computed when time runs out (or with a better one when time is left over).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from polydom.curves.candidate import Candidate
+from polydom.curves.domain import check_budget
+from polydom.serving.featurizer import Featurizer
+
+if TYPE_CHECKING:
+    from polydom.index.built import Index
+
+__all__ = ["ItemPrediction", "ItemServer", "predict_item"]
+
+
+@dataclass(frozen=True)
+class ItemPrediction:
+    """What :func:`predict_item` did for one item.
+
+    Attributes
+    ----------
+    label : object or None
+        The model's prediction; None when no model fits the budget at that size.
+    key : hashable or None
+        Key of the candidate that answered.
+    model_features : frozenset of str
+        Features of the model that answered (always a subset of ``computed``).
+    accuracy : float
+        Estimated accuracy of the model that answered (NaN when none).
+    computed : tuple of str
+        Features computed, in the order they were computed.
+    feature_seconds : dict of str to float
+        Measured seconds of each computed feature.
+    seconds : float
+        Measured feature time: the sum of ``feature_seconds``.
+    planned_key : hashable or None
+        Key of the candidate the index chose for (size, budget).
+    predicted_cost : float
+        The index's predicted cost of the planned candidate at this size (0 when none).
+    size : float
+        Size of the item.
+    budget : float
+        The budget asked for.
+    anytime : bool
+        Whether the any-time mode served it.
+    wall_seconds : float
+        Wall time of the whole call (lookup, planning, features, prediction).
+    """
+
+    label: Any
+    key: Any
+    model_features: frozenset
+    accuracy: float
+    computed: tuple
+    feature_seconds: dict = field(repr=False)
+    seconds: float
+    planned_key: Any
+    predicted_cost: float
+    size: float
+    budget: float
+    anytime: bool
+    wall_seconds: float = field(repr=False)
+
+    @property
+    def over_budget(self) -> bool:
+        """Whether the measured feature time exceeded the budget."""
+        return self.seconds > self.budget
+
+    @property
+    def slack(self) -> float:
+        """``budget - seconds`` (negative when over budget)."""
+        return self.budget - self.seconds
+
+    @property
+    def fallback(self) -> bool:
+        """Whether a model other than the planned one answered (any-time mode)."""
+        return self.key != self.planned_key
+
+
+class ItemServer:
+    """Serves raw items from an :class:`polydom.Index` with a :class:`Featurizer`.
+
+    Holds, once per index, a candidates x features membership matrix so that any-time
+    re-planning is a few vectorised operations.  :func:`predict_item` keeps one per index.
+
+    Parameters
+    ----------
+    index : polydom.Index
+        The built index; candidates' payloads are fitted models (``predict`` on rows laid
+        out by ``index.model_columns``).
+    featurizer : Featurizer
+        Computes the features; every feature of every candidate must be registered in it
+        with the same columns as in ``index.columns``.
+
+    Raises
+    ------
+    ValueError
+        If a candidate needs a feature the featurizer lacks, or the columns differ.
+    """
+
+    def __init__(self, index: Index, featurizer: Featurizer) -> None:
+        self.index = index
+        self.featurizer = featurizer
+        names = featurizer.names
+        fz_columns = featurizer.columns
+        cands: list[Candidate] = index.candidates
+        used = set().union(*(c.features for c in cands)) if cands else set()
+        missing = sorted(used - set(names))
+        if missing:
+            raise ValueError(
+                f"the index's candidates use feature(s) {missing} the featurizer does not "
+                f"have; featurizer: {names}"
+            )
+        for name in sorted(used):
+            if index.columns.get(name) != fz_columns[name]:
+                raise ValueError(
+                    f"columns of feature {name!r} differ: index {index.columns.get(name)}, "
+                    f"featurizer {fz_columns[name]}"
+                )
+            if name not in index.costs:
+                raise ValueError(f"the index has no cost curve for feature {name!r}")
+        self._names = names
+        self._pos = {name: i for i, name in enumerate(names)}
+        self._cands = cands
+        self._position = {c.key: i for i, c in enumerate(cands)}
+        self._mask = np.zeros((len(cands), len(names)), dtype=bool)
+        for i, c in enumerate(cands):
+            for f in c.features:
+                self._mask[i, self._pos[f]] = True
+        self._acc = np.array([c.accuracy for c in cands])
+        self._has_model = np.array([c.payload is not None for c in cands], dtype=bool)
+        self._cost_cache: dict[float, np.ndarray] = {}
+
+    # ------------------------------------------------------------------ helpers
+    def feature_costs(self, size: float) -> np.ndarray:
+        """Predicted cost of every featurizer feature at ``size`` (0 for uncosted ones)."""
+        cached = self._cost_cache.get(size)
+        if cached is None:
+            costs = self.index.costs
+            cached = np.array(
+                [float(costs[f](size)) if f in costs else 0.0 for f in self._names]
+            )
+            if len(self._cost_cache) < 4096:
+                self._cost_cache[size] = cached
+        return cached
+
+    def _best_on(self, done: np.ndarray) -> int:
+        """Position of the most accurate candidate with a model whose features are all done."""
+        ok = self._has_model & ~(self._mask & ~done).any(axis=1)
+        if not ok.any():
+            return -1
+        acc = np.where(ok, self._acc, -np.inf)
+        return int(np.argmax(acc))
+
+    def _predict(self, cand: Candidate, row: np.ndarray) -> Any:
+        cols = self.index.model_columns(cand.features)
+        return cand.payload.predict(row[cols][None, :])[0]
+
+    # ------------------------------------------------------------------ serving
+    def predict(self, item: Any, budget: float, anytime: bool = False) -> ItemPrediction:
+        """Serve one item within ``budget`` seconds of feature time.
+
+        Plain mode: the index's choice for (size, budget) answers, after computing exactly
+        its features (in registration order), however long they take.
+
+        Any-time mode (``anytime=True``): features are computed one at a time.  Before each,
+        with ``S`` the features computed, ``a`` the accuracy of the best stored model on
+        ``S`` and ``r`` the measured time left, the goal is the most accurate candidate whose
+        missing features are predicted to fit in ``r`` (the first goal is the index's
+        choice).  If it is no better than ``a``, serving stops.  Otherwise the next feature
+        is the cheapest missing one of the cheapest candidate (by missing cost) inside
+        ``S`` plus the goal's features that beats ``a``, so each completed step leaves a
+        better stored model on ``S``; once one model is complete there is always one to
+        answer.  The best model on ``S`` answers.  Candidate costs are taken to be the sums
+        of their features' costs (Eq. 1 of the paper).
+
+        Runtime complexity: O(log R + d log S) for the lookup, plus the routines; any-time
+        adds O(K * F) vectorised work per computed feature for K candidates, F features.
+
+        Raises
+        ------
+        ValueError
+            On a bad budget, a size outside the index domain, or (plain mode) a chosen
+            candidate without a model.
+        """
+        wall = time.perf_counter()
+        budget = check_budget(budget)
+        fz = self.featurizer
+        size = fz.size(item)
+        hit = self.index.lookup(size, budget)
+        planned_key = None if hit is None else hit.key
+        predicted = 0.0 if hit is None else float(hit.cost)
+        row = np.full(fz.n_columns, np.nan)
+        columns = fz.columns
+        computed: list[str] = []
+        seconds: dict[str, float] = {}
+
+        def run(name: str) -> None:
+            vec, sec = fz.compute(item, name)
+            row[columns[name]] = vec
+            computed.append(name)
+            seconds[name] = sec
+
+        if not anytime:
+            if hit is None:
+                return self._result(None, None, computed, seconds, planned_key, predicted,
+                                    size, budget, anytime, wall)
+            if hit.model is None:
+                raise ValueError(f"candidate {hit.key!r} has no fitted model to predict with")
+            for name in fz.check_features(hit.features):
+                run(name)
+            return self._result(hit.candidate, self._predict(hit.candidate, row), computed,
+                                seconds, planned_key, predicted, size, budget, anytime, wall)
+
+        costs = self.feature_costs(size)
+        done = np.zeros(len(self._names), dtype=bool)
+        mask, acc, has_model = self._mask, self._acc, self._has_model
+        first = True
+        while True:
+            current = self._best_on(done)
+            a = acc[current] if current >= 0 else -np.inf
+            missing = (mask & ~done) @ costs
+            left = budget - sum(seconds.values())
+            if first and hit is not None and hit.model is not None:
+                goal = self._position[hit.key]
+            else:
+                fits = has_model & (missing <= left + 1e-9 * budget)
+                if fits.any():
+                    goal = int(np.lexsort((missing, -np.where(fits, acc, -np.inf)))[0])
+                elif current < 0 and done.any() and has_model.any():
+                    # time spent and nothing stored to answer yet: finish the cheapest model
+                    goal = int(np.argmin(np.where(has_model, missing, np.inf)))
+                else:
+                    break
+            first = False
+            if acc[goal] <= a or not (mask[goal] & ~done).any():
+                break
+            scope = done | mask[goal]
+            steps = (
+                has_model
+                & (acc > a)
+                & ~(mask & ~scope).any(axis=1)
+                & (mask & ~done).any(axis=1)
+            )
+            step = int(np.lexsort((-acc, np.where(steps, missing, np.inf)))[0])
+            todo = np.flatnonzero(mask[step] & ~done)
+            nxt = int(todo[np.argmin(costs[todo])])
+            run(self._names[nxt])
+            done[nxt] = True
+        current = self._best_on(done)
+        if current < 0:
+            return self._result(None, None, computed, seconds, planned_key, predicted,
+                                size, budget, anytime, wall)
+        cand = self._cands[current]
+        return self._result(cand, self._predict(cand, row), computed, seconds, planned_key,
+                            predicted, size, budget, anytime, wall)
+
+    @staticmethod
+    def _result(
+        cand: Candidate | None, label: Any, computed: list[str], seconds: dict[str, float],
+        planned_key: Any, predicted: float, size: float, budget: float, anytime: bool,
+        wall: float,
+    ) -> ItemPrediction:
+        return ItemPrediction(
+            label=label,
+            key=None if cand is None else cand.key,
+            model_features=frozenset() if cand is None else cand.features,
+            accuracy=math.nan if cand is None else cand.accuracy,
+            computed=tuple(computed),
+            feature_seconds=dict(seconds),
+            seconds=float(sum(seconds.values())),
+            planned_key=planned_key,
+            predicted_cost=predicted,
+            size=size,
+            budget=budget,
+            anytime=anytime,
+            wall_seconds=time.perf_counter() - wall,
+        )
+
+
+_SERVERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def predict_item(
+    index: Index, item: Any, budget: float, featurizer: Featurizer, anytime: bool = False
+) -> ItemPrediction:
+    """Predict ``item`` with the best model whose features fit ``budget`` at its size.
+
+    The size comes from ``featurizer.size(item)``; only the chosen model's features are
+    computed (timed); see :meth:`ItemServer.predict` for both modes.  The server built for
+    an (index, featurizer) pair is kept (weakly) and reused.
+
+    Runtime complexity: O(log R + d log S) plus the chosen routines.
+
+    >>> import numpy as np, polydom
+    >>> from sklearn.dummy import DummyClassifier
+    >>> fz = Featurizer(size=len).add("sum", lambda x: [sum(x)], 1)
+    >>> model = DummyClassifier(strategy="constant", constant=1).fit([[0.0]], [1])
+    >>> cand = polydom.Candidate("s", 0.9, "1e-3*n", features={"sum"}, payload=model)
+    >>> index = polydom.Index(polydom.PolyDomIndex.build([cand]), {"sum": "1e-3*n"},
+    ...                       columns=fz.columns)
+    >>> p = predict_item(index, [1.0, 2.0], budget=1.0, featurizer=fz)
+    >>> p.label, p.computed, p.predicted_cost
+    (np.int64(1), ('sum',), 0.002)
+
+    Returns
+    -------
+    ItemPrediction
+
+    Raises
+    ------
+    ValueError
+        As :meth:`ItemServer.predict`, or when the featurizer does not fit the index.
+    """
+    servers = _SERVERS.get(index)
+    if servers is None:
+        servers = {}
+        _SERVERS[index] = servers
+    server = servers.get(id(featurizer))
+    if server is None or server.featurizer is not featurizer:
+        server = ItemServer(index, featurizer)
+        servers[id(featurizer)] = server
+    return server.predict(item, budget, anytime=anytime)

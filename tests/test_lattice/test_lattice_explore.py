@@ -1,0 +1,414 @@
+"""The Poly-Dom lattice explorer against a brute force over all 2**m feature sets."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lattice
+import learners
+import polydom
+from tests.lattice_oracle import (
+    ACC_TOL,
+    Optimum,
+    all_sets,
+    instances,
+    sandwiched_by_pair,
+    set_cost,
+    skyline_at,
+    violation,
+)
+
+ALPHAS = [1.0, 1.05, 1.1, 1.2, 1.5, 2.0]
+SIZES = [0.0, 1.0, 3.7, 100.0]
+
+
+def run(acc, costs, **kw):
+    exp = lattice.explore(costs, learners.SyntheticLearner(acc.__getitem__), **kw)
+    exp._check()
+    return exp
+
+
+def assert_guarantee(acc, costs, alpha, sizes=SIZES, **kw):
+    n_min, n_max = kw.get("n_min", 0.0), kw.get("n_max", math.inf)
+    index = polydom.build_index(costs, learners.SyntheticLearner(acc.__getitem__),
+                                alpha=alpha, **kw)
+    opt = Optimum(acc, costs)
+    for n, b in opt.grid([s for s in sizes if n_min <= s <= n_max]):
+        hit = index.lookup(n, b)
+        best = opt(n, b)
+        assert hit is not None
+        assert hit.cost <= b
+        assert alpha * hit.accuracy >= best - alpha * ACC_TOL, (n, b, hit, best)
+        if alpha == 1.0:
+            assert hit.accuracy == best
+
+
+# ---------------------------------------------------------------------------- fixtures (I19)
+FIG2 = {"": .5, "1": .78, "2": .7, "3": .75, "4": .6, "12": .86, "13": .8, "14": .78,
+        "23": .75, "24": .75, "34": .75, "123": .86, "124": .9, "134": .83, "234": .75,
+        "1234": .96}
+CEX_A = {"": .5, "1": .58, "2": .5, "3": .5, "4": .5, "12": .58, "13": .58, "14": .58,
+         "23": .59, "24": .59, "34": .55, "123": .59, "124": .62, "134": .62, "234": .59,
+         "1234": .65}
+COSTS4 = {f"f{i}": [float(i)] for i in range(1, 5)}
+
+
+def table(spec):
+    return {frozenset(f"f{c}" for c in k): v for k, v in spec.items()}
+
+
+def cex_b():
+    acc = {}
+    for s in all_sets(4):
+        acc[s] = .77 if "f4" in s else .58 if "f3" in s else .56 if "f2" in s else .5
+    return acc
+
+
+def label(fs):
+    return "".join(sorted(x[1:] for x in fs))
+
+
+@pytest.mark.parametrize("traversal", ["complete", "paper"])
+def test_figure2_alpha1_expands_14_without_f2f3_f3f4(traversal):
+    exp = run(table(FIG2), COSTS4, alpha=1.0, traversal=traversal)
+    assert exp.n_expanded == 14
+    assert {label(s) for s in table(FIG2)} - {label(s) for s in exp.expanded} == {"23", "34"}
+
+
+@pytest.mark.parametrize("traversal", ["complete", "paper"])
+def test_figure2_alpha11_expands_11_middle_layer_f1f2_only(traversal):
+    exp = run(table(FIG2), COSTS4, alpha=1.1, traversal=traversal)
+    assert exp.n_expanded == 11
+    assert {label(s) for s in exp.expanded if len(s) == 2} == {"12"}
+
+
+def test_figure2_frontier_paper_literal_expands_all_16():
+    assert run(table(FIG2), COSTS4, alpha=1.0, traversal="paper", scope="frontier").n_expanded == 16
+
+
+@pytest.mark.parametrize("traversal", ["complete", "paper"])
+def test_property_3_9_counterexample_a_expands_f1f4_at_12_not_11(traversal):
+    f1f4 = frozenset({"f1", "f4"})
+    assert f1f4 not in run(table(CEX_A), COSTS4, alpha=1.1, traversal=traversal).expanded
+    assert f1f4 in run(table(CEX_A), COSTS4, alpha=1.2, traversal=traversal).expanded
+
+
+def test_property_3_9_counterexample_b_frontier_scope():
+    # Paper traversal: 10 sets at alpha 1.1, all 16 at 1.2 (spec section 3).
+    assert run(cex_b(), COSTS4, alpha=1.1, traversal="paper", scope="frontier").n_expanded == 10
+    assert run(cex_b(), COSTS4, alpha=1.2, traversal="paper", scope="frontier").n_expanded == 16
+    # Complete traversal: f1, f2, f3 stay pruned (checked once), so 13 at 1.2, still more
+    # than the 10 at 1.1 and not nested.
+    small = run(cex_b(), COSTS4, alpha=1.1, scope="frontier")
+    large = run(cex_b(), COSTS4, alpha=1.2, scope="frontier")
+    assert small.n_expanded == 10 and large.n_expanded == 13
+    assert not set(large.expanded) <= set(small.expanded)
+
+
+# ---------------------------------------------------------------------------- I1, I2, I10
+@settings(max_examples=40, deadline=None)
+@given(instances(max_m=5))
+def test_i1_alpha1_lookup_is_the_brute_force_optimum(inst):
+    acc, costs = inst
+    assert_guarantee(acc, costs, 1.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(instances(max_m=5), st.sampled_from(ALPHAS[1:]))
+def test_i2_lookup_within_alpha_of_optimum(inst, alpha):
+    acc, costs = inst
+    assert_guarantee(acc, costs, alpha)
+
+
+@settings(max_examples=25, deadline=None)
+@given(instances(max_m=5), st.sampled_from(ALPHAS[1:]))
+def test_i2_candidate_alpha_same_is_within_alpha_squared(inst, alpha):
+    acc, costs = inst
+    index = polydom.build_index(costs, learners.SyntheticLearner(acc.__getitem__), alpha=alpha,
+                                candidate_alpha="same")
+    opt = Optimum(acc, costs)
+    for n, b in opt.grid([0.0, 2.0, 50.0]):
+        hit = index.lookup(n, b)
+        assert alpha * alpha * hit.accuracy >= opt(n, b) - 4 * ACC_TOL
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from([0.01, 0.05]).flatmap(
+    lambda d: st.tuples(st.just(d), instances(max_m=5, delta=d))),
+    st.sampled_from(ALPHAS), st.sampled_from([0.0, 1.0]))
+def test_i10_relaxed_delta_at_least_the_violation_keeps_the_guarantee(args, alpha, extra):
+    d, (acc, costs) = args
+    assert violation(acc) <= d + 1e-12
+    assert_guarantee(acc, costs, alpha, sizes=[0.0, 2.0, 50.0], delta=d + extra * d)
+
+
+@settings(max_examples=25, deadline=None)
+@given(instances(max_m=5), st.sampled_from(ALPHAS), st.sampled_from(["frontier", "expanded"]))
+def test_paper_traversal_and_frontier_scope_keep_the_guarantee(inst, alpha, scope):
+    acc, costs = inst
+    assert_guarantee(acc, costs, alpha, sizes=[0.0, 3.7, 100.0], traversal="paper", scope=scope)
+
+
+# ---------------------------------------------------------------------------- I4, I5, I6, I11
+@settings(max_examples=80, deadline=None)
+@given(instances(max_m=6), st.sampled_from(ALPHAS))
+def test_i4_every_unexpanded_set_has_an_expanded_alpha_dominating_subset(inst, alpha):
+    acc, costs = inst
+    exp = run(acc, costs, alpha=alpha)
+    assert frozenset() in exp.expanded and frozenset(costs) in exp.expanded
+    for fs, a in acc.items():
+        if fs not in exp.expanded:
+            assert any(g < fs and alpha * exp.expanded[g].accuracy >= a - ACC_TOL
+                       for g in exp.expanded), sorted(fs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances(max_m=5))
+def test_i5_distinct_accuracies_skyline_within_candidates_within_expanded(inst):
+    acc, costs = inst
+    ranked = sorted(acc, key=lambda s: (acc[s], len(s), sorted(s)))
+    acc = {s: 0.3 + 0.6 * i / len(ranked) for i, s in enumerate(ranked)}  # distinct, same order
+    exp = run(acc, costs, alpha=1.0)
+    cands = {c.features for c in exp.candidates}
+    assert cands <= set(exp.expanded)
+    for n in SIZES:
+        assert skyline_at(acc, costs, n) <= cands
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances(max_m=6), st.sampled_from(ALPHAS))
+def test_i6_candidates_are_expanded_and_mutually_undominated(inst, alpha):
+    acc, costs = inst
+    exp = run(acc, costs, alpha=alpha)
+    cands = exp.candidates
+    assert {c.features for c in cands} <= set(exp.expanded)
+    for c in cands:
+        assert c.accuracy == acc[c.features]
+        assert np.allclose(c.cost.coefficients, set_cost(costs, c.features).coefficients)
+        assert c.key == exp.key_of(c.features)
+    for x in cands:
+        for y in cands:
+            if x is not y:
+                dominated = y.cost.le(x.cost) and y.accuracy >= x.accuracy and (
+                    y.accuracy > x.accuracy or not x.cost.le(y.cost) or y.key < x.key)
+                assert not dominated, (x.key, y.key)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([0.0, 0.01, 0.05]).flatmap(
+    lambda d: st.tuples(st.just(d), instances(max_m=6, delta=d))), st.sampled_from(ALPHAS))
+def test_i11_sandwich_soundness_on_the_full_table(args, alpha):
+    d, (acc, _) = args
+    exp = lattice.expand_all({f: [1.0] for f in sorted(set().union(*acc))},
+                             learners.SyntheticLearner(acc.__getitem__))
+    items = list(exp.expanded.items())
+    for g, eg in items:
+        for k, ek in items:
+            if g < k and alpha * (eg.accuracy - d) >= ek.accuracy - ACC_TOL:
+                for f, a in acc.items():
+                    if g < f < k:
+                        assert alpha * eg.accuracy >= a - ACC_TOL
+
+
+# ---------------------------------------------------------------------------- I12, I13, I15
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from([0.0, 0.01]).flatmap(
+    lambda d: st.tuples(st.just(d), instances(max_m=6, delta=d))),
+    st.sampled_from(ALPHAS), st.booleans())
+def test_i12_covering_shortcut_gives_the_same_exploration(args, alpha, cost_pruning):
+    d, (acc, costs) = args
+    on = run(acc, costs, alpha=alpha, delta=d, covering=True, cost_pruning=cost_pruning)
+    off = run(acc, costs, alpha=alpha, delta=d, covering=False, cost_pruning=cost_pruning)
+    assert list(on.expanded) == list(off.expanded)
+    assert on.pruned == off.pruned
+    assert off.stats["covering_skips"] == 0
+
+
+def test_covering_shortcut_skips_checks_on_a_plateau():
+    acc = {s: (0.5 if not s else 0.8) for s in all_sets(6)}
+    exp = run(acc, {f"f{i}": [1.0] for i in range(1, 7)}, alpha=1.0)
+    assert exp.stats["covering_skips"] > 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(instances(max_m=5), st.sampled_from(ALPHAS), st.sampled_from(ALPHAS),
+       st.sampled_from([0.0, 0.01, 0.05]), st.sampled_from([0.0, 0.01, 0.05]))
+def test_i13_oracle_sandwiched_sets_nest_in_alpha_and_delta(inst, a1, a2, d1, d2):
+    acc, _ = inst
+    (a1, a2), (d1, d2) = sorted((a1, a2)), sorted((d1, d2))
+    assert sandwiched_by_pair(acc, a1, d2) <= sandwiched_by_pair(acc, a2, d2)
+    assert sandwiched_by_pair(acc, a2, d2) <= sandwiched_by_pair(acc, a2, d1)
+
+
+@pytest.mark.parametrize("m", [0, 1, 3, 6])
+def test_i15_expand_all_trains_every_set(m):
+    acc = {s: 0.5 + 0.05 * len(s) for s in all_sets(m)}
+    exp = lattice.expand_all({f"f{i + 1}": [1.0] for i in range(m)},
+                             learners.SyntheticLearner(acc.__getitem__))
+    exp._check()
+    assert exp.n_expanded == 2 ** m
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 7), st.data())
+def test_i15_strictly_increasing_accuracy_expands_everything_at_alpha1(m, data):
+    single = data.draw(st.lists(st.floats(0.5, 0.8), min_size=m, max_size=m))
+    acc = {}
+    for s in all_sets(m):
+        prod = 1.0
+        for f in s:
+            prod *= 1.0 - single[int(f[1:]) - 1]
+        acc[s] = 0.5 if not s else 1.0 - prod
+    exp = run(acc, {f"f{i + 1}": [float(i + 1)] for i in range(m)}, alpha=1.0)
+    assert exp.n_expanded == 2 ** m
+
+
+# ---------------------------------------------------------------------------- cost pruning
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([0.0, 0.01]).flatmap(
+    lambda d: st.tuples(st.just(d), instances(max_m=5, delta=d))),
+    st.sampled_from(ALPHAS), st.sampled_from([(0.0, math.inf), (1.0, 500.0), (2.0, 3.0)]))
+def test_cost_pruning_keeps_the_guarantee_against_brute_force(args, alpha, domain):
+    d, (acc, costs) = args
+    assert_guarantee(acc, costs, alpha, sizes=[0.0, 1.0, 2.0, 2.5, 3.0, 40.0, 500.0],
+                     delta=d, cost_pruning=True, n_min=domain[0], n_max=domain[1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(instances(max_m=5), st.sampled_from(ALPHAS), st.sampled_from([(0.0, math.inf),
+                                                                    (1.0, 500.0)]))
+def test_cost_pruning_only_removes_expansions_with_a_cost_dominating_witness(inst, alpha, dom):
+    acc, costs = inst
+    plain = run(acc, costs, alpha=alpha, n_min=dom[0], n_max=dom[1])
+    pruned = run(acc, costs, alpha=alpha, cost_pruning=True, n_min=dom[0], n_max=dom[1])
+    for fs in set(acc) - set(pruned.expanded):
+        witness = [h for h, e in pruned.expanded.items()
+                   if set_cost(costs, h).le(set_cost(costs, fs), *dom)
+                   and alpha * e.accuracy >= acc[fs] - ACC_TOL]
+        assert witness, sorted(fs)
+    assert plain.stats["cost_pruned"] == 0
+
+
+def test_cost_pruning_prunes_an_expensive_useless_set():
+    # f3 is costly and adds nothing over the cheap f1: cost pruning skips sets with f3.
+    acc = {s: (0.9 if "f1" in s else 0.6) for s in all_sets(3)}
+    costs = {"f1": [1.0], "f2": [50.0], "f3": [100.0]}
+    plain = run(acc, costs, alpha=1.0)
+    pruned = run(acc, costs, alpha=1.0, cost_pruning=True)
+    assert pruned.n_expanded < plain.n_expanded
+    assert pruned.stats["cost_pruned"] > 0
+
+
+# ---------------------------------------------------------------------------- mechanics
+@settings(max_examples=30, deadline=None)
+@given(instances(max_m=5), st.sampled_from(ALPHAS))
+def test_runs_are_deterministic_and_never_train_a_set_twice(inst, alpha):
+    acc, costs = inst
+    calls = []
+    learner = learners.SyntheticLearner(lambda fs: calls.append(fs) or acc[fs])
+    a = lattice.explore(costs, learner, alpha=alpha)
+    b = lattice.explore(costs, learners.SyntheticLearner(acc.__getitem__), alpha=alpha)
+    assert list(a.expanded) == list(b.expanded)
+    assert len(calls) == len(set(calls)) == a.n_expanded == a.stats["trained"]
+    assert [c.key for c in a.candidates] == [c.key for c in b.candidates]
+
+
+class RecordingCache(dict):
+    """A mapping that records, at each write, how many models the learner had trained."""
+
+    def __init__(self, learner):
+        super().__init__()
+        self.learner = learner
+        self.writes = []
+
+    def __setitem__(self, key, value):
+        self.writes.append((key, self.learner.calls_))
+        super().__setitem__(key, value)
+
+
+def test_cache_is_written_as_each_set_is_trained_and_reused():
+    acc = table(FIG2)
+    learner = learners.SyntheticLearner(acc.__getitem__)
+    cache = RecordingCache(learner)
+    first = lattice.explore(COSTS4, learner, alpha=1.0, cache=cache)
+    assert [calls for _, calls in cache.writes] == list(range(1, first.n_expanded + 1))
+    again = lattice.explore(COSTS4, learner, alpha=1.0, cache=cache)
+    assert learner.calls_ == first.n_expanded
+    assert again.stats["cache_hits"] == again.n_expanded and again.stats["trained"] == 0
+    assert list(again.expanded) == list(first.expanded)
+
+
+def test_max_expansions_stops_early_and_marks_the_run_incomplete():
+    acc = table(FIG2)
+    exp = lattice.explore(COSTS4, learners.SyntheticLearner(acc.__getitem__), max_expansions=5)
+    exp._check()
+    assert not exp.complete and exp.stats["trained"] == 5
+
+
+def test_candidate_costs_are_sums_of_feature_curves_and_payload_is_the_model():
+    acc = table(FIG2)
+    exp = run(acc, {"f1": "1 + n", "f2": "2*n**2", "f3": [3.0], "f4": "n"}, alpha=1.0)
+    full = next(c for c in exp.candidates if c.features == frozenset(COSTS4))
+    assert full.cost == polydom.CostCurve([4.0, 2.0, 2.0])
+    assert full.payload is None and full.key == ("f1", "f2", "f3", "f4")
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [({"alpha": 0.9}, "alpha"), ({"delta": -0.1}, "delta"), ({"traversal": "bfs"}, "traversal"),
+     ({"scope": "x"}, "scope"), ({"max_expansions": -1}, "max_expansions"),
+     ({"candidate_alpha": 0.5}, "candidate_alpha"), ({"n_min": -1.0}, "n_min")],
+)
+def test_bad_arguments_raise_naming_them(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        lattice.explore(COSTS4, learners.SyntheticLearner(table(FIG2).__getitem__), **kwargs)
+
+
+def test_negative_cost_curve_is_rejected():
+    with pytest.raises(ValueError, match="f1"):
+        lattice.explore({"f1": [1.0, -1.0]}, learners.SyntheticLearner(lambda fs: 0.5))
+
+
+def test_empty_and_single_feature_lattices():
+    exp0 = run({frozenset(): 0.5}, {}, alpha=1.0)
+    assert list(exp0.expanded) == [frozenset()]
+    exp1 = run({frozenset(): 0.5, frozenset({"f1"}): 0.7}, {"f1": [1.0]}, alpha=1.2)
+    assert exp1.n_expanded == 2
+
+
+def test_learner_with_other_features_is_rejected():
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    learner = learners.SklearnLearner(LogisticRegression(), np.zeros((4, 2)),
+                                      np.array([0, 1, 0, 1]), features=["a", "b"])
+    with pytest.raises(ValueError, match="learner has"):
+        lattice.explore({"a": [1.0], "c": [1.0]}, learner)
+
+
+def test_exploration_is_identical_across_hash_seeds():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import lattice, learners\n"
+        "from tests.test_lattice.test_lattice_explore import FIG2, COSTS4, table\n"
+        "acc = table(FIG2)\n"
+        "e = lattice.explore(COSTS4, learners.SyntheticLearner(acc.__getitem__), alpha=1.1,"
+        " cost_pruning=True)\n"
+        "print([sorted(s) for s in e.expanded], [c.key for c in e.candidates])\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+    outs = set()
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": path}
+        outs.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                text=True, check=True, cwd=root).stdout)
+    assert len(outs) == 1
