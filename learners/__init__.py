@@ -22,6 +22,7 @@ from learners.synthetic import SyntheticLearner
 # the LightGBM-backed learners load on first use, so that `import learners` works without
 # lightgbm installed
 _LAZY = {
+    "AdaptClassifier": "learners.budgeted.adapt",
     "CEGBClassifier": "learners.budgeted.cegb",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
     "ItemPrediction": "learners.budgeted.cegb",
@@ -37,6 +38,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "AdaptClassifier",
     "BudgetedClassifierMixin",
     "CEGBClassifier",
     "ColumnSubsetModel",

@@ -1,11 +1,12 @@
 """Budgeted learners: the cost contract and the methods that trade accuracy for feature cost.
 
-CEGB / GreedyMiser need LightGBM and load on first use, so that ``import learners.budgeted``
-works without it.
+CEGB / GreedyMiser and ADAPT need LightGBM and load on first use, so that
+``import learners.budgeted`` works without it.
 """
 
 from importlib import import_module
 
+from learners.budgeted.adapt_sweep import efficient_frontier, sweep_adapt, sweep_adapt_candidates
 from learners.budgeted.contract import (
     BudgetedClassifierMixin,
     ColumnSubsetModel,
@@ -16,6 +17,7 @@ from learners.budgeted.contract import (
 from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 
 _LAZY = {
+    "AdaptClassifier": "learners.budgeted.adapt",
     "CEGBClassifier": "learners.budgeted.cegb",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
     "ItemPrediction": "learners.budgeted.cegb",
@@ -31,6 +33,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "AdaptClassifier",
     "BudgetedClassifierMixin",
     "CEGBClassifier",
     "ColumnSubsetModel",
@@ -39,7 +42,10 @@ __all__ = [
     "OnDemandFeaturizer",
     "TreeArrays",
     "TreeEnsemble",
+    "efficient_frontier",
     "expected_cost_curve",
+    "sweep_adapt",
+    "sweep_adapt_candidates",
     "sweep_candidates",
     "worst_cost_curve",
 ]

@@ -41,7 +41,7 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from learners.budgeted.adapt_gbrt import fit_adapt_gbrt
@@ -316,12 +316,13 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
-        if len(self.classes_) != 2:
+        y_type = type_of_target(y, input_name="y", raise_unknown=True)
+        if y_type != "binary":
             raise ValueError(
-                f"AdaptClassifier supports binary classification only; y has "
-                f"{len(self.classes_)} classes"
+                "Only binary classification is supported (AdaptClassifier, as the paper). "
+                f"The type of the target is {y_type}."
             )
+        self.classes_, y_enc = np.unique(y, return_inverse=True)
         n, k = X.shape
         self.feature_groups_ = column_groups(self.feature_groups, k)
         names = list(self.feature_groups_)
@@ -412,6 +413,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         self.gate_coef_, self.gate_intercept_ = pair.wg, pair.bg
         self.lpc_coef_, self.lpc_intercept_ = pair.wf, pair.bf
         self.objective_, self.history_, self.start_ = pair.objective, pair.history, pair.start
+        self.n_iter_ = len(pair.history) - 1
 
     def _fit_gbrt(self, X, y_sign, p0, groups) -> None:
         pair = fit_adapt_gbrt(
@@ -434,6 +436,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         )
         self._set_boosters(pair.gate, pair.gate_intercept, pair.lpc, pair.lpc_intercept)
         self.history_ = pair.history
+        self.n_iter_ = len(pair.history)
 
     def _set_boosters(self, gate, gate_intercept, lpc, lpc_intercept) -> None:
         self.gate_booster_, self.gate_intercept_ = gate, float(gate_intercept)
@@ -451,8 +454,19 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ prediction
     def _X(self, X: np.ndarray) -> np.ndarray:
+        """Validated rows; NaN is allowed only in columns no part of the model reads (as
+        :class:`ColumnSubsetModel` fills them)."""
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)
+        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)
+        needed = [
+            c
+            for name, u in zip(self.feature_groups_, self.used_features_, strict=True)
+            if u
+            for c in self.feature_groups_[name]
+        ]
+        if np.isnan(X[:, needed]).any():
+            raise ValueError("Input X contains NaN in columns the model reads")
+        return X
 
     def _raw(self, X: np.ndarray, which: str) -> np.ndarray:
         if self.method == "lin":
@@ -495,7 +509,8 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Composite predictions.  Runtime: that of :meth:`predict_proba`."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def decision_function(self, X: np.ndarray) -> np.ndarray:
         """Log-odds of ``classes_[1]`` under the composite model."""

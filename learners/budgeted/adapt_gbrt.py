@@ -72,7 +72,9 @@ def _column_costs(groups: Sequence[np.ndarray], costs: np.ndarray, n_columns: in
 class _Rounds:
     """Alternating boosting of the gate and the low-cost model with a shared feature state."""
 
-    def __init__(self, data, params, groups, costs, gamma, n_columns):
+    def __init__(self, X, data, params, groups, costs, gamma):
+        n_columns = X.shape[1]
+        self.X = X
         self.data = data
         self.params = params
         self.groups = groups
@@ -92,7 +94,6 @@ class _Rounds:
 
     def step(self, booster: lgb.Booster, grad: Callable, intercept: float, lr: float) -> float:
         """One tree on ``booster`` (or a constant); returns the new intercept."""
-        booster.reset_parameter({"cegb_penalty_feature_coupled": self._penalty()})
         resid = {}
 
         def fobj(preds, _data):
@@ -100,7 +101,16 @@ class _Rounds:
             resid["r"] = r
             return -r, np.ones_like(r)
 
-        finished = booster.update(fobj=fobj)
+        try:
+            booster.reset_parameter({"cegb_penalty_feature_coupled": self._penalty()})
+            finished = booster.update(fobj=fobj)
+        except lgb.basic.LightGBMError as exc:
+            # LightGBM refuses to grow a tree when binning left no splittable column (tiny
+            # data): no split is possible, as when none pays.
+            if "num_features()) > (0)" not in str(exc):
+                raise
+            resid["r"] = grad(_scores(booster, intercept, self.X))
+            finished = True
         if finished:
             intercept += lr * float(resid["r"].mean())
         else:
@@ -194,7 +204,7 @@ def fit_adapt_gbrt(
         free_raw_data=False,
         params={"verbosity": -1, "min_data_in_leaf": int(min_child_samples)},
     ).construct()
-    rounds = _Rounds(data, params, groups, costs, gamma, k)
+    rounds = _Rounds(X, data, params, groups, costs, gamma)
     _, _, lpc, bf = _boost(rounds, y, np.zeros(n), n_estimators, learning_rate, fit_gate=False)
     f_score = _scores(lpc, bf, X)
     g_score = np.zeros(n)
@@ -204,7 +214,7 @@ def fit_adapt_gbrt(
     for _ in range(max(1, int(max_iter))):
         A, B = branch_losses(y, f_score, g_score, p0_true)
         q, _ = solve_q(A, B, p_full, mode)
-        rounds = _Rounds(data, params, groups, costs, gamma, k)
+        rounds = _Rounds(X, data, params, groups, costs, gamma)
         gate, bg, lpc, bf = _boost(rounds, y, q, n_estimators, learning_rate)
         pair = BoostedGatePair(gate, bg, lpc, bf)
         g_score, f_score = _scores(gate, bg, X), _scores(lpc, bf, X)

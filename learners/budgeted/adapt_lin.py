@@ -25,7 +25,13 @@ from scipy.special import expit
 
 from learners.budgeted.adapt_qstep import branch_losses, entropy, solve_q
 
-__all__ = ["LinearGatePair", "fit_adapt_lin", "group_norms", "lin_objective"]
+__all__ = [
+    "LinearGatePair",
+    "fit_adapt_lin",
+    "group_norms",
+    "lin_objective",
+    "smooth_loss",
+]
 
 
 @dataclass
@@ -63,7 +69,12 @@ def group_norms(wg: np.ndarray, wf: np.ndarray, groups: Sequence[np.ndarray]) ->
     return np.array([np.sqrt(wg[c] @ wg[c] + wf[c] @ wf[c]) for c in groups])
 
 
-def _smooth(Z, y, q, wg, bg, wf, bf):
+def smooth_loss(Z, y, q, wg, bg, wf, bf):
+    """Smooth part of (OPT2) and its gradients ``(value, d/dwg, d/dbg, d/dwf, d/dbf)``.
+
+    ``mean_i (1 - q_i)(softplus(-y_i f1_i) + softplus(g_i)) + q_i softplus(-g_i)``.
+    Runtime complexity: O(rows * columns).
+    """
     zg = Z @ wg + bg
     zf = Z @ wf + bf
     loss = np.mean(
@@ -99,7 +110,9 @@ def lin_objective(
 
 
 def _m_value(Z, y, q, groups, weights, p):
-    return _smooth(Z, y, q, p.wg, p.bg, p.wf, p.bf)[0] + weights @ group_norms(p.wg, p.wf, groups)
+    return smooth_loss(Z, y, q, p.wg, p.bg, p.wf, p.bf)[0] + weights @ group_norms(
+        p.wg, p.wf, groups
+    )
 
 
 def _m_step(Z, y, q, groups, weights, pair, lip, n_iter, tol, frozen=None):
@@ -109,7 +122,7 @@ def _m_step(Z, y, q, groups, weights, pair, lip, n_iter, tol, frozen=None):
     """
 
     def value(wg, bg, wf, bf):
-        return _smooth(Z, y, q, wg, bg, wf, bf)[0] + weights @ group_norms(wg, wf, groups)
+        return smooth_loss(Z, y, q, wg, bg, wf, bf)[0] + weights @ group_norms(wg, wf, groups)
 
     x = (pair.wg.copy(), pair.bg, pair.wf.copy(), pair.bf)
     if frozen is not None:
@@ -122,7 +135,7 @@ def _m_step(Z, y, q, groups, weights, pair, lip, n_iter, tol, frozen=None):
     step = 1.0 / lip
     prev_val = best_val
     for _ in range(n_iter):
-        _, gwg, gbg, gwf, gbf = _smooth(Z, y, q, *v)
+        _, gwg, gbg, gwf, gbf = smooth_loss(Z, y, q, *v)
         wg = v[0] - step * gwg
         wf = v[2] - step * gwf
         bg = v[1] - step * gbg

@@ -21,7 +21,12 @@ def register_learner_models() -> None:
     import learners
     import storage
 
-    for name in ("ColumnSubsetModel", "CEGBClassifier", "GreedyMiserClassifier"):
+    for name in (
+        "ColumnSubsetModel",
+        "CEGBClassifier",
+        "GreedyMiserClassifier",
+        "AdaptClassifier",
+    ):
         try:
             cls = getattr(learners, name)
         except ImportError:
