@@ -26,6 +26,9 @@ _LAZY = {
     "GreedyMiserClassifier": "learners.budgeted.cegb",
     "ItemPrediction": "learners.budgeted.cegb",
     "OnDemandFeaturizer": "learners.budgeted.cegb",
+    "CSTCClassifier": "learners.budgeted.cstc",
+    "CSTCRegressor": "learners.budgeted.cstc",
+    "CSCCClassifier": "learners.budgeted.cscc",
 }
 
 
@@ -39,6 +42,9 @@ def __getattr__(name: str):
 __all__ = [
     "BudgetedClassifierMixin",
     "CEGBClassifier",
+    "CSCCClassifier",
+    "CSTCClassifier",
+    "CSTCRegressor",
     "ColumnSubsetModel",
     "GreedyMiserClassifier",
     "ItemPrediction",

@@ -1,7 +1,7 @@
 """Budgeted learners: the cost contract and the methods that trade accuracy for feature cost.
 
-CEGB / GreedyMiser need LightGBM and load on first use, so that ``import learners.budgeted``
-works without it.
+CEGB / GreedyMiser (LightGBM) and CSTC / CSCC load on first use, so that
+``import learners.budgeted`` stays light and works without LightGBM.
 """
 
 from importlib import import_module
@@ -20,6 +20,9 @@ _LAZY = {
     "GreedyMiserClassifier": "learners.budgeted.cegb",
     "ItemPrediction": "learners.budgeted.cegb",
     "OnDemandFeaturizer": "learners.budgeted.cegb",
+    "CSTCClassifier": "learners.budgeted.cstc",
+    "CSTCRegressor": "learners.budgeted.cstc",
+    "CSCCClassifier": "learners.budgeted.cscc",
 }
 
 
@@ -33,6 +36,9 @@ def __getattr__(name: str):
 __all__ = [
     "BudgetedClassifierMixin",
     "CEGBClassifier",
+    "CSCCClassifier",
+    "CSTCClassifier",
+    "CSTCRegressor",
     "ColumnSubsetModel",
     "GreedyMiserClassifier",
     "ItemPrediction",
