@@ -14,6 +14,7 @@ from learners.budgeted.contract import (
     sweep_candidates,
     worst_cost_curve,
 )
+from learners.budgeted.on_demand import OnDemandFeaturizer
 from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 from learners.columns import normalize_features
 from learners.sklearn_learner import SklearnLearner
@@ -24,8 +25,6 @@ from learners.synthetic import SyntheticLearner
 _LAZY = {
     "CEGBClassifier": "learners.budgeted.cegb",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
-    "ItemPrediction": "learners.budgeted.cegb",
-    "OnDemandFeaturizer": "learners.budgeted.cegb",
     "CSTCClassifier": "learners.budgeted.cstc",
     "CSTCRegressor": "learners.budgeted.cstc",
     "CSCCClassifier": "learners.budgeted.cscc",
@@ -47,7 +46,6 @@ __all__ = [
     "CSTCRegressor",
     "ColumnSubsetModel",
     "GreedyMiserClassifier",
-    "ItemPrediction",
     "Learner",
     "OnDemandFeaturizer",
     "SklearnLearner",

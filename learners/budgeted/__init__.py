@@ -13,13 +13,12 @@ from learners.budgeted.contract import (
     sweep_candidates,
     worst_cost_curve,
 )
+from learners.budgeted.on_demand import OnDemandFeaturizer
 from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 
 _LAZY = {
     "CEGBClassifier": "learners.budgeted.cegb",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
-    "ItemPrediction": "learners.budgeted.cegb",
-    "OnDemandFeaturizer": "learners.budgeted.cegb",
     "CSTCClassifier": "learners.budgeted.cstc",
     "CSTCRegressor": "learners.budgeted.cstc",
     "CSCCClassifier": "learners.budgeted.cscc",
@@ -41,7 +40,6 @@ __all__ = [
     "CSTCRegressor",
     "ColumnSubsetModel",
     "GreedyMiserClassifier",
-    "ItemPrediction",
     "OnDemandFeaturizer",
     "TreeArrays",
     "TreeEnsemble",

@@ -41,8 +41,9 @@ from learners.budgeted.classifier_tree import (
     fit_tree,
     path_atoms,
 )
-from learners.budgeted.contract import BudgetedClassifierMixin, column_groups
+from learners.budgeted.contract import BudgetedClassifierMixin
 from learners.budgeted.feature_map import BoostedTreeMap, LinearMap, map_from_arrays
+from learners.columns import column_groups
 
 __all__ = [
     "CSTCClassifier",
