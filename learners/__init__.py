@@ -14,6 +14,7 @@ from learners.budgeted.contract import (
     sweep_candidates,
     worst_cost_curve,
 )
+from learners.budgeted.on_demand import OnDemandFeaturizer
 from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 from learners.columns import normalize_features
 from learners.sklearn_learner import SklearnLearner
@@ -25,8 +26,9 @@ _LAZY = {
     "AdaptClassifier": "learners.budgeted.adapt",
     "CEGBClassifier": "learners.budgeted.cegb",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
-    "ItemPrediction": "learners.budgeted.cegb",
-    "OnDemandFeaturizer": "learners.budgeted.cegb",
+    "CSTCClassifier": "learners.budgeted.cstc",
+    "CSTCRegressor": "learners.budgeted.cstc",
+    "CSCCClassifier": "learners.budgeted.cscc",
 }
 
 
@@ -41,9 +43,11 @@ __all__ = [
     "AdaptClassifier",
     "BudgetedClassifierMixin",
     "CEGBClassifier",
+    "CSCCClassifier",
+    "CSTCClassifier",
+    "CSTCRegressor",
     "ColumnSubsetModel",
     "GreedyMiserClassifier",
-    "ItemPrediction",
     "Learner",
     "OnDemandFeaturizer",
     "SklearnLearner",

@@ -1,7 +1,7 @@
 """Budgeted learners: the cost contract and the methods that trade accuracy for feature cost.
 
-CEGB / GreedyMiser and ADAPT need LightGBM and load on first use, so that
-``import learners.budgeted`` works without it.
+CEGB / GreedyMiser and ADAPT (LightGBM) and CSTC / CSCC load on first use, so that
+``import learners.budgeted`` stays light and works without LightGBM.
 """
 
 from importlib import import_module
@@ -14,14 +14,16 @@ from learners.budgeted.contract import (
     sweep_candidates,
     worst_cost_curve,
 )
+from learners.budgeted.on_demand import OnDemandFeaturizer
 from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 
 _LAZY = {
     "AdaptClassifier": "learners.budgeted.adapt",
     "CEGBClassifier": "learners.budgeted.cegb",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
-    "ItemPrediction": "learners.budgeted.cegb",
-    "OnDemandFeaturizer": "learners.budgeted.cegb",
+    "CSTCClassifier": "learners.budgeted.cstc",
+    "CSTCRegressor": "learners.budgeted.cstc",
+    "CSCCClassifier": "learners.budgeted.cscc",
 }
 
 
@@ -36,9 +38,11 @@ __all__ = [
     "AdaptClassifier",
     "BudgetedClassifierMixin",
     "CEGBClassifier",
+    "CSCCClassifier",
+    "CSTCClassifier",
+    "CSTCRegressor",
     "ColumnSubsetModel",
     "GreedyMiserClassifier",
-    "ItemPrediction",
     "OnDemandFeaturizer",
     "TreeArrays",
     "TreeEnsemble",

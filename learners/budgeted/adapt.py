@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -46,14 +45,38 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from learners.budgeted.adapt_gbrt import fit_adapt_gbrt
 from learners.budgeted.adapt_lin import LinearGatePair, fit_adapt_lin
-from learners.budgeted.cegb import ItemPrediction, OnDemandFeaturizer
 from learners.budgeted.contract import BudgetedClassifierMixin, column_groups, group_usage
 from learners.budgeted.high_cost import HighCostModel, check_fitted_classifier
+from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature, walk_on_demand
 from learners.budgeted.tree_paths import TreeEnsemble
+from polydom.index.item_prediction import ItemPrediction
 
 __all__ = ["AdaptClassifier"]
 
 _METHODS = ("lin", "gbrt")
+
+
+class _FeatureCache:
+    """Computes each feature of one item at most once; remembers values, order and seconds."""
+
+    def __init__(self, featurizer: OnDemandFeaturizer, groups: Mapping[str, list]) -> None:
+        self.featurizer, self.groups = featurizer, groups
+        self.values: dict[str, np.ndarray] = {}
+        self.seconds: dict[str, float] = {}
+        self.order: list[str] = []
+
+    def compute(self, item: Any, name: str) -> np.ndarray:
+        if name not in self.values:
+            values, seconds = compute_feature(self.featurizer, item, name, len(self.groups[name]))
+            self.values[name], self.seconds[name] = values, seconds
+            self.order.append(name)
+        return self.values[name]
+
+    def row(self, n_columns: int) -> np.ndarray:
+        x = np.full(n_columns, np.nan)
+        for name, values in self.values.items():
+            x[self.groups[name]] = values
+        return x
 
 
 class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
@@ -559,9 +582,15 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         """Predict one item computing features on demand: the gate's first, the rest if needed.
 
         ADAPT-LIN computes the gate's features, then those of the low-cost model or of the
-        high-cost model (all it may read) depending on the route; ADAPT-GBRT walks each tree
-        and computes a feature when a split on the item's path first needs it.  A feature is
-        computed once.  ``raw_score`` is ``[g(x), f1(x)]`` (``f1`` NaN when routed away).
+        high-cost model (every feature it reads) depending on the route; ADAPT-GBRT walks each
+        tree (:func:`learners.budgeted.on_demand.walk_on_demand`) and computes a feature when a
+        split on the item's path first needs it.  Each feature is computed once.
+
+        Returns
+        -------
+        polydom.ItemPrediction
+            ``label``/``proba`` equal ``predict``/``predict_proba`` on the item's full row;
+            ``raw_score`` is ``[g(x), f1(x)]`` (``f1`` NaN when routed to the high-cost model).
 
         Runtime complexity: O(model size) plus the computed features.
         """
@@ -570,64 +599,45 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"featurizer must have a compute(item, name) method, got {featurizer!r}"
             )
+        cache = _FeatureCache(featurizer, self.feature_groups_)
         owner = np.empty(self.n_features_in_, dtype=object)
         for name, cols in self.feature_groups_.items():
             owner[cols] = name
-        x = np.full(self.n_features_in_, np.nan)
-        seconds: dict[str, float] = {}
-        order: list[str] = []
-
-        def need(col: int) -> None:
-            name = owner[col]
-            if name in seconds:
-                return
-            cols = self.feature_groups_[name]
-            start = time.perf_counter()
-            result = featurizer.compute(item, name)
-            elapsed = time.perf_counter() - start
-            values = np.asarray(getattr(result, "vector", result), dtype=np.float64).ravel()
-            if values.shape != (len(cols),):
-                raise ValueError(
-                    f"featurizer.compute(item, {name!r}) must return {len(cols)} values, "
-                    f"got shape {values.shape}"
-                )
-            x[cols] = values
-            seconds[name] = float(getattr(result, "seconds", elapsed))
-            order.append(name)
-
-        splits = [0]
+        splits = 0
 
         def score(which: str) -> float:
+            nonlocal splits
             if self.method == "lin":
                 w = self.gate_coef_ if which == "gate" else self.lpc_coef_
                 for col in np.flatnonzero(w):
-                    need(int(col))
-                return float(self._raw(x[None, :], which)[0])
+                    cache.compute(item, owner[col])
+                return float(self._raw(cache.row(self.n_features_in_)[None, :], which)[0])
             trees = self.gate_trees_ if which == "gate" else self.lpc_trees_
-            total = self.gate_intercept_ if which == "gate" else self.lpc_intercept_
-            for tree in trees.trees:
-                feature, _, _, _, _, left, right, value = tree.lists
-                node = 0
-                while feature[node] >= 0:
-                    col = feature[node]
-                    need(col)
-                    splits[0] += 1
-                    node = left[node] if tree.goes_left(node, x[col]) else right[node]
-                total += value[node]
-            return float(total)
+            b = self.gate_intercept_ if which == "gate" else self.lpc_intercept_
+            walk = walk_on_demand(trees, self.feature_groups_, self.n_features_in_, item, cache)
+            splits += walk.split_evaluations
+            return float(walk.raw_score.sum() + b)
 
         g = score("gate")
         if g > self.threshold:
             for col in self.high_cost_.columns:
-                need(int(col))
-            proba = self.high_cost_.proba_of(x[None, :], self.classes_)[0]
+                cache.compute(item, owner[col])
+            row = cache.row(self.n_features_in_)
+            proba = self.high_cost_.proba_of(row[None, :], self.classes_)[0]
             raw = np.array([g, np.nan])
         else:
             f = score("lpc")
             proba = np.array([1.0 - expit(f), expit(f)])
             raw = np.array([g, f])
-        label = self.classes_[int(np.argmax(proba))]
-        return ItemPrediction(label, proba, raw, tuple(order), seconds, splits[0])
+        return ItemPrediction(
+            self.classes_[int(np.argmax(proba))],
+            computed=tuple(cache.order),
+            feature_seconds=dict(cache.seconds),
+            model_features=self.used_feature_names_,
+            proba=proba,
+            raw_score=raw,
+            split_evaluations=splits,
+        )
 
     # ------------------------------------------------------------------ storage
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
