@@ -148,7 +148,7 @@ def test_more_than_two_classes_are_rejected(data):
     X, y = data[0], data[1]
     y3 = y + (X[:, 2] > 2)
     hpc = LogisticRegression().fit(X, y3)
-    with pytest.raises(ValueError, match="binary classification only"):
+    with pytest.raises(ValueError, match="Only binary classification is supported"):
         AdaptClassifier(hpc).fit(X, y3)
 
 
