@@ -23,6 +23,8 @@ from learners.synthetic import SyntheticLearner
 # lightgbm installed
 _LAZY = {
     "CEGBClassifier": "learners.budgeted.cegb",
+    "DAGClassifier": "learners.budgeted.dag",
+    "dag_sweep_candidates": "learners.budgeted.dag",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
     "ItemPrediction": "learners.budgeted.cegb",
     "OnDemandFeaturizer": "learners.budgeted.cegb",
@@ -39,6 +41,7 @@ def __getattr__(name: str):
 __all__ = [
     "BudgetedClassifierMixin",
     "CEGBClassifier",
+    "DAGClassifier",
     "ColumnSubsetModel",
     "GreedyMiserClassifier",
     "ItemPrediction",
@@ -48,6 +51,7 @@ __all__ = [
     "SyntheticLearner",
     "TreeArrays",
     "TreeEnsemble",
+    "dag_sweep_candidates",
     "expected_cost_curve",
     "normalize_features",
     "sweep_candidates",

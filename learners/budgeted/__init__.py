@@ -17,6 +17,8 @@ from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 
 _LAZY = {
     "CEGBClassifier": "learners.budgeted.cegb",
+    "DAGClassifier": "learners.budgeted.dag",
+    "dag_sweep_candidates": "learners.budgeted.dag",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
     "ItemPrediction": "learners.budgeted.cegb",
     "OnDemandFeaturizer": "learners.budgeted.cegb",
@@ -33,12 +35,14 @@ def __getattr__(name: str):
 __all__ = [
     "BudgetedClassifierMixin",
     "CEGBClassifier",
+    "DAGClassifier",
     "ColumnSubsetModel",
     "GreedyMiserClassifier",
     "ItemPrediction",
     "OnDemandFeaturizer",
     "TreeArrays",
     "TreeEnsemble",
+    "dag_sweep_candidates",
     "expected_cost_curve",
     "sweep_candidates",
     "worst_cost_curve",
