@@ -14,6 +14,7 @@ from learners.budgeted.contract import (
     sweep_candidates,
     worst_cost_curve,
 )
+from learners.budgeted.on_demand import OnDemandFeaturizer
 from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 from learners.columns import normalize_features
 from learners.sklearn_learner import SklearnLearner
@@ -26,8 +27,6 @@ _LAZY = {
     "DAGClassifier": "learners.budgeted.dag",
     "dag_sweep_candidates": "learners.budgeted.dag",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
-    "ItemPrediction": "learners.budgeted.cegb",
-    "OnDemandFeaturizer": "learners.budgeted.cegb",
 }
 
 
@@ -44,7 +43,6 @@ __all__ = [
     "DAGClassifier",
     "ColumnSubsetModel",
     "GreedyMiserClassifier",
-    "ItemPrediction",
     "Learner",
     "OnDemandFeaturizer",
     "SklearnLearner",

@@ -13,6 +13,7 @@ from learners.budgeted.contract import (
     sweep_candidates,
     worst_cost_curve,
 )
+from learners.budgeted.on_demand import OnDemandFeaturizer
 from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 
 _LAZY = {
@@ -20,8 +21,6 @@ _LAZY = {
     "DAGClassifier": "learners.budgeted.dag",
     "dag_sweep_candidates": "learners.budgeted.dag",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
-    "ItemPrediction": "learners.budgeted.cegb",
-    "OnDemandFeaturizer": "learners.budgeted.cegb",
 }
 
 
@@ -38,7 +37,6 @@ __all__ = [
     "DAGClassifier",
     "ColumnSubsetModel",
     "GreedyMiserClassifier",
-    "ItemPrediction",
     "OnDemandFeaturizer",
     "TreeArrays",
     "TreeEnsemble",

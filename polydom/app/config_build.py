@@ -39,10 +39,13 @@ from typing import Any
 
 import numpy as np
 
+from polydom.errors import PolydomError
+from storage.database import normalize_url
+
 __all__ = ["ConfigError", "LEARNERS", "load_config", "build_from_config", "make_learner"]
 
 
-class ConfigError(ValueError):
+class ConfigError(PolydomError, ValueError):
     """A bad configuration; the message is one line."""
 
 
@@ -201,12 +204,7 @@ def build_from_config(
     alpha = _number(config, "alpha", 1.0, 1.0)
     delta = _number(config, "delta", 0.0, 0.0)
     cv = int(_number(config, "cv", 3, 2))
-    store = str(config["store"])
-    if "://" not in store:
-        path = Path(store)
-        if not path.is_absolute():
-            path = Path(config.get("_dir", ".")) / path
-        store = f"sqlite:///{path.resolve()}"
+    store = normalize_url(str(config["store"]), base=config.get("_dir", "."))
     data = config["data"]
     if data == "breast_cancer":
         if config.get("profile"):

@@ -6,6 +6,8 @@ The one home of the numerical conventions (spec section 5):
 * Two curves are *equal* at ``x`` when their difference polynomial there is at most
   ``REL_TOL = 1e-12`` times its rounding scale (the difference with absolute coefficients,
   evaluated at ``|x|``); orders are only trusted above that level.
+* Accuracies compare with ``ACC_TOL = 1e-12`` of slack in approximate pruning tests
+  (``alpha * a_i >= a_k - ACC_TOL``, spec 4).
 * Crossings are **sign changes** of the difference: a touch without crossing is not one.
 
 Coefficient sequences are lowest degree first unless a function says otherwise.
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 __all__ = [
+    "ACC_TOL",
     "REL_TOL",
     "ZERO_TOL",
     "candidate_roots",
@@ -38,6 +41,8 @@ __all__ = [
 ]
 
 REL_TOL = 1e-12
+#: Tolerance of accuracy comparisons in pruning tests (spec 4: alpha * a_i >= a_k - ACC_TOL).
+ACC_TOL = 1e-12
 #: Relative level under which a value of a difference of curves is taken as zero.
 ZERO_TOL = 1e-12
 _INF = math.inf
