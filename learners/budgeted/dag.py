@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,16 +33,19 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from learners.budgeted.contract import BudgetedClassifierMixin, column_groups
+from learners.budgeted.contract import BudgetedClassifierMixin
 from learners.budgeted.dag_graph import SensorGraph, chain_graph, union_graph
 from learners.budgeted.filter_tree import ConstantPolicy, FilterTree
 from learners.budgeted.graph_reduce import GraphPolicy, graph_reduce, state_columns
+from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature
 from learners.budgeted.sklearn_blobs import dump_estimator, load_estimator
 from learners.budgeted.subset_bank import BankEntry, SubsetBank, train_bank
 from learners.budgeted.subset_selection import forward_prefixes, greedy_subsets
+from learners.columns import column_groups
 from polydom.curves.cost_curve import CostCurve
+from polydom.index.item_prediction import ItemPrediction
 
-__all__ = ["DAGClassifier", "SensorPrediction", "dag_sweep_candidates"]
+__all__ = ["DAGClassifier", "dag_sweep_candidates"]
 
 #: Most blocks a DAG is built over (2^12 states); more needs subsets="greedy"/"forward".
 MAX_BLOCKS = 12
@@ -51,36 +53,6 @@ MAX_BLOCKS = 12
 
 def _default_estimator() -> Any:
     return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
-
-
-@dataclass(frozen=True)
-class SensorPrediction:
-    """Result of :meth:`DAGClassifier.predict_item`.
-
-    Attributes
-    ----------
-    label : object
-        Predicted class.
-    proba : ndarray
-        Class probabilities of the final state's classifier (order of ``classes_``).
-    features : tuple of str
-        Sensors computed, in the order the policy acquired them.
-    seconds : dict of str to float
-        Wall time of each sensor's computation.
-    path : tuple of frozenset
-        The states visited, the empty set first.
-    """
-
-    label: Any
-    proba: np.ndarray
-    features: tuple
-    seconds: dict = field(default_factory=dict)
-    path: tuple = ()
-
-    @property
-    def total_seconds(self) -> float:
-        """Time spent computing sensors."""
-        return float(sum(self.seconds.values()))
 
 
 class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
@@ -441,27 +413,28 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         return self.feature_usage(X) @ self.feature_costs_
 
     # ---- on-demand prediction ----
-    def predict_item(self, item: Any, featurizer: Any) -> SensorPrediction:
+    def predict_item(self, item: Any, featurizer: OnDemandFeaturizer) -> ItemPrediction:
         """Predict one item, computing a sensor only when the policy acquires it.
 
         From the empty state, each policy reads the sensors acquired so far and either stops
         or moves to a child state; the child's new sensors are computed with
         ``featurizer.compute(item, name)`` (timed; a ``polydom.Featurizer`` reports its own
-        ``seconds``), in the order of ``feature_groups_``.  Sensors off the item's path are
-        never computed.
+        seconds), in the order of ``feature_groups_``.  Sensors off the item's path are never
+        computed.
 
         Parameters
         ----------
         item : object
             Whatever the featurizer understands.
-        featurizer : object with ``compute(item, name)``
-            Returns the sensor's values (one per column, in ``feature_groups_[name]`` order)
-            or an object with ``.vector`` and ``.seconds``.
+        featurizer : OnDemandFeaturizer
+            ``compute(item, name)`` gives the sensor's values (one per column, in
+            ``feature_groups_[name]`` order).
 
         Returns
         -------
-        SensorPrediction
-            Equal to ``predict`` / ``predict_proba`` on the item's full feature row.
+        ItemPrediction
+            ``label`` and ``proba`` equal ``predict`` / ``predict_proba`` on the item's full
+            row; ``computed`` lists the sensors in the order they were acquired.
 
         Runtime complexity: at most ``M + 1`` policy evaluations plus the sensors computed.
         """
@@ -470,38 +443,28 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"featurizer must have a compute(item, name) method, got {featurizer!r}"
             )
+        states, columns = self.graph_.states, self.policy_.columns
         x = np.full(self.n_features_in_, np.nan)
         seconds: dict[str, float] = {}
-        order: list[str] = []
-        k, path = 0, [self.graph_.states[0]]
-        while True:
-            nxt = self.policy_.next_state(k, x[self.policy_.columns[k]])
-            if nxt is None:
-                break
-            new = self.graph_.states[nxt] - self.graph_.states[k]
-            for name in (m for m in self.feature_groups_ if m in new):
+        k = 0
+        while (nxt := self.policy_.next_state(k, x[columns[k]])) is not None:
+            for name in (m for m in self.feature_groups_ if m in states[nxt] - states[k]):
                 cols = self.feature_groups_[name]
-                start = time.perf_counter()
-                result = featurizer.compute(item, name)
-                elapsed = time.perf_counter() - start
-                values = np.asarray(getattr(result, "vector", result), dtype=np.float64).ravel()
-                if values.shape != (len(cols),):
-                    raise ValueError(
-                        f"featurizer.compute(item, {name!r}) must return {len(cols)} values, "
-                        f"got shape {values.shape}"
-                    )
-                x[cols] = values
-                seconds[name] = float(getattr(result, "seconds", elapsed))
-                order.append(name)
+                x[cols], seconds[name] = compute_feature(featurizer, item, name, len(cols))
             k = nxt
-            path.append(self.graph_.states[k])
-        model = self.bank_[self.graph_.states[k]].model
-        xs = x[self.policy_.columns[k]].reshape(1, -1)
-        proba = np.zeros(len(self.classes_))
+        model = self.bank_[states[k]].model
+        xs = x[columns[k]].reshape(1, -1)
+        proba = None
         if callable(getattr(model, "predict_proba", None)):
+            proba = np.zeros(len(self.classes_))
             proba[np.searchsorted(self.classes_, model.classes_)] = model.predict_proba(xs)[0]
-        label = model.predict(xs)[0]
-        return SensorPrediction(label, proba, tuple(order), seconds, tuple(path))
+        return ItemPrediction(
+            model.predict(xs)[0],
+            computed=tuple(seconds),
+            feature_seconds=seconds,
+            model_features=self.used_feature_names_,
+            proba=proba,
+        )
 
     # ---- storage: arrays + JSON, sub-models as skops bytes, no pickle ----
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:

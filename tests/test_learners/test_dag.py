@@ -227,7 +227,7 @@ def test_many_sensor_dags_are_built_over_selected_subsets_plus_all(subsets):
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"feature_groups": {"a": [0, 1], "b": []}}, "'b'.* empty"),
+        ({"feature_groups": {"a": [0, 1], "b": []}}, "'b'.* no columns"),
         ({"feature_groups": {"a": [0, 1], "b": [1, 2]}}, "column 1"),
         ({"feature_costs": {"chem": 1, "phenols": 1, "colour": 1, "smell": 2}}, "smell"),
         ({"feature_costs": {"chem": 1, "phenols": -1, "colour": 1}}, "phenols"),
@@ -296,10 +296,9 @@ def test_predict_item_computes_only_the_acquired_sensors_in_policy_order(wine, w
         f = Sensors()
         out = wine_dag.predict_item(Xte[i], f)
         assert set(f.asked) == {m for m, u in zip(WINE, usage[i], strict=True) if u}
-        assert out.features == tuple(f.asked) and set(out.seconds) == set(f.asked)
+        assert out.computed == tuple(f.asked) and set(out.feature_seconds) == set(f.asked)
         assert out.label == pred[i]
         np.testing.assert_allclose(out.proba, proba[i])
-        assert out.path[0] == frozenset() and out.path[-1] == frozenset(f.asked)
 
 
 # ---- reuse of the lattice's expansions ----
