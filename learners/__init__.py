@@ -27,6 +27,9 @@ _LAZY = {
     "DAGClassifier": "learners.budgeted.dag",
     "dag_sweep_candidates": "learners.budgeted.dag",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
+    "CSTCClassifier": "learners.budgeted.cstc",
+    "CSTCRegressor": "learners.budgeted.cstc",
+    "CSCCClassifier": "learners.budgeted.cscc",
 }
 
 
@@ -40,6 +43,9 @@ def __getattr__(name: str):
 __all__ = [
     "BudgetedClassifierMixin",
     "CEGBClassifier",
+    "CSCCClassifier",
+    "CSTCClassifier",
+    "CSTCRegressor",
     "DAGClassifier",
     "ColumnSubsetModel",
     "GreedyMiserClassifier",

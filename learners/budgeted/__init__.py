@@ -1,7 +1,7 @@
 """Budgeted learners: the cost contract and the methods that trade accuracy for feature cost.
 
-CEGB / GreedyMiser need LightGBM and load on first use, so that ``import learners.budgeted``
-works without it.
+CEGB / GreedyMiser (LightGBM) and CSTC / CSCC load on first use, so that
+``import learners.budgeted`` stays light and works without LightGBM.
 """
 
 from importlib import import_module
@@ -21,6 +21,9 @@ _LAZY = {
     "DAGClassifier": "learners.budgeted.dag",
     "dag_sweep_candidates": "learners.budgeted.dag",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
+    "CSTCClassifier": "learners.budgeted.cstc",
+    "CSTCRegressor": "learners.budgeted.cstc",
+    "CSCCClassifier": "learners.budgeted.cscc",
 }
 
 
@@ -34,6 +37,9 @@ def __getattr__(name: str):
 __all__ = [
     "BudgetedClassifierMixin",
     "CEGBClassifier",
+    "CSCCClassifier",
+    "CSTCClassifier",
+    "CSTCRegressor",
     "DAGClassifier",
     "ColumnSubsetModel",
     "GreedyMiserClassifier",
