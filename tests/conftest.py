@@ -1,23 +1,37 @@
-"""Hypothesis profiles.
+"""Hypothesis profiles (docs/testing.md).
 
-"default" (CI and plain runs) draws the same examples every run (derandomized), so a green
-run stays green; "thorough" (HYPOTHESIS_PROFILE=thorough) draws 3,000 fresh random examples
-per property for soak runs that hunt for new counterexamples.
+"default" (CI and plain runs) is derandomized with no example database: every run draws the
+same examples, so a green run stays green and a red one reproduces.  "thorough"
+(``HYPOTHESIS_PROFILE=thorough``) draws fresh random examples every run, remembers failing
+ones in ``.hypothesis/`` and replays them first, and runs 20 times as many examples: a soak
+run that hunts for new counterexamples.
+
+A property's own budget is never fixed in the test: ``@settings(max_examples=examples(40))``
+(:func:`tests.strategies.examples`) scales 40 by the loaded profile (40 under "default",
+800 under "thorough").
 """
 
 import os
 
 from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 settings.register_profile(
     "default",
-    max_examples=120,
+    max_examples=100,
     deadline=None,
     derandomize=True,
     database=None,
+    print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(
-    "thorough", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "thorough",
+    max_examples=2000,
+    deadline=None,
+    derandomize=False,
+    database=DirectoryBasedExampleDatabase(".hypothesis/examples"),
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

@@ -147,3 +147,67 @@ def cost_tables(draw, m: int):
 def instances(draw, max_m: int = 6, delta: float = 0.0):
     m = draw(st.integers(1, max_m))
     return draw(accuracy_tables(m, delta)), draw(cost_tables(m))
+
+
+# ---------------------------------------------------------------------------- Greedy oracle
+GREEDY_TOL = 1e-9
+
+
+def _lexmin(options: list, keys) -> list:
+    """Options minimal on each key in turn, ties within GREEDY_TOL kept together."""
+    for key in keys:
+        best = min(key(o) for o in options)
+        options = [o for o in options if key(o) <= best + GREEDY_TOL * max(1.0, abs(best))]
+    return options
+
+
+def greedy_choices(acc: dict, costs: dict, size: float, lam: float, cur: frozenset) -> list:
+    """Every feature Greedy may add to ``cur`` (spec 4.5, written from the paper's
+    Algorithm 4, not from the library): the largest ``gain - lam * marginal cost`` at
+    ``size``; ties to the smaller marginal cost, then the larger gain.  ``lam = inf``: the
+    cheapest feature, ties to the larger gain.  Near-ties (GREEDY_TOL) are all allowed."""
+    base_acc = acc[cur]
+    base_cost = set_cost(costs, cur)(size)
+    rows = []
+    for f in costs:
+        if f in cur:
+            continue
+        gain = acc[cur | {f}] - base_acc
+        marginal = set_cost(costs, cur | {f})(size) - base_cost
+        rows.append((f, gain, marginal))
+    if math.isinf(lam):
+        keys = [lambda r: r[2], lambda r: -r[1]]
+    else:
+        keys = [lambda r: -(r[1] - lam * r[2]), lambda r: r[2], lambda r: -r[1]]
+    return [r[0] for r in _lexmin(rows, keys)]
+
+
+def check_greedy_chain(acc: dict, costs: dict, size: float, lam: float, chain: list) -> None:
+    """Assert that ``chain`` (nested sets, one feature added per step) is a Greedy chain."""
+    cur = frozenset()
+    assert len(chain) == len(costs)
+    for nxt in chain:
+        added = nxt - cur
+        assert len(added) == 1 and cur < nxt, (cur, nxt)
+        allowed = greedy_choices(acc, costs, size, lam, cur)
+        assert next(iter(added)) in allowed, (lam, sorted(cur), sorted(added), allowed)
+        cur = nxt
+
+
+@st.composite
+def wide_instances(draw, max_m: int = 8):
+    """Wider instances: up to ``max_m`` features (256 sets at 8), continuous accuracies
+    (a noisy-OR of continuous single-feature accuracies, monotone), and coefficients spread
+    over twelve orders of magnitude."""
+    m = draw(st.integers(1, max_m))
+    fs = names(m)
+    single = {f: draw(st.floats(0.5, 0.99)) for f in fs}
+    acc = {s: 1.0 - float(np.prod([1.0 - single[f] for f in s])) if s else 0.5
+           for s in all_sets(m)}
+    mags = st.sampled_from([0.0, 1e-6, 1e-3, 1.0, 1e3, 1e6])
+    costs = {
+        f: polydom.CostCurve([draw(mags) * draw(st.floats(1.0, 10.0))
+                              for _ in range(draw(st.integers(1, 4)))])
+        for f in fs
+    }
+    return acc, costs

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import numpy as np
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from polydom import Candidate, CostCurve
+
+BASE_EXAMPLES = 100  # max_examples of the "default" profile (tests/conftest.py)
+
+
+def examples(n: int) -> int:
+    """``n`` examples under the default profile, scaled by the loaded profile's budget.
+
+    >>> examples(40) == max(1, round(40 * settings.default.max_examples / BASE_EXAMPLES))
+    True
+    """
+    return max(1, round(n * settings.default.max_examples / BASE_EXAMPLES))
+
 
 small_int_coefs = st.lists(st.integers(0, 6).map(float), min_size=1, max_size=4)
 wide_coefs = st.lists(
@@ -55,4 +69,25 @@ domains = st.one_of(
     st.tuples(st.integers(0, 10), st.integers(0, 100)).map(
         lambda t: (float(t[0]), float(t[0] + t[1]))
     ),
+    # unbounded above from a positive start, and wide finite ranges
+    st.integers(1, 1000).map(lambda lo: (float(lo), float("inf"))),
+    st.tuples(st.integers(0, 1000), st.integers(1, 10**5)).map(
+        lambda t: (float(t[0]), float(t[0] + t[1]))
+    ),
 )
+
+
+@st.composite
+def large_pools(draw, min_size: int = 50, max_size: int = 300) -> list[Candidate]:
+    """Hundreds of candidates: continuous accuracies, coefficients over ten orders of
+    magnitude (the leading terms decide far out, the constants near 0)."""
+    k = draw(st.integers(min_size, max_size))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    degree = rng.integers(0, 4, k)
+    pool = []
+    for i in range(k):
+        scale = 10.0 ** rng.uniform(-4, 6, degree[i] + 1)
+        pool.append(Candidate(f"c{i}", float(rng.uniform(0.3, 1.0)),
+                              CostCurve((rng.uniform(0, 1, degree[i] + 1) * scale).tolist())))
+    return pool

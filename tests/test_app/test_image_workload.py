@@ -130,10 +130,9 @@ def test_profiling_images_include_the_sample_photographs():
 
 def test_profile_of_the_image_features_fits_nonnegative_curves():
     fz = image_featurizer(["thumbnail", "zones", "spectrum"])
-    start = time.perf_counter()
     prof = fz.profile(profiling_images(sides=(8, 16, 32, 64), digits_per_side=1), repeats=2,
                       degree=2)
-    assert time.perf_counter() - start < 10
+    assert set(prof.curves) == {"thumbnail", "zones", "spectrum"}
     for curve in prof.curves.values():
         assert np.all(curve.coefficients >= 0)
         assert curve(64.0) > 0

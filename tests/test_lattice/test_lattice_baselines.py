@@ -10,12 +10,23 @@ from hypothesis import strategies as st
 
 import lattice
 import learners
-from tests.lattice_oracle import ACC_TOL, Optimum, all_sets, instances, set_cost, violation
+from tests.lattice_oracle import (
+    ACC_TOL,
+    Optimum,
+    all_sets,
+    check_greedy_chain,
+    greedy_choices,
+    instances,
+    set_cost,
+    violation,
+    wide_instances,
+)
+from tests.strategies import examples
 
 LAMBDAS = (0.0, 0.01, 0.5, 5.0)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(instances(max_m=6), st.sampled_from([0.0, 1.0, 7.0]))
 def test_i16_greedy_sequences_are_chains_ending_at_the_full_set(inst, n0):
     acc, costs = inst
@@ -30,7 +41,7 @@ def test_i16_greedy_sequences_are_chains_ending_at_the_full_set(inst, n0):
     assert frozenset() in g.expanded
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(instances(max_m=6), st.sampled_from([0.0, 1.0, 7.0]))
 def test_i16_greedy_cost_adds_features_cheapest_first(inst, n0):
     acc, costs = inst
@@ -41,7 +52,7 @@ def test_i16_greedy_cost_adds_features_cheapest_first(inst, n0):
     assert unit == sorted(unit)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(instances(max_m=5))
 def test_i16_greedy_acc_adds_the_largest_accuracy_gain_first(inst):
     acc, costs = inst
@@ -53,7 +64,7 @@ def test_i16_greedy_acc_adds_the_largest_accuracy_gain_first(inst):
         cur = nxt
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(instances(max_m=5), st.sampled_from(["greedy", "greedy_acc", "greedy_cost"]))
 def test_i16_retrieval_fits_the_budget_and_never_beats_the_optimum(inst, variant):
     acc, costs = inst
@@ -66,6 +77,44 @@ def test_i16_retrieval_fits_the_budget_and_never_beats_the_optimum(inst, variant
         assert set_cost(costs, got.features)(n) <= b
         assert got.accuracy <= opt(n, b) + ACC_TOL
         assert got.accuracy == acc[got.features]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.one_of(instances(max_m=6), wide_instances(max_m=8)),
+       st.sampled_from([0.0, 1.0, 7.0, 250.0]))
+def test_i16_greedy_chains_equal_a_brute_force_greedy(inst, n0):
+    """Every step of every chain adds a feature the brute-force Greedy would add."""
+    acc, costs = inst
+    lambdas = (*LAMBDAS, 0.002, 1e3, math.inf)
+    g = lattice.greedy(costs, learners.SyntheticLearner(acc.__getitem__), size=n0,
+                       lambdas=lambdas)
+    for lam in lambdas:
+        check_greedy_chain(acc, costs, n0, lam, g.sequences[lam])
+        for s in g.sequences[lam]:
+            assert g.expanded[s].accuracy == acc[s]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.one_of(instances(max_m=6), wide_instances(max_m=8)), st.sampled_from([0.0, 3.0]))
+def test_i16_greedy_acc_and_greedy_cost_equal_the_brute_force_chains(inst, n0):
+    acc, costs = inst
+    learner = learners.SyntheticLearner(acc.__getitem__)
+    check_greedy_chain(acc, costs, n0, 0.0, lattice.greedy_acc(costs, learner, n0).sequences[0.0])
+    chain = lattice.greedy_cost(costs, learner, n0).sequences[math.inf]
+    check_greedy_chain(acc, costs, n0, math.inf, chain)
+
+
+def test_greedy_trades_accuracy_for_cost_by_lambda():
+    """Hand-computed: f1 gains 0.3 for cost 10, f2 gains 0.1 for cost 1.  lambda = 0 takes
+    f1 first (0.3 > 0.1); lambda = 0.1 takes f2 (0.1 - 0.1 > 0.3 - 1.0)."""
+    acc = {frozenset(): 0.5, frozenset({"f1"}): 0.8, frozenset({"f2"}): 0.6,
+           frozenset({"f1", "f2"}): 0.85}
+    costs = {"f1": "10", "f2": "1"}
+    g = lattice.greedy(costs, learners.SyntheticLearner(acc.__getitem__), lambdas=(0.0, 0.1))
+    assert g.sequences[0.0][0] == frozenset({"f1"})
+    assert g.sequences[0.1][0] == frozenset({"f2"})
+    assert greedy_choices(acc, costs, 1.0, 0.0, frozenset()) == ["f1"]
+    assert greedy_choices(acc, costs, 1.0, 0.1, frozenset()) == ["f2"]
 
 
 def test_greedy_walks_past_the_looked_up_set_when_items_are_smaller():
@@ -89,7 +138,7 @@ def test_greedy_rejects_bad_lambdas_and_sizes():
         g.retrieve(1.0, -1.0)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.sampled_from([0.0, 0.01, 0.05]).flatmap(lambda d: instances(max_m=5, delta=d)))
 def test_estimate_delta_on_all_sets_is_the_true_violation(inst):
     acc, costs = inst
@@ -97,7 +146,7 @@ def test_estimate_delta_on_all_sets_is_the_true_violation(inst):
     assert lattice.estimate_delta(exp) == pytest.approx(violation(acc), abs=1e-12)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.sampled_from([0.01, 0.05]).flatmap(lambda d: instances(max_m=5, delta=d)),
        st.sampled_from([1.0, 1.2]))
 def test_estimate_delta_is_the_largest_violation_among_expanded_pairs(inst, alpha):

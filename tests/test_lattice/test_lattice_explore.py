@@ -22,6 +22,7 @@ from tests.lattice_oracle import (
     skyline_at,
     violation,
 )
+from tests.strategies import examples
 
 ALPHAS = [1.0, 1.05, 1.1, 1.2, 1.5, 2.0]
 SIZES = [0.0, 1.0, 3.7, 100.0]
@@ -111,21 +112,21 @@ def test_property_3_9_counterexample_b_frontier_scope():
 
 
 # ---------------------------------------------------------------------------- I1, I2, I10
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(instances(max_m=5))
 def test_i1_alpha1_lookup_is_the_brute_force_optimum(inst):
     acc, costs = inst
     assert_guarantee(acc, costs, 1.0)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(instances(max_m=5), st.sampled_from(ALPHAS[1:]))
 def test_i2_lookup_within_alpha_of_optimum(inst, alpha):
     acc, costs = inst
     assert_guarantee(acc, costs, alpha)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(instances(max_m=5), st.sampled_from(ALPHAS[1:]))
 def test_i2_candidate_alpha_same_is_within_alpha_squared(inst, alpha):
     acc, costs = inst
@@ -137,7 +138,7 @@ def test_i2_candidate_alpha_same_is_within_alpha_squared(inst, alpha):
         assert alpha * alpha * hit.accuracy >= opt(n, b) - 4 * ACC_TOL
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.sampled_from([0.01, 0.05]).flatmap(
     lambda d: st.tuples(st.just(d), instances(max_m=5, delta=d))),
     st.sampled_from(ALPHAS), st.sampled_from([0.0, 1.0]))
@@ -147,7 +148,7 @@ def test_i10_relaxed_delta_at_least_the_violation_keeps_the_guarantee(args, alph
     assert_guarantee(acc, costs, alpha, sizes=[0.0, 2.0, 50.0], delta=d + extra * d)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(instances(max_m=5), st.sampled_from(ALPHAS), st.sampled_from(["frontier", "expanded"]))
 def test_paper_traversal_and_frontier_scope_keep_the_guarantee(inst, alpha, scope):
     acc, costs = inst
@@ -155,7 +156,7 @@ def test_paper_traversal_and_frontier_scope_keep_the_guarantee(inst, alpha, scop
 
 
 # ---------------------------------------------------------------------------- I4, I5, I6, I11
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(instances(max_m=6), st.sampled_from(ALPHAS))
 def test_i4_every_unexpanded_set_has_an_expanded_alpha_dominating_subset(inst, alpha):
     acc, costs = inst
@@ -167,7 +168,7 @@ def test_i4_every_unexpanded_set_has_an_expanded_alpha_dominating_subset(inst, a
                        for g in exp.expanded), sorted(fs)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(instances(max_m=5))
 def test_i5_distinct_accuracies_skyline_within_candidates_within_expanded(inst):
     acc, costs = inst
@@ -180,7 +181,7 @@ def test_i5_distinct_accuracies_skyline_within_candidates_within_expanded(inst):
         assert skyline_at(acc, costs, n) <= cands
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(instances(max_m=6), st.sampled_from(ALPHAS))
 def test_i6_candidates_are_expanded_and_mutually_undominated(inst, alpha):
     acc, costs = inst
@@ -199,7 +200,7 @@ def test_i6_candidates_are_expanded_and_mutually_undominated(inst, alpha):
                 assert not dominated, (x.key, y.key)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.sampled_from([0.0, 0.01, 0.05]).flatmap(
     lambda d: st.tuples(st.just(d), instances(max_m=6, delta=d))), st.sampled_from(ALPHAS))
 def test_i11_sandwich_soundness_on_the_full_table(args, alpha):
@@ -216,7 +217,7 @@ def test_i11_sandwich_soundness_on_the_full_table(args, alpha):
 
 
 # ---------------------------------------------------------------------------- I12, I13, I15
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.sampled_from([0.0, 0.01]).flatmap(
     lambda d: st.tuples(st.just(d), instances(max_m=6, delta=d))),
     st.sampled_from(ALPHAS), st.booleans())
@@ -235,7 +236,7 @@ def test_covering_shortcut_skips_checks_on_a_plateau():
     assert exp.stats["covering_skips"] > 0
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(instances(max_m=5), st.sampled_from(ALPHAS), st.sampled_from(ALPHAS),
        st.sampled_from([0.0, 0.01, 0.05]), st.sampled_from([0.0, 0.01, 0.05]))
 def test_i13_oracle_sandwiched_sets_nest_in_alpha_and_delta(inst, a1, a2, d1, d2):
@@ -254,7 +255,7 @@ def test_i15_expand_all_trains_every_set(m):
     assert exp.n_expanded == 2 ** m
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(st.integers(1, 7), st.data())
 def test_i15_strictly_increasing_accuracy_expands_everything_at_alpha1(m, data):
     single = data.draw(st.lists(st.floats(0.5, 0.8), min_size=m, max_size=m))
@@ -269,7 +270,7 @@ def test_i15_strictly_increasing_accuracy_expands_everything_at_alpha1(m, data):
 
 
 # ---------------------------------------------------------------------------- cost pruning
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.sampled_from([0.0, 0.01]).flatmap(
     lambda d: st.tuples(st.just(d), instances(max_m=5, delta=d))),
     st.sampled_from(ALPHAS), st.sampled_from([(0.0, math.inf), (1.0, 500.0), (2.0, 3.0)]))
@@ -279,7 +280,7 @@ def test_cost_pruning_keeps_the_guarantee_against_brute_force(args, alpha, domai
                      delta=d, cost_pruning=True, n_min=domain[0], n_max=domain[1])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(instances(max_m=5), st.sampled_from(ALPHAS), st.sampled_from([(0.0, math.inf),
                                                                     (1.0, 500.0)]))
 def test_cost_pruning_only_removes_expansions_with_a_cost_dominating_witness(inst, alpha, dom):
@@ -305,7 +306,7 @@ def test_cost_pruning_prunes_an_expensive_useless_set():
 
 
 # ---------------------------------------------------------------------------- mechanics
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(instances(max_m=5), st.sampled_from(ALPHAS))
 def test_runs_are_deterministic_and_never_train_a_set_twice(inst, alpha):
     acc, costs = inst

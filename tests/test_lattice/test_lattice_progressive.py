@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import lattice
 import learners
 from tests.lattice_oracle import all_sets, instances
+from tests.strategies import examples
 
 
 class CountingLearner:
@@ -21,7 +22,7 @@ class CountingLearner:
         return learners.SyntheticLearner(self.acc.__getitem__).expand(features)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(instances(max_m=6), st.integers(0, 80))
 def test_i14_progressive_trains_each_set_once_and_matches_a_direct_run(inst, budget):
     acc, costs = inst

@@ -16,6 +16,7 @@ from learners.budgeted.contract import (
     row_costs,
     worst_cost_curve,
 )
+from tests.strategies import examples
 
 NAMES = ["a", "b", "c", "d"]
 
@@ -33,7 +34,7 @@ def usage_and_costs(draw):
     return usage, costs
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=usage_and_costs(), size=st.floats(0, 1e4))
 def test_expected_and_worst_curves_equal_brute_force(data, size):
     usage, costs = data

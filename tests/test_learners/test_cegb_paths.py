@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from learners import CEGBClassifier, TreeEnsemble
+from tests.strategies import examples
 
 
 def _direct_walk(node, x, used):
@@ -55,7 +56,7 @@ def _data(seed, n, m, nan_rate):
     return X, score
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(
     seed=st.integers(0, 10_000),
     m=st.integers(2, 6),

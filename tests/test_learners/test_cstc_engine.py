@@ -26,6 +26,7 @@ from learners.budgeted.classifier_tree import (
     routing,
     weighted_median_threshold,
 )
+from tests.strategies import examples
 
 
 def random_problem(seed, n=30, T=5, d=3, structure=None, sparsity=0.0):
@@ -49,7 +50,7 @@ structures = st.one_of(
 )
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(structures, st.integers(0, 10_000), st.floats(0.1, 10))
 def test_routing_is_a_distribution_soft_and_hard(structure, seed, tau):
     _, Phi, _, _, _, st_, B, theta = random_problem(seed, structure=structure)
@@ -100,7 +101,7 @@ def brute_force_cost(phi, B, theta, st_, cm):
     return sum(cm.e[t] for t in cols) + sum(cm.c[a] for a in atoms)
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(structures, st.integers(0, 10_000))
 def test_exact_cost_equals_a_brute_force_walk(structure, seed):
     _, Phi, _, _, cm, st_, B, theta = random_problem(seed, structure=structure, sparsity=0.6)

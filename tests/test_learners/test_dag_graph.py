@@ -12,6 +12,7 @@ from sklearn.tree import DecisionTreeClassifier
 from learners.budgeted.dag_graph import chain_graph, full_graph, union_graph
 from learners.budgeted.filter_tree import ConstantPolicy, FilterTree
 from learners.budgeted.graph_reduce import graph_reduce, state_columns
+from tests.strategies import examples
 
 SENSORS = ["a", "b", "c"]
 
@@ -84,7 +85,7 @@ def test_filter_tree_with_one_action_predicts_it():
     assert tree.n_fits_ == 0
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.integers(2, 7), st.integers(0, 10**6))
 def test_filter_tree_with_an_exact_learner_picks_each_rows_cheapest_action(k, seed):
     rng = np.random.default_rng(seed)
@@ -97,7 +98,7 @@ def test_filter_tree_with_an_exact_learner_picks_each_rows_cheapest_action(k, se
     assert tree.n_fits_ <= k - 1
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.integers(2, 7), st.integers(0, 10**6))
 def test_filter_tree_with_constant_learners_picks_the_least_total_cost(k, seed):
     rng = np.random.default_rng(seed)
@@ -139,7 +140,7 @@ def _tree_learner(estimator):
     return lambda Xs, W: FilterTree(estimator).fit(Xs, W)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.integers(0, 10**6), st.floats(0.0, 0.5))
 def test_reported_training_risk_equals_the_routed_path_loss(seed, delta):
     g, cols, X, loss = _problem(seed)

@@ -16,6 +16,7 @@ from sklearn.preprocessing import StandardScaler
 import learners
 import polydom
 from tests.lattice_oracle import ACC_TOL, Optimum, all_sets, instances
+from tests.strategies import examples
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +84,7 @@ def test_incomplete_exploration_warns():
     assert not index.info["complete"]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(instances(max_m=5), st.sampled_from([1.0, 1.2]),
        st.sampled_from([(0.0, math.inf), (1.0, 50.0)]))
 def test_lookup_is_within_alpha_of_the_brute_force_on_the_domain(inst, alpha, domain):

@@ -38,9 +38,11 @@ def test_killed_build_resumes_without_retraining(tmp_path):
     deadline = time.time() + 120
     while len(trained(first_log)) < 6 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
-    assert proc.poll() is None, "the build finished before it could be killed"
+    assert proc.poll() is None, "the build finished (or crashed) before it could be killed: " + (
+        proc.stderr.read().decode()[-2000:] if proc.poll() is not None else "")
     proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    # it died of the kill, not of an error of its own
+    assert proc.wait() == -signal.SIGKILL
     before = trained(first_log)
     assert len(before) >= 6
 
@@ -56,7 +58,8 @@ def test_killed_build_resumes_without_retraining(tmp_path):
     # a third run with the same arguments trains nothing
     third_log = tmp_path / "third.log"
     proc = run_worker(url, third_log, pace=0.0)
-    proc.communicate(timeout=300)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err.decode()[-2000:]
     assert trained(third_log) == []
     assert polydom.list_builds(url)
     best = max(c.accuracy for c in index.candidates)

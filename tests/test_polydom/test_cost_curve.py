@@ -1,13 +1,16 @@
 """CostCurve: parsing never executes input, printing round-trips, crossings and dominance."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
+import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polydom import CostCurve
+from tests.strategies import examples
 
 
 def test_parse_expands_and_normalises():
@@ -115,7 +118,7 @@ def test_odd_multiplicity_root_is_a_crossing():
     assert x.size == 1 and x[0] == pytest.approx(1.0, abs=1e-4)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.integers(-5, 5).map(float), min_size=1, max_size=5),
     st.lists(st.integers(-5, 5).map(float), min_size=1, max_size=5),
@@ -149,7 +152,7 @@ def test_le_on_domains():
     assert not CostCurve([0, 0, 1, 1e-9]).le(CostCurve([0, 0, 1]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.integers(-4, 6).map(float), min_size=1, max_size=4),
     st.lists(st.integers(-4, 6).map(float), min_size=1, max_size=4),
@@ -185,3 +188,71 @@ def test_compare_right_breaks_ties_by_derivatives():
     assert a.compare_right(CostCurve([1, 1]), 5.0) == 0
     # (n-1)^2 vs 0: equal value and slope at 1, then the square is dearer
     assert CostCurve([1, -2, 1]).compare_right(CostCurve([0]), 1.0) == 1
+
+
+def exactly_le(a: list[float], b: list[float], lo: float, hi: float) -> bool:
+    """Exact oracle for ``a <= b`` on ``[lo, hi]`` (integer coefficients): sympy isolates
+    the real roots of ``d = b - a`` in disjoint rational intervals; d keeps its sign between
+    roots, so ``d >= 0`` on the domain iff it holds at the ends and at one rational point in
+    each gap between roots, all evaluated exactly."""
+    n = sympy.Symbol("n")
+    d = sympy.Poly(
+        [int(c) for c in reversed(b)], n) - sympy.Poly([int(c) for c in reversed(a)], n)
+    if d.is_zero:
+        return True
+    gaps = sympy.Poly(d, n).intervals()
+    bounds = [(sympy.Rational(x), sympy.Rational(y)) for (x, y), _ in gaps]
+    points = [sympy.Rational(int(lo))]
+    if not math.isinf(hi):
+        points.append(sympy.Rational(int(hi)))
+    else:
+        points.append(max([y for _, y in bounds], default=sympy.Integer(0)) + int(lo) + 1)
+    if bounds:
+        points.append(bounds[0][0] - 1)
+        points += [(y1 + x2) / 2 for (_, y1), (x2, _) in zip(bounds, bounds[1:], strict=False)]
+    inside = [p for p in points if p >= int(lo) and (math.isinf(hi) or p <= int(hi))]
+    return all(d.eval(p) >= 0 for p in inside)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.lists(st.integers(-6, 6).map(float), min_size=1, max_size=5),
+    st.lists(st.integers(-6, 6).map(float), min_size=1, max_size=5),
+    st.integers(0, 8),
+    st.one_of(st.integers(0, 12).map(float), st.just(math.inf)),
+)
+def test_le_equals_the_exact_rational_answer_in_both_directions(a, b, lo, width):
+    """``le`` says True exactly when ``a <= b`` holds everywhere on the domain, and False
+    exactly when it fails somewhere: touching (a double root of b - a) counts as <=."""
+    hi = lo + width
+    ca, cb = CostCurve(a), CostCurve(b)
+    assert ca.le(cb, lo, hi) == exactly_le(a, b, lo, hi)
+    assert cb.le(ca, lo, hi) == exactly_le(b, a, lo, hi)
+
+
+@given(
+    st.lists(st.integers(-6, 6).map(float), min_size=1, max_size=5),
+    st.integers(-3, 3).map(float),
+)
+def test_a_curve_is_le_itself_plus_a_constant_exactly_when_the_constant_is_nonnegative(a, k):
+    ca = CostCurve(a)
+    assert ca.le(ca + k, 0.0, math.inf) == (k >= 0)
+    assert (ca + k).le(ca, 0.0, math.inf) == (k <= 0)
+
+
+@given(
+    st.lists(
+        st.one_of(st.just(0.0), st.floats(-1e6, 1e6, allow_nan=False).filter(
+            lambda c: c == 0 or abs(c) > 1e-9)),
+        min_size=1, max_size=9,
+    ),
+    st.lists(st.one_of(st.just(0.0), st.floats(1e-3, 1e6)), min_size=1, max_size=8),
+)
+def test_evaluation_matches_exact_rational_arithmetic(coefs, xs):
+    """Horner in floats against the exact value of the same binary floats (Fractions): the
+    error stays within a few ulps of the sum of absolute terms."""
+    c = CostCurve(coefs)
+    for x in xs:
+        exact = sum(Fraction(ck) * Fraction(x) ** k for k, ck in enumerate(c.coefficients))
+        scale = sum(abs(Fraction(ck)) * Fraction(x) ** k for k, ck in enumerate(c.coefficients))
+        assert abs(Fraction(c(x)) - exact) <= Fraction(1, 2**48) * scale

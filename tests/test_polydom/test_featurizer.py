@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import polydom
 from polydom.curves.fitting import fit_cost_curve, summarise_timings
 from polydom.serving.featurizer import Featurizer
+from tests.strategies import examples
 
 SIZES = np.array([8.0, 16.0, 32.0, 64.0, 128.0])
 
@@ -181,7 +182,7 @@ def test_refit_reuses_timings_without_running_routines():
     assert again.degree == 0 and set(again.curves) == {"a", "b", "c"}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(st.floats(0.0, 1e3), min_size=4, max_size=12, unique=True),
     st.lists(st.floats(0.0, 10.0), min_size=12, max_size=12),
@@ -207,7 +208,7 @@ def test_summarise_timings_statistics_are_ordered():
     assert np.all(top >= p90) and np.all(p90 >= avg)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.lists(st.floats(1.0, 1e3), min_size=4, max_size=10, unique=True),
     st.lists(st.floats(1e-6, 1.0), min_size=10, max_size=10),

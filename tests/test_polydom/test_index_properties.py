@@ -13,7 +13,7 @@ from polydom import Candidate, IndexAll, NaiveLookup, PolyDomIndex
 from polydom.index.dominance import prune_dominated
 from polydom.index.sweep import kinetic_sweep
 from tests.index_oracle import all_crossings, canonical_index, full_scan, min_gap, skyline_at
-from tests.strategies import candidate_pools, domains, small_int_coefs
+from tests.strategies import candidate_pools, domains, examples, large_pools, small_int_coefs
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -108,24 +108,27 @@ def test_breaks_and_skylines_are_canonical(cands, domain):
 
 
 @SETTINGS
-@given(candidate_pools(), domains)
-def test_local_interesting_test_equals_full_recomputation(cands, domain):
-    """I9: the sweep keeps exactly the crossings where recomputing the skyline changes it."""
+@given(candidate_pools(coefs=small_int_coefs), domains)
+def test_sweep_equals_the_brute_force_skylines(cands, domain):
+    """I9: the sweep keeps exactly the crossings where the skyline, recomputed from scratch
+    by the oracle (dense sign checks, no Taylor orders), changes; Index-All keeps every
+    crossing of the undominated curves."""
     lo, hi = domain
     kept = prune_dominated(cands, lo, hi)
-    coefs = [cands[i].cost.coefficients for i in kept]
-    accs = [cands[i].accuracy for i in kept]
-    every = kinetic_sweep(coefs, accs, lo, hi, keep_all=True)
+    pool = [cands[i] for i in kept]
+    crossings = all_crossings(pool, lo, hi)
+    assume(min_gap([lo, *crossings]) > 1e-3)
+    coefs = [c.cost.coefficients for c in pool]
+    accs = [c.accuracy for c in pool]
     minimal = kinetic_sweep(coefs, accs, lo, hi)
-    changed = [every.breaks[0]] + [
-        x
-        for x, prev, cur in zip(every.breaks[1:], every.skylines, every.skylines[1:], strict=False)
-        if prev != cur
-    ]
-    assert minimal.breaks == changed
-    assert minimal.skylines == [
-        sky for k, sky in enumerate(every.skylines) if k == 0 or sky != every.skylines[k - 1]
-    ]
+    breaks, skylines, _ = canonical_index(pool, lo, hi)
+    assert np.allclose(minimal.breaks, breaks, rtol=1e-5, atol=1e-9)
+    assert [[pool[k].key for k in sky] for sky in minimal.skylines] == skylines
+    every = kinetic_sweep(coefs, accs, lo, hi, keep_all=True)
+    assert np.allclose(every.breaks, [lo, *crossings], rtol=1e-5, atol=1e-9)
+    for x, sky in zip(every.breaks, every.skylines, strict=True):
+        probe = x + 1e-4 * max(1.0, abs(x))
+        assert [pool[k].key for k in sky] == skyline_at(pool, probe)
 
 
 @SETTINGS
@@ -219,3 +222,23 @@ def test_random_large_pool_against_full_scan():
     for s, b, g in zip(sizes, budgets, got, strict=True):
         want = full_scan(cands, s, b)
         assert (cands[g].key if g >= 0 else None) == (want.key if want else None)
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(large_pools(), domains, st.integers(0, 2**32 - 1))
+def test_large_pools_answer_as_the_full_scan(cands, domain, seed):
+    """Hundreds of candidates with coefficients over ten orders of magnitude: every method
+    answers random (size, budget) queries as the brute-force full scan does."""
+    lo, hi = domain
+    index = PolyDomIndex.build(cands, lo, hi)
+    index._check()
+    naive = NaiveLookup.build(cands, lo, hi)
+    rng = np.random.default_rng(seed)
+    top = hi if math.isfinite(hi) else lo + 10.0 ** rng.uniform(0, 6)
+    sizes = rng.uniform(lo, top, 60)
+    for size in sizes:
+        costs = sorted(c.cost(size) for c in cands)
+        for budget in (*rng.choice(costs, 4), 0.0, costs[-1] * 2):
+            budget = float(budget) * (1 + float(rng.choice([-1e-6, 0.0, 1e-6])))
+            assert_same_answer(index, cands, float(size), budget)
+            assert_same_answer(naive, cands, float(size), budget)

@@ -19,6 +19,7 @@ from polydom.pipeline.subsets import index_over_subsets, with_costs
 from polydom.serving.adherence import adherence_table, measure_adherence
 from polydom.serving.featurizer import Featurizer
 from polydom.serving.item_serving import ItemServer, predict_item
+from tests.strategies import examples
 
 FEATURES = ["thumbnail", "zones", "projections", "hog", "spectrum"]
 # Known cost curves (seconds, n = side), so that lookups do not depend on this machine.
@@ -303,7 +304,7 @@ class ConstantModel:
         return np.array([self.key] * len(X), dtype=object)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(st.sets(st.integers(0, 4), min_size=1, max_size=3), min_size=1, max_size=8,
              unique_by=frozenset),

@@ -14,6 +14,7 @@ from storage.codec import (
     feature_mask,
     mask_features,
 )
+from tests.strategies import examples
 
 atoms = st.one_of(
     st.none(),
@@ -31,7 +32,7 @@ keys = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(keys)
 def test_candidate_keys_round_trip_with_their_types(key):
     back = decode_key(encode_key(key))
@@ -40,7 +41,7 @@ def test_candidate_keys_round_trip_with_their_types(key):
     assert isinstance(display_key(key), str)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.floats(min_value=-1e30, max_value=1e30, allow_nan=False), min_size=1,
                 max_size=5))
 def test_cost_expression_parses_back_to_the_same_coefficients(coefs):
@@ -48,7 +49,7 @@ def test_cost_expression_parses_back_to_the_same_coefficients(coefs):
     assert polydom.CostCurve.parse(cost_expression(curve)) == curve
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=4), min_size=1, max_size=70, unique=True),
        st.data())
 def test_feature_masks_name_the_same_sets(order, data):
