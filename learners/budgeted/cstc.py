@@ -173,10 +173,8 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
         structure = self._structure()
         tr, va = self._split(len(X), strat)
         self.maps_, self.trees_, self.objective_traces_ = [], [], []
-        # the products are small: BLAS threads cost far more than they save (10x measured)
-        with threadpool_limits(1, user_api="blas"):
-            for target in targets:
-                self._fit_output(X, target, weights, owner, structure, tr, va, metric)
+        for target in targets:
+            self._fit_output(X, target, weights, owner, structure, tr, va, metric)
         self._derive()
 
     def _fit_output(self, X, target, weights, owner, structure, tr, va, metric) -> None:
