@@ -230,3 +230,45 @@ def test_cost_aware_boosting_trick_trees_read_cheaper_features(cancer):
         F = model.maps_[0].cost_arrays(model.feature_costs_).F
         spent.append(float(F.any(axis=1) @ np.asarray(costs)))
     assert spent[1] < spent[0]
+
+
+class RowFeaturizer:
+    """Computes a feature of a row index by reading its columns; records the calls."""
+
+    def __init__(self, X, groups):
+        self.X, self.groups, self.calls = X, groups, []
+
+    def compute(self, i, name):
+        self.calls.append(name)
+        return self.X[i, self.groups[name]]
+
+
+@pytest.mark.parametrize("cls, fmap", [(CSTCClassifier, "standard"),
+                                       (CSCCClassifier, "boosted"),
+                                       (CSTCClassifier, "boosted")])
+def test_predict_item_computes_only_the_features_on_the_path(cls, fmap, cancer):
+    X, y, X_te, _ = cancer
+    groups = {"mean": list(range(10)), "se": list(range(10, 20)), "worst": list(range(20, 30))}
+    model = cls({"mean": 1.0, "se": 5.0, "worst": 20.0}, tradeoff=0.003, feature_groups=groups,
+                feature_map=fmap, n_trees=20, random_state=0).fit(X, y)
+    usage = model.feature_usage(X_te)
+    pred = model.predict(X_te)
+    for i in range(25):
+        fz = RowFeaturizer(X_te, groups)
+        out = model.predict_item(i, fz)
+        assert out.label == pred[i]
+        assert len(fz.calls) == len(set(fz.calls))
+        assert set(out.computed) == {g for g, u in zip(groups, usage[i], strict=True) if u}
+
+
+def test_cstc_criterion_is_a_symmetric_jaccard_matrix():
+    from sklearn.datasets import load_wine
+
+    from learners.budgeted.cstc import cstc_criterion
+
+    X, y = load_wine(return_X_y=True)
+    J, monotone = cstc_criterion(X / X.max(axis=0), y, C=1.0)
+    assert J.shape == (2, 2) and np.allclose(J, J.T) and (np.diag(J) == 1).all()
+    assert ((J >= 0) & (J <= 1)).all() and monotone in (True, False)
+    with pytest.raises(ValueError, match="3 labels"):
+        cstc_criterion(X[y < 2], y[y < 2])
