@@ -272,3 +272,40 @@ def test_cstc_criterion_is_a_symmetric_jaccard_matrix():
     assert ((J >= 0) & (J <= 1)).all() and monotone in (True, False)
     with pytest.raises(ValueError, match="3 labels"):
         cstc_criterion(X[y < 2], y[y < 2])
+
+
+@pytest.mark.slow
+def test_build_index_with_cstc_and_cscc_candidates_persists_and_reopens(tmp_path, cancer):
+    pytest.importorskip("storage")
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    import polydom
+    from learners import SklearnLearner
+
+    X, y, X_va, y_va = cancer
+    groups = {"a": list(range(10)), "b": list(range(10, 20)), "c": list(range(20, 30))}
+    costs = {"a": "1 + 0.01*n", "b": "2 + 0.01*n", "c": "4 + 0.02*n"}
+    extra = []
+    for proto in (CSTCClassifier(feature_groups=groups, feature_map="standard", depth=2),
+                  CSCCClassifier(feature_groups=groups, feature_map="boosted", n_trees=10)):
+        extra += sweep_candidates(proto, [0.001, 0.1], X, y, X_va, y_va, costs, sizes=[100.0],
+                                  key=type(proto).__name__)
+    learner = SklearnLearner(make_pipeline(StandardScaler(), LogisticRegression()), X, y,
+                             features=groups, cv=(X_va, y_va))
+    url = f"sqlite:///{tmp_path / 'index.db'}"
+    built = polydom.build_index(costs, learner, extra_candidates=extra, store=url)
+    reopened = polydom.open_index(url)
+    for c in built.candidates:
+        assert c.key in {r.key for r in reopened.candidates}
+    for size, budget in [(100.0, 3.0), (100.0, 10.0), (1000.0, 40.0), (1000.0, 1e4)]:
+        a, b = built.lookup(size, budget), reopened.lookup(size, budget)
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert a.key == b.key
+            np.testing.assert_array_equal(reopened.predict(X_va, size, budget),
+                                          built.predict(X_va, size, budget))
+    assert any(isinstance(c.payload, ColumnSubsetModel)
+               and isinstance(c.payload.estimator, CSTCClassifier | CSCCClassifier)
+               for c in reopened.candidates)
