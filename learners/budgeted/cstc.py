@@ -127,8 +127,9 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
         if self.feature_map not in ("identity", "standard", "boosted"):
             raise ValueError("feature_map must be 'identity', 'standard' or 'boosted', got "
                              f"{self.feature_map!r}")
-        if self.structure not in ("prune", "full"):
-            raise ValueError(f"structure must be 'prune' or 'full', got {self.structure!r}")
+        if self.structure not in ("prune", "greedy", "full"):
+            raise ValueError("structure must be 'prune', 'greedy' or 'full', got "
+                             f"{self.structure!r}")
         if self.finetune_routing not in ("soft", "hard"):
             raise ValueError("finetune_routing must be 'soft' or 'hard', got "
                              f"{self.finetune_routing!r}")
@@ -194,6 +195,7 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
             lam=float(self.tradeoff), rho=float(self.rho),
             tau=float(self.routing_temperature), mode=self._mode,
             prune_structure=self.structure == "prune",
+            grow_structure=self.structure == "greedy",
             validation=None if validation is None else validation[:2],
             metric=None if validation is None else _bind(metric, validation[2]),
             max_sweeps=int(self.max_sweeps), irls_iters=int(self.irls_iters),
@@ -559,8 +561,10 @@ class CSTCClassifier(OneVsRestOutputs, CostTreeBase):
     tree_cost_tradeoff : float, default 0.0
         Grow the boosting trick's trees cost-aware (GreedyMiser-style: LightGBM's coupled
         feature penalty, ``feature_costs`` times this); 0 is the paper's plain boosting.
-    structure : {"prune", "full"}, default "prune"
-        Prune the initialised full tree bottom-up on the validation split, or keep it.
+    structure : {"prune", "greedy", "full"}, default "prune"
+        Prune the initialised full tree bottom-up on the validation split (the paper's
+        choice), grow it greedily node by node while validation improves (paper 3.6.2; at
+        most ``depth`` levels), or keep the full tree.
     validation_fraction : float or None, default 0.2
         Rows held out (stratified) for pruning and early stopping; None (or too few rows)
         trains on all rows, without either.
