@@ -23,8 +23,14 @@ from learners.synthetic import SyntheticLearner
 # the LightGBM-backed learners load on first use, so that `import learners` works without
 # lightgbm installed
 _LAZY = {
+    "AdaptClassifier": "learners.budgeted.adapt",
     "CEGBClassifier": "learners.budgeted.cegb",
+    "DAGClassifier": "learners.budgeted.dag",
+    "dag_sweep_candidates": "learners.budgeted.dag",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
+    "CSTCClassifier": "learners.budgeted.cstc",
+    "CSTCRegressor": "learners.budgeted.cstc",
+    "CSCCClassifier": "learners.budgeted.cscc",
 }
 
 
@@ -36,8 +42,13 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "AdaptClassifier",
     "BudgetedClassifierMixin",
     "CEGBClassifier",
+    "CSCCClassifier",
+    "CSTCClassifier",
+    "CSTCRegressor",
+    "DAGClassifier",
     "ColumnSubsetModel",
     "GreedyMiserClassifier",
     "Learner",
@@ -46,6 +57,7 @@ __all__ = [
     "SyntheticLearner",
     "TreeArrays",
     "TreeEnsemble",
+    "dag_sweep_candidates",
     "expected_cost_curve",
     "normalize_features",
     "sweep_candidates",
