@@ -28,8 +28,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import sklearn
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
+from sklearn.utils.fixes import parse_version
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
@@ -43,7 +46,9 @@ from learners.budgeted.classifier_tree import (
 )
 from learners.budgeted.contract import BudgetedClassifierMixin
 from learners.budgeted.feature_map import BoostedTreeMap, LinearMap, map_from_arrays
+from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature
 from learners.columns import column_groups
+from polydom.index.item_prediction import ItemPrediction
 
 __all__ = [
     "CSTCClassifier",
@@ -52,6 +57,7 @@ __all__ = [
     "OneVsRestOutputs",
     "check_number",
     "class_weights",
+    "cstc_criterion",
     "validate_feature_costs",
 ]
 
@@ -121,8 +127,9 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
         if self.feature_map not in ("identity", "standard", "boosted"):
             raise ValueError("feature_map must be 'identity', 'standard' or 'boosted', got "
                              f"{self.feature_map!r}")
-        if self.structure not in ("prune", "full"):
-            raise ValueError(f"structure must be 'prune' or 'full', got {self.structure!r}")
+        if self.structure not in ("prune", "greedy", "full"):
+            raise ValueError("structure must be 'prune', 'greedy' or 'full', got "
+                             f"{self.structure!r}")
         if self.finetune_routing not in ("soft", "hard"):
             raise ValueError("finetune_routing must be 'soft' or 'hard', got "
                              f"{self.finetune_routing!r}")
@@ -134,12 +141,15 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
             check_number("tree_depth", self.tree_depth, 1)
             check_number("tree_learning_rate", self.tree_learning_rate, 0.0, low_ok=False)
             check_number("tree_cost", self.tree_cost, 0.0)
+            check_number("tree_cost_tradeoff", self.tree_cost_tradeoff, 0.0)
 
     def _new_map(self, owner: np.ndarray, n_atoms: int):
         if self.feature_map == "boosted":
             return BoostedTreeMap(owner, n_atoms, int(self.n_trees), int(self.tree_depth),
                                   float(self.tree_learning_rate), float(self.tree_cost),
-                                  bool(self.fit_intercept), self.random_state)
+                                  bool(self.fit_intercept), self.random_state,
+                                  column_penalty=self.feature_costs_[owner],
+                                  penalty_tradeoff=float(self.tree_cost_tradeoff))
         return LinearMap(owner, n_atoms, self.feature_map == "standard",
                          bool(self.fit_intercept))
 
@@ -170,10 +180,8 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
         structure = self._structure()
         tr, va = self._split(len(X), strat)
         self.maps_, self.trees_, self.objective_traces_ = [], [], []
-        # the products are small: BLAS threads cost far more than they save (10x measured)
-        with threadpool_limits(1, user_api="blas"):
-            for target in targets:
-                self._fit_output(X, target, weights, owner, structure, tr, va, metric)
+        for target in targets:
+            self._fit_output(X, target, weights, owner, structure, tr, va, metric)
         self._derive()
 
     def _fit_output(self, X, target, weights, owner, structure, tr, va, metric) -> None:
@@ -187,6 +195,7 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
             lam=float(self.tradeoff), rho=float(self.rho),
             tau=float(self.routing_temperature), mode=self._mode,
             prune_structure=self.structure == "prune",
+            grow_structure=self.structure == "greedy",
             validation=None if validation is None else validation[:2],
             metric=None if validation is None else _bind(metric, validation[2]),
             max_sweeps=int(self.max_sweeps), irls_iters=int(self.irls_iters),
@@ -282,6 +291,62 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
             atoms |= at[term]
             total += cols[term] @ cm.e
         return total + atoms @ self.feature_costs_
+
+    def predict_item(self, item: Any, featurizer: OnDemandFeaturizer) -> ItemPrediction:
+        """Predict one item, computing a feature only when a node on its path needs it.
+
+        The tree (every one-vs-rest tree, in turn) is walked from the root: before a node is
+        evaluated, the atomic features its non-zero weights read that are not computed yet
+        are computed (``featurizer.compute(item, name)``, timed) and cached.  Features off the
+        item's paths are never computed; the features computed are ``feature_usage`` of the
+        item's row.
+
+        Returns
+        -------
+        polydom.ItemPrediction
+            ``label`` equals ``predict`` on the item's full row (a regressor: the value);
+            ``raw_score`` holds the exit scores (``decision_function``); ``split_evaluations``
+            counts the classifier nodes evaluated.
+
+        Runtime complexity: O(path length * T) per output plus the computed features.
+        """
+        check_is_fitted(self)
+        if not callable(getattr(featurizer, "compute", None)):
+            raise ValueError(
+                f"featurizer must have a compute(item, name) method, got {featurizer!r}")
+        names = list(self.feature_groups_)
+        x = np.zeros((1, self.n_features_in_))
+        seconds: dict[str, float] = {}
+        order: list[str] = []
+        scores, nodes = [], 0
+        for fmap, (st, B, theta), (cm, _, _) in zip(self.maps_, self.trees_, self._paths,
+                                                    strict=True):
+            k = 0
+            while True:
+                for a in np.flatnonzero(cm.F[:, B[k] != 0].any(axis=1)):
+                    name = names[a]
+                    if name not in seconds:
+                        cols = self.feature_groups_[name]
+                        x[0, cols], seconds[name] = compute_feature(featurizer, item, name,
+                                                                    len(cols))
+                        order.append(name)
+                nodes += 1
+                z = float(fmap.transform(x)[0] @ B[k])
+                nxt = -1 if st.is_leaf[k] else (st.up[k] if z > theta[k] else st.low[k])
+                if nxt < 0:
+                    scores.append(z)
+                    break
+                k = int(nxt)
+        raw = np.array(scores)
+        if not hasattr(self, "classes_"):
+            label = raw[0]
+        elif len(self.classes_) == 2:
+            label = self.classes_[int(raw[0] > 0)]
+        else:
+            label = self.classes_[int(np.argmax(raw))]
+        return ItemPrediction(label, computed=tuple(order), feature_seconds=seconds,
+                              model_features=self.used_feature_names_, raw_score=raw,
+                              split_evaluations=nodes)
 
     def path_costs_(self) -> list[np.ndarray]:
         """Exact cost of every terminal's path, per output (at the training costs)."""
@@ -493,12 +558,18 @@ class CSTCClassifier(OneVsRestOutputs, CostTreeBase):
         trick (LightGBM regression trees on the training target).
     n_trees, tree_depth, tree_learning_rate, tree_cost : boosting-trick settings
         Defaults 100, 4, 0.1, 0.0 (``tree_cost`` is each tree's evaluation cost ``e_t``).
-    structure : {"prune", "full"}, default "prune"
-        Prune the initialised full tree bottom-up on the validation split, or keep it.
+    tree_cost_tradeoff : float, default 0.0
+        Grow the boosting trick's trees cost-aware (GreedyMiser-style: LightGBM's coupled
+        feature penalty, ``feature_costs`` times this); 0 is the paper's plain boosting.
+    structure : {"prune", "greedy", "full"}, default "prune"
+        Prune the initialised full tree bottom-up on the validation split (the paper's
+        choice), grow it greedily node by node while validation improves (paper 3.6.2; at
+        most ``depth`` levels), or keep the full tree.
     validation_fraction : float or None, default 0.2
         Rows held out (stratified) for pruning and early stopping; None (or too few rows)
         trains on all rows, without either.
-    max_sweeps, irls_iters, tol : optimisation (Algorithm 1) limits; defaults 5, 5, 1e-4.
+    max_sweeps, irls_iters, tol : optimisation (Algorithm 1) limits; defaults 5, 50, 1e-4
+        (sweeps, Lemma-1 re-weightings per node and block, relative change to stop).
     routing_temperature : float, default 1.0
         ``tau`` of ``sigmoid(tau * (phi @ beta - theta))`` (1 = the paper).
     support_threshold : float, default 0.0
@@ -532,9 +603,10 @@ class CSTCClassifier(OneVsRestOutputs, CostTreeBase):
                  tradeoff: float = 1.0, feature_groups: Mapping[str, Sequence[int]] | None = None,
                  depth: int = 3, rho: float = 1e-3, feature_map: str = "identity",
                  n_trees: int = 100, tree_depth: int = 4, tree_learning_rate: float = 0.1,
-                 tree_cost: float = 0.0, structure: str = "prune",
+                 tree_cost: float = 0.0, tree_cost_tradeoff: float = 0.0,
+                 structure: str = "prune",
                  validation_fraction: float | None = 0.2, max_sweeps: int = 5,
-                 irls_iters: int = 5, tol: float = 1e-4, routing_temperature: float = 1.0,
+                 irls_iters: int = 50, tol: float = 1e-4, routing_temperature: float = 1.0,
                  support_threshold: float = 0.0, finetune: bool = True,
                  finetune_routing: str = "soft", class_weight: Any = None,
                  fit_intercept: bool = True, random_state: int | None = None) -> None:
@@ -548,6 +620,7 @@ class CSTCClassifier(OneVsRestOutputs, CostTreeBase):
         self.tree_depth = tree_depth
         self.tree_learning_rate = tree_learning_rate
         self.tree_cost = tree_cost
+        self.tree_cost_tradeoff = tree_cost_tradeoff
         self.structure = structure
         self.validation_fraction = validation_fraction
         self.max_sweeps = max_sweeps
@@ -571,9 +644,10 @@ class CSTCRegressor(RegressorMixin, CostTreeBase):
                  tradeoff: float = 1.0, feature_groups: Mapping[str, Sequence[int]] | None = None,
                  depth: int = 3, rho: float = 1e-3, feature_map: str = "identity",
                  n_trees: int = 100, tree_depth: int = 4, tree_learning_rate: float = 0.1,
-                 tree_cost: float = 0.0, structure: str = "prune",
+                 tree_cost: float = 0.0, tree_cost_tradeoff: float = 0.0,
+                 structure: str = "prune",
                  validation_fraction: float | None = 0.2, max_sweeps: int = 5,
-                 irls_iters: int = 5, tol: float = 1e-4, routing_temperature: float = 1.0,
+                 irls_iters: int = 50, tol: float = 1e-4, routing_temperature: float = 1.0,
                  support_threshold: float = 0.0, finetune: bool = True,
                  finetune_routing: str = "soft", fit_intercept: bool = True,
                  random_state: int | None = None) -> None:
@@ -587,6 +661,7 @@ class CSTCRegressor(RegressorMixin, CostTreeBase):
         self.tree_depth = tree_depth
         self.tree_learning_rate = tree_learning_rate
         self.tree_cost = tree_cost
+        self.tree_cost_tradeoff = tree_cost_tradeoff
         self.structure = structure
         self.validation_fraction = validation_fraction
         self.max_sweeps = max_sweeps
@@ -614,3 +689,55 @@ class CSTCRegressor(RegressorMixin, CostTreeBase):
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Exit-node predictions (hard routing).  Runtime: O(rows * (T * nodes + depth))."""
         return self._scores(X)[:, 0]
+
+
+# scikit-learn 1.8 deprecates ``penalty`` for ``l1_ratio``; before it, l1_ratio needs elasticnet
+_L1 = {"l1_ratio": 1.0} if parse_version(sklearn.__version__) >= parse_version("1.8") else {
+    "penalty": "l1"}
+
+
+def cstc_criterion(X: np.ndarray, y: np.ndarray, C: float = 1.0) -> tuple[np.ndarray, bool]:
+    """The paper's test of whether CSTC suits a data set (JMLR 2014, section 6.8).
+
+    For every pair of neighbouring labels (sorted: 0v1, 1v2, ...) an l1-regularised logistic
+    regression is fitted on the rows of those two labels; ``J[i, j]`` is the Jaccard
+    coefficient of the supports of classifiers ``i`` and ``j``.  CSTC assumes that similar
+    labels are predicted from similar features, i.e. ``J`` decreases away from its diagonal.
+
+    Parameters
+    ----------
+    X : array of shape (rows, columns)
+    y : array of shape (rows,), at least 3 ordered labels
+    C : float, default 1.0
+        Inverse l1 strength (``LogisticRegression(penalty="l1", solver="liblinear", C=C)``).
+
+    Returns
+    -------
+    J : ndarray of shape (labels - 1, labels - 1)
+        Symmetric, unit diagonal, entries in [0, 1].
+    monotone : bool
+        Whether every row of ``J`` is non-increasing away from the diagonal.
+
+    Runtime complexity: ``labels - 1`` liblinear fits.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    labels = np.unique(y)
+    if len(labels) < 3:
+        raise ValueError(f"cstc_criterion needs at least 3 labels in y, got {len(labels)}")
+    supports = []
+    for lo, hi in zip(labels[:-1], labels[1:], strict=True):
+        rows = (y == lo) | (y == hi)
+        clf = LogisticRegression(solver="liblinear", C=C, **_L1)
+        clf.fit(X[rows], y[rows] == hi)
+        supports.append(set(np.flatnonzero(clf.coef_[0]).tolist()))
+    m = len(supports)
+    J = np.ones((m, m))
+    for i in range(m):
+        for j in range(i + 1, m):
+            union = supports[i] | supports[j]
+            J[i, j] = J[j, i] = len(supports[i] & supports[j]) / len(union) if union else 1.0
+    monotone = all(
+        (np.diff(J[i, i:]) <= 1e-12).all() and (np.diff(J[i, : i + 1]) >= -1e-12).all()
+        for i in range(m))
+    return J, bool(monotone)
