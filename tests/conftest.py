@@ -6,6 +6,9 @@ same examples, so a green run stays green and a red one reproduces.  "thorough"
 ones in ``.hypothesis/`` and replays them first, and runs 20 times as many examples: a soak
 run that hunts for new counterexamples.
 
+"mutation" (``HYPOTHESIS_PROFILE=mutation``, for mutmut) is "default" at a quarter of the
+examples: every mutant runs the properties, so they must be quick.
+
 A property's own budget is never fixed in the test: ``@settings(max_examples=examples(40))``
 (:func:`tests.strategies.examples`) scales 40 by the loaded profile (40 under "default",
 800 under "thorough").
@@ -33,5 +36,10 @@ settings.register_profile(
     database=DirectoryBasedExampleDatabase(".hypothesis/examples"),
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "mutation",
+    parent=settings.get_profile("default"),
+    max_examples=25,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

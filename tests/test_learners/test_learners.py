@@ -87,10 +87,16 @@ def test_scoring_outside_unit_interval_is_rejected(cancer):
         learner.expand(frozenset({"mean"}))
 
 
-def test_learners_follow_the_protocol():
-    assert isinstance(learners.SyntheticLearner(lambda fs: 0.5), learners.Learner)
+def test_learners_expand_a_feature_set_into_its_scored_expansion():
+    exp = learners.SyntheticLearner(lambda fs: 0.5 + 0.1 * len(fs)).expand(frozenset({"x0"}))
+    assert exp.features == frozenset({"x0"}) and exp.accuracy == pytest.approx(0.6)
     X, y = load_iris(return_X_y=True)
-    assert isinstance(learners.SklearnLearner(LogisticRegression(), X, y), learners.Learner)
+    learner = learners.SklearnLearner(LogisticRegression(max_iter=500), X, y,
+                                      features={"sepal": [0, 1], "petal": [2, 3]}, cv=3)
+    exp = learner.expand(frozenset({"petal"}))
+    assert exp.features == frozenset({"petal"})
+    assert 0.9 <= exp.accuracy <= 1.0  # petal widths separate iris almost perfectly
+    assert (exp.model.predict(X[:, [2, 3]]) == y).mean() >= 0.9
 
 
 def test_synthetic_learner_scores_without_a_model_and_validates():
