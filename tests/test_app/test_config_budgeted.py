@@ -36,6 +36,7 @@ params = { n_estimators = 10, num_leaves = 8 }
 """
 
 
+@pytest.mark.slow
 def test_build_runs_lattice_and_budgeted_learners_into_one_index_and_inspect_names_them(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     path = tmp_path / "mixed.toml"
