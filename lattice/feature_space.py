@@ -11,6 +11,7 @@ import numpy as np
 
 from lattice.expansion import Expansion
 from polydom.curves.cost_curve import CostCurve
+from polydom.curves.domain import check_feature_name, shown
 
 __all__ = [
     "ACC_TOL",
@@ -47,11 +48,12 @@ class FeatureSpace:
 
     def __init__(self, costs: Mapping[str, Any], n_min: float, n_max: float) -> None:
         if not isinstance(costs, Mapping):
-            raise ValueError(f"costs must be a mapping of feature name to curve, got {costs!r}")
+            raise TypeError(
+                f"costs must be a mapping of feature name to curve, got {shown(costs)}"
+            )
         self.names: tuple[str, ...] = tuple(costs)
         for name in self.names:
-            if not isinstance(name, str):
-                raise ValueError(f"feature names must be strings, got {name!r}")
+            check_feature_name(name, "a feature name in costs")
         self.m = len(self.names)
         if self.m > 62:
             raise ValueError(f"at most 62 features fit the lattice, got {self.m}")
@@ -61,8 +63,8 @@ class FeatureSpace:
         for name in self.names:
             try:
                 curve = CostCurve.coerce(costs[name])
-            except ValueError as exc:
-                raise ValueError(f"costs[{name!r}]: {exc}") from None
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"costs[{name!r}]: {exc}") from None
             if not curve.is_nonnegative(self.n_min, self.n_max):
                 raise ValueError(
                     f"costs[{name!r}] = {curve} is negative somewhere on "

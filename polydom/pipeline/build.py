@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
 
 from polydom.curves.candidate import Candidate
+from polydom.curves.domain import shown
 from polydom.index.built import Index
 from polydom.index.polydom_index import PolyDomIndex
 
@@ -63,6 +65,14 @@ def build_index(
         Passed to :func:`lattice.explore` (``traversal``, ``scope``, ``cost_pruning``,
         ``candidate_alpha``, ``max_expansions``, ...).
 
+    Raises
+    ------
+    TypeError
+        If ``costs`` is not a mapping, ``learner`` has no ``expand``, or ``store`` is not a
+        URL or path.
+    ValueError
+        If ``costs`` is empty, or any argument is out of range (see :func:`lattice.explore`).
+
     Returns
     -------
     Index
@@ -81,6 +91,7 @@ def build_index(
     """
     import lattice
 
+    _check_arguments(costs, learner, store)
     publish = None
     if store is not None:
         if cache is not None:
@@ -135,6 +146,30 @@ def build_index(
     if publish is not None:
         publish(index)
     return index
+
+
+def _check_arguments(costs: Any, learner: Any, store: Any) -> None:
+    """Refuse what would build nothing useful, before any store is touched."""
+    if not isinstance(costs, Mapping):
+        raise TypeError(
+            f"costs must be a mapping of feature name to cost curve, got {shown(costs)} "
+            f"({type(costs).__name__})"
+        )
+    if not costs:
+        raise ValueError(
+            "costs must name at least one feature (an empty lattice indexes only the empty "
+            "model)"
+        )
+    if not callable(getattr(learner, "expand", None)):
+        raise TypeError(
+            f"learner must have an expand(features) method (a lattice.Learner), got "
+            f"{shown(learner)} ({type(learner).__name__})"
+        )
+    if store is not None and not isinstance(store, (str, os.PathLike)):
+        raise TypeError(
+            f"store must be a SQLAlchemy URL or a file path, got {shown(store)} "
+            f"({type(store).__name__})"
+        )
 
 
 def _open_store(
