@@ -26,6 +26,7 @@ def build_index(
     extra_candidates: Iterable[Candidate] = (),
     cache: MutableMapping | None = None,
     store: str | None = None,
+    cost_unit: str = "units",
     **explore_options: Any,
 ) -> Index:
     """Explore the feature-set lattice with ``learner``, then index the candidates.
@@ -61,6 +62,10 @@ def build_index(
         again with the same arguments retrains nothing that was stored; the finished index
         (candidates, ranges, skylines, models) becomes current in one transaction.  Open it
         with :func:`polydom.open_index`.  Not together with ``cache``.
+    cost_unit : str, default "units"
+        The unit of every cost and budget (``"s"`` for measured seconds, ``"ms"``, ...):
+        kept in ``info["cost_unit"]``, stored with the build, printed by the command line
+        and the plots.
     **explore_options
         Passed to :func:`lattice.explore` (``traversal``, ``scope``, ``cost_pruning``,
         ``candidate_alpha``, ``max_expansions``, ...).
@@ -91,7 +96,7 @@ def build_index(
     """
     import lattice
 
-    _check_arguments(costs, learner, store)
+    _check_arguments(costs, learner, store, cost_unit)
     publish = None
     if store is not None:
         if cache is not None:
@@ -141,6 +146,7 @@ def build_index(
         "extra_candidates": len(extra),
         "ranges": len(table),
         "entries": table.entries,
+        "cost_unit": cost_unit,
     }
     index = Index(table, exploration.costs, columns, info)
     if publish is not None:
@@ -148,7 +154,7 @@ def build_index(
     return index
 
 
-def _check_arguments(costs: Any, learner: Any, store: Any) -> None:
+def _check_arguments(costs: Any, learner: Any, store: Any, cost_unit: Any) -> None:
     """Refuse what would build nothing useful, before any store is touched."""
     if not isinstance(costs, Mapping):
         raise TypeError(
@@ -170,6 +176,8 @@ def _check_arguments(costs: Any, learner: Any, store: Any) -> None:
             f"store must be a SQLAlchemy URL or a file path, got {shown(store)} "
             f"({type(store).__name__})"
         )
+    if not isinstance(cost_unit, str) or not cost_unit.strip():
+        raise TypeError(f"cost_unit must be a non-empty string such as 's', got {cost_unit!r}")
 
 
 def _open_store(
