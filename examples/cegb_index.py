@@ -74,7 +74,7 @@ class RowFeaturizer:
 
 feat = RowFeaturizer()
 item = clf.predict_item(X_va[0], feat)
-print("predict_item:", item.label, "computed", item.features, "splits", item.split_evaluations)
-assert item.label == clf.predict(X_va[:1])[0] and feat.calls == list(item.features)
+print("predict_item:", item.label, "computed", item.computed, "splits", item.split_evaluations)
+assert item.label == clf.predict(X_va[:1])[0] and feat.calls == list(item.computed)
 print("row 0 usage from the batch path computation:",
       [g for g, u in zip(clf.feature_names_, usage[0], strict=True) if u])

@@ -22,12 +22,17 @@ class Expansion:
         The fitted model, or None for learners that only score (synthetic).
     fit_seconds : float
         Wall time the learner spent on this set.
+    predictions : ndarray or None
+        Out-of-fold predictions on the learner's training rows, when its accuracy came from
+        k-fold cross-validation (:class:`learners.SklearnLearner`); a DAG's classifier bank
+        reuses them as its per-row losses.  Not persisted.
     """
 
     features: frozenset
     accuracy: float
     model: Any = field(default=None, compare=False, repr=False)
     fit_seconds: float = field(default=0.0, compare=False)
+    predictions: Any = field(default=None, compare=False, repr=False)
 
 
 @runtime_checkable

@@ -22,11 +22,12 @@ from typing import Any
 import numpy as np
 
 from lattice.expansion import Expansion
-from lattice.feature_space import ACC_TOL, BudgetExhausted, Expander, FeatureSpace, set_key
+from lattice.feature_space import BudgetExhausted, Expander, FeatureSpace, set_key
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.domain import check_domain, check_real
-from polydom.index.dominance import prune_dominated
+from polydom.curves.poly import ACC_TOL
+from polydom.index.dominance import cost_le_many, prune_dominated
 
 __all__ = ["Exploration", "explore"]
 
@@ -210,8 +211,6 @@ class _Explorer:
         self.covered: set[int] = set()
         self.frontier_top: set[int] = set()
         self.frontier_bottom: set[int] = set()
-        self.samples = space.sample_sizes()
-        self.powers = self.samples[None, :] ** np.arange(space.coef.shape[1])[:, None]
         self.counts = {"checks": 0, "sandwiched": 0, "cost_pruned": 0, "covering_skips": 0}
 
     # -------------------------------------------------------------- expanded-set arrays
@@ -271,25 +270,9 @@ class _Explorer:
         if idx.size == 0:
             return False
         target = self.sp.cost_coefs([s])[0]
-        rows = self.ecoef[idx]
-        diff = target[None, :] - rows
-        scale = 1e-12 * (np.abs(target)[None, :] + np.abs(rows))
-        if np.any(np.all(diff >= -scale, axis=1)):  # coefficient-wise: holds for all n >= 0
-            return True
-        ends = self.powers[:, [0, -1]]  # necessary: the ends of the domain (cheap screen)
-        keep = np.all(diff @ ends >= -1e-9 * ((np.abs(target)[None, :] + np.abs(rows)) @ ends),
-                      axis=1)
-        if not keep.any():
-            return False
-        diff, rows = diff[keep], rows[keep]
-        vals = diff @ self.powers
-        mags = (np.abs(target)[None, :] + np.abs(rows)) @ self.powers
-        plausible = np.flatnonzero(np.all(vals >= -1e-9 * mags, axis=1))
-        if plausible.size == 0:
-            return False
-        target_curve = CostCurve(target)
-        lo, hi_n = self.sp.n_min, self.sp.n_max
-        return any(CostCurve(rows[j]).le(target_curve, lo, hi_n) for j in plausible)
+        return bool(
+            cost_le_many(self.ecoef[idx], target, self.sp.n_min, self.sp.n_max, first=True).any()
+        )
 
     def _expand(self, s: int, from_top: bool) -> None:
         exp = self.expander(s)

@@ -14,16 +14,12 @@ from polydom.curves.cost_curve import CostCurve
 from polydom.curves.domain import check_feature_name, shown
 
 __all__ = [
-    "ACC_TOL",
     "BudgetExhausted",
     "FeatureSpace",
     "Expander",
     "popcount",
     "set_key",
 ]
-
-#: Tolerance of accuracy comparisons in pruning tests (spec 4: alpha * a_i >= a_k - ACC_TOL).
-ACC_TOL = 1e-12
 
 
 def popcount(mask: int) -> int:
@@ -104,15 +100,6 @@ class FeatureSpace:
         masks = np.asarray(masks, dtype=np.int64)
         bits = (masks[:, None] >> np.arange(self.m)[None, :]) & 1
         return bits.astype(np.float64) @ self.coef
-
-    def sample_sizes(self) -> np.ndarray:
-        """Sizes at which cost comparisons are screened before an exact test."""
-        lo, hi = self.n_min, self.n_max
-        if lo == hi:
-            return np.array([lo])
-        if math.isinf(hi):
-            return lo + np.concatenate(([0.0], np.logspace(-3, 9, 25)))
-        return np.linspace(lo, hi, 33)
 
 
 class Expander:

@@ -14,6 +14,7 @@ from learners.budgeted.contract import (
     sweep_candidates,
     worst_cost_curve,
 )
+from learners.budgeted.on_demand import OnDemandFeaturizer
 from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 from learners.columns import normalize_features
 from learners.sklearn_learner import SklearnLearner
@@ -22,10 +23,14 @@ from learners.synthetic import SyntheticLearner
 # the LightGBM-backed learners load on first use, so that `import learners` works without
 # lightgbm installed
 _LAZY = {
+    "AdaptClassifier": "learners.budgeted.adapt",
     "CEGBClassifier": "learners.budgeted.cegb",
+    "DAGClassifier": "learners.budgeted.dag",
+    "dag_sweep_candidates": "learners.budgeted.dag",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
-    "ItemPrediction": "learners.budgeted.cegb",
-    "OnDemandFeaturizer": "learners.budgeted.cegb",
+    "CSTCClassifier": "learners.budgeted.cstc",
+    "CSTCRegressor": "learners.budgeted.cstc",
+    "CSCCClassifier": "learners.budgeted.cscc",
 }
 
 
@@ -37,17 +42,22 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "AdaptClassifier",
     "BudgetedClassifierMixin",
     "CEGBClassifier",
+    "CSCCClassifier",
+    "CSTCClassifier",
+    "CSTCRegressor",
+    "DAGClassifier",
     "ColumnSubsetModel",
     "GreedyMiserClassifier",
-    "ItemPrediction",
     "Learner",
     "OnDemandFeaturizer",
     "SklearnLearner",
     "SyntheticLearner",
     "TreeArrays",
     "TreeEnsemble",
+    "dag_sweep_candidates",
     "expected_cost_curve",
     "normalize_features",
     "sweep_candidates",

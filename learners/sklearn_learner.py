@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.dummy import DummyClassifier
 from sklearn.metrics import get_scorer
-from sklearn.model_selection import cross_val_score
+from sklearn.model_selection import cross_validate
 
 from lattice.expansion import Expansion
 from learners.columns import normalize_features
@@ -153,19 +153,30 @@ class SklearnLearner:
         est = clone(self.estimator) if cols else DummyClassifier(strategy="most_frequent")
         Xf = self._X[:, cols]
         if self._test is None:
-            score = float(np.mean(cross_val_score(est, Xf, self._y, cv=self.cv,
-                                                  scoring=self._scorer)))
+            # cross_val_score's folds and scores, keeping the fold models' out-of-fold
+            # predictions (Expansion.predictions) at the cost of predicting only
+            cv = cross_validate(est, Xf, self._y, cv=self.cv, scoring=self._scorer,
+                                return_estimator=True, return_indices=True)
+            score = float(np.mean(cv["test_score"]))
+            predictions = np.empty(len(self._y), dtype=self._y.dtype)
+            covered = np.zeros(len(self._y), dtype=np.int64)
+            for fold_model, rows in zip(cv["estimator"], cv["indices"]["test"], strict=True):
+                predictions[rows] = fold_model.predict(Xf[rows])
+                covered[rows] += 1
+            if not np.all(covered == 1):  # not a partition (e.g. ShuffleSplit): no OOF rows
+                predictions = None
             model = clone(est).fit(Xf, self._y)
         else:
             model = est.fit(Xf, self._y)
             score = float(self._scorer(model, self._test[0][:, cols], self._test[1]))
+            predictions = None
         if not (math.isfinite(score) and 0.0 <= score <= 1.0):
             raise ValueError(
                 f"scoring {self.scoring!r} gave {score!r} for {sorted(features)!r}; "
                 "the lattice needs accuracies in [0, 1]"
             )
         self.calls_ = getattr(self, "calls_", 0) + 1
-        return Expansion(features, score, model, time.perf_counter() - start)
+        return Expansion(features, score, model, time.perf_counter() - start, predictions)
 
 
 def _check_folds(cv: Any, rows: int) -> None:

@@ -2,6 +2,12 @@
 
 Knows the data classes of :mod:`polydom` and nothing of learning.  The default database is
 a SQLite file; any SQLAlchemy URL works (PostgreSQL through ``psycopg``).
+
+Modules: :mod:`storage.store` (the :class:`IndexStore` facade), :mod:`storage.database`
+(engine, transactions, schema version, errors), :mod:`storage.builds` (the write path),
+:mod:`storage.reader` (the read path), :mod:`storage.expansion_cache`, :mod:`storage.blobs`
+(models without pickle), :mod:`storage.codec` (text forms of keys and curves),
+:mod:`storage.schema` (tables and views).
 """
 
 from storage.blobs import (
@@ -11,16 +17,12 @@ from storage.blobs import (
     load_model,
     register_array_model,
 )
+from storage.builds import TRAINING_NEUTRAL_PARAMS
+from storage.database import SchemaVersionError, StoreNotFoundError, normalize_url
+from storage.expansion_cache import ExpansionCache
+from storage.reader import BuildRecord
 from storage.schema import LOOKUP_SQL, SCHEMA_VERSION
-from storage.store import (
-    TRAINING_NEUTRAL_PARAMS,
-    BuildRecord,
-    ExpansionCache,
-    IndexStore,
-    SchemaVersionError,
-    StoreNotFoundError,
-    normalize_url,
-)
+from storage.store import IndexStore
 
 __all__ = [
     "BuildRecord",

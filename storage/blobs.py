@@ -32,6 +32,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from polydom.errors import PolydomError
+
 __all__ = [
     "ArrayModel",
     "ModelIntegrityError",
@@ -51,11 +53,11 @@ _ARRAY_MODELS: dict[str, type] = {}
 _ARRAY_NAMES: dict[type, str] = {}
 
 
-class ModelIntegrityError(ValueError):
+class ModelIntegrityError(PolydomError, ValueError):
     """A model blob whose sha256 does not match the stored digest (the row was altered)."""
 
 
-class UntrustedModelError(ValueError):
+class UntrustedModelError(PolydomError, ValueError):
     """A model blob that could run code when loaded, refused without ``trusted=True``."""
 
 

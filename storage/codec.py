@@ -19,6 +19,8 @@ __all__ = [
     "display_key",
     "feature_mask",
     "mask_features",
+    "ordered_names",
+    "stored_curve",
 ]
 
 
@@ -115,6 +117,43 @@ def mask_features(mask: str, order: Sequence[str]) -> frozenset:
     """Names of the bits set in a hex ``mask`` over ``order``."""
     bits = int(mask, 16)
     return frozenset(name for i, name in enumerate(order) if bits >> i & 1)
+
+
+def ordered_names(features: Iterable[str], order: Sequence[str]) -> list[str]:
+    """Names of ``features`` in the order of ``order``; names outside it last, sorted.
+
+    Runtime complexity: O(len(order) + k log k) for k names outside ``order``.
+
+    >>> ordered_names({"c", "a", "z"}, ["a", "b", "c"])
+    ['a', 'c', 'z']
+    """
+    features = set(features)
+    known = set(order)
+    return [name for name in order if name in features] + sorted(
+        str(f) for f in features if f not in known
+    )
+
+
+def stored_curve(coefficients: dict[int, float], what: str) -> CostCurve:
+    """A cost curve from stored ``{degree: coefficient}`` rows (missing degrees are 0).
+
+    Runtime complexity: O(degree).
+
+    >>> stored_curve({0: 1.0, 2: 3.0}, "x").coefficients.tolist()
+    [1.0, 0.0, 3.0]
+
+    Raises
+    ------
+    ValueError
+        Naming ``what`` when there are no rows or a degree is negative.
+    """
+    if not coefficients or min(coefficients) < 0:
+        raise ValueError(f"stored cost coefficients of {what} are missing or malformed: "
+                         f"{coefficients!r}")
+    coefs = [0.0] * (max(coefficients) + 1)
+    for k, v in coefficients.items():
+        coefs[k] = float(v)
+    return CostCurve(coefs)
 
 
 def cost_expression(curve: CostCurve) -> str:

@@ -35,11 +35,8 @@ already-paid group are charged again) or the group's cost divided by its width
 from __future__ import annotations
 
 import json
-import math
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import lightgbm as lgb
 import numpy as np
@@ -49,9 +46,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from learners.budgeted.contract import BudgetedClassifierMixin, column_groups, group_usage
+from learners.budgeted.on_demand import OnDemandFeaturizer, walk_on_demand
 from learners.budgeted.tree_paths import TreeEnsemble
+from polydom.index.item_prediction import ItemPrediction
 
-__all__ = ["CEGBClassifier", "GreedyMiserClassifier", "ItemPrediction", "OnDemandFeaturizer"]
+__all__ = ["CEGBClassifier", "GreedyMiserClassifier"]
 
 _RESERVED = (
     "objective",
@@ -63,54 +62,6 @@ _RESERVED = (
     "linear_tree",
     "num_iterations",
 )
-
-
-@runtime_checkable
-class OnDemandFeaturizer(Protocol):
-    """What :meth:`CEGBClassifier.predict_item` needs to compute features one at a time.
-
-    ``compute(item, name)`` returns the values of feature ``name`` for ``item``: one number per
-    column of the feature, in the order of the model's ``feature_groups_[name]`` (a scalar for
-    a one-column feature), or an object with ``.vector`` (those values) and ``.seconds`` (its
-    own timing of the routine), as ``polydom.Featurizer.compute`` returns.  Feature names are
-    the model's ``feature_names_`` (``"x{j}"`` for column ``j`` without ``feature_groups``).
-    """
-
-    def compute(self, item: Any, name: str) -> np.ndarray:  # pragma: no cover - protocol
-        ...
-
-
-@dataclass(frozen=True)
-class ItemPrediction:
-    """Result of :meth:`CEGBClassifier.predict_item`.
-
-    Attributes
-    ----------
-    label : object
-        Predicted class.
-    proba : ndarray
-        Class probabilities (order of ``classes_``).
-    raw_score : ndarray
-        The trees' summed margins (one per tree per iteration).
-    features : tuple of str
-        Features computed, in the order they were first needed.
-    seconds : dict of str to float
-        Wall time of each feature's computation.
-    split_evaluations : int
-        Split nodes evaluated over all trees.
-    """
-
-    label: Any
-    proba: np.ndarray
-    raw_score: np.ndarray
-    features: tuple
-    seconds: dict = field(default_factory=dict)
-    split_evaluations: int = 0
-
-    @property
-    def total_seconds(self) -> float:
-        """Time spent computing features."""
-        return float(sum(self.seconds.values()))
 
 
 def _first_order_binary(preds: np.ndarray, data: lgb.Dataset) -> tuple[np.ndarray, np.ndarray]:
@@ -500,10 +451,10 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     def predict_item(self, item: Any, featurizer: OnDemandFeaturizer) -> ItemPrediction:
         """Predict one item, computing a feature only when a split on the item's path needs it.
 
-        The trees are walked node by node; at a split on a column whose feature has not been
-        computed for this item yet, ``featurizer.compute(item, name)`` is called (and timed)
-        and its values are cached for the remaining trees.  Features off the item's paths are
-        never computed.
+        The trees are walked node by node (:func:`learners.budgeted.on_demand.walk_on_demand`);
+        at a split on a column whose feature has not been computed for this item yet,
+        ``featurizer.compute(item, name)`` is called (and timed) and its values are cached
+        for the remaining trees.  Features off the item's paths are never computed.
 
         Parameters
         ----------
@@ -514,54 +465,25 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        ItemPrediction
-            Equal to ``predict``/``predict_proba`` on the item's full feature row.
+        polydom.ItemPrediction
+            ``label`` and ``proba`` equal ``predict``/``predict_proba`` on the item's full
+            feature row; ``computed`` and ``feature_seconds`` say what was computed.
 
         Runtime complexity: O(total depth) plus the computed features.
         """
         check_is_fitted(self)
-        if not callable(getattr(featurizer, "compute", None)):
-            raise ValueError(
-                f"featurizer must have a compute(item, name) method, got {featurizer!r}"
-            )
-        owner = np.empty(self.n_features_in_, dtype=object)
-        for name, cols in self.feature_groups_.items():
-            owner[cols] = name
-        x = [math.nan] * self.n_features_in_
-        seconds: dict[str, float] = {}
-        order: list[str] = []
-        K = self.ensemble_.n_tree_per_iteration
-        raw = np.zeros(K)
-        n_splits = 0
-        for t, tree in enumerate(self.ensemble_.trees):
-            feature, _, _, _, _, left, right, value = tree.lists
-            node = 0
-            while feature[node] >= 0:
-                col = feature[node]
-                name = owner[col]
-                if name not in seconds:
-                    cols = self.feature_groups_[name]
-                    start = time.perf_counter()
-                    result = featurizer.compute(item, name)
-                    elapsed = time.perf_counter() - start
-                    # polydom.Featurizer returns Computed(vector, seconds): its own timing
-                    values = np.asarray(getattr(result, "vector", result), dtype=np.float64)
-                    seconds[name] = float(getattr(result, "seconds", elapsed))
-                    values = values.ravel()
-                    if values.shape != (len(cols),):
-                        raise ValueError(
-                            f"featurizer.compute(item, {name!r}) must return {len(cols)} "
-                            f"values, got shape {values.shape}"
-                        )
-                    for c, v in zip(cols, values.tolist(), strict=True):
-                        x[c] = v
-                    order.append(name)
-                n_splits += 1
-                node = left[node] if tree.goes_left(node, x[col]) else right[node]
-            raw[t % K] += value[node]
-        proba = self._proba_from_raw(raw[None, :])[0]
+        row = walk_on_demand(
+            self.ensemble_, self.feature_groups_, self.n_features_in_, item, featurizer
+        )
+        proba = self._proba_from_raw(row.raw_score[None, :])[0]
         return ItemPrediction(
-            self.classes_[int(np.argmax(proba))], proba, raw, tuple(order), seconds, n_splits
+            self.classes_[int(np.argmax(proba))],
+            computed=row.computed,
+            feature_seconds=row.feature_seconds,
+            model_features=self.used_feature_names_,
+            proba=proba,
+            raw_score=row.raw_score,
+            split_evaluations=row.split_evaluations,
         )
 
 

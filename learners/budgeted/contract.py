@@ -28,6 +28,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
+from learners.columns import column_groups
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 
@@ -41,53 +42,6 @@ __all__ = [
     "sweep_candidates",
     "worst_cost_curve",
 ]
-
-
-def column_groups(
-    feature_groups: Mapping[str, Sequence[int]] | None, n_columns: int
-) -> dict[str, list[int]]:
-    """Validated feature groups: every column in exactly one named group.
-
-    ``None`` gives one group per column, named ``"x0"``, ``"x1"``, ...
-
-    Runtime complexity: O(n_columns).
-
-    >>> column_groups(None, 2)
-    {'x0': [0], 'x1': [1]}
-
-    Raises
-    ------
-    ValueError
-        If a group is empty, names a column outside ``[0, n_columns)``, or the groups do not
-        partition the columns.
-    """
-    if feature_groups is None:
-        return {f"x{j}": [j] for j in range(n_columns)}
-    if not isinstance(feature_groups, Mapping):
-        raise ValueError(
-            f"feature_groups must be a mapping name -> columns, got {feature_groups!r}"
-        )
-    owner = np.full(n_columns, -1)
-    out: dict[str, list[int]] = {}
-    for g, (name, cols) in enumerate(feature_groups.items()):
-        cols = [int(c) for c in np.atleast_1d(np.asarray(cols))]
-        if not cols:
-            raise ValueError(f"feature_groups[{name!r}] is empty")
-        for c in cols:
-            if not 0 <= c < n_columns:
-                raise ValueError(
-                    f"feature_groups[{name!r}] names column {c}, outside [0, {n_columns})"
-                )
-            if owner[c] >= 0:
-                raise ValueError(f"feature_groups: column {c} is in more than one group")
-            owner[c] = g
-        out[str(name)] = cols
-    missing = np.flatnonzero(owner < 0)
-    if missing.size:
-        raise ValueError(
-            f"feature_groups must cover every column; columns {missing.tolist()} are in no group"
-        )
-    return out
 
 
 def group_usage(column_usage: np.ndarray, groups: Mapping[str, Sequence[int]]) -> np.ndarray:

@@ -43,12 +43,14 @@ from typing import Any
 import numpy as np
 
 from polydom.app.tables import DEFAULT_COST_UNIT
+from polydom.errors import PolydomError
+from storage.database import normalize_url
 
 __all__ = ["ConfigError", "LEARNERS", "MAX_SIDE", "load_config", "build_from_config",
            "make_learner"]
 
 
-class ConfigError(ValueError):
+class ConfigError(PolydomError, ValueError):
     """A bad configuration; the message is one line."""
 
 
@@ -150,12 +152,7 @@ def _store_url(config: Mapping) -> str:
     store = config["store"]
     if not isinstance(store, str) or not store.strip():
         raise ConfigError(f"store must be a SQLAlchemy URL or a file path (text), got {store!r}")
-    if "://" in store:
-        return store
-    path = Path(store)
-    if not path.is_absolute():
-        path = Path(config.get("_dir", ".")) / path
-    return f"sqlite:///{path.resolve()}"
+    return normalize_url(store, base=config.get("_dir", "."))
 
 
 def _costs(config: Mapping, names: list[str]) -> dict[str, Any]:

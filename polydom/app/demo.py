@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from storage.database import normalize_url
+
 __all__ = ["DemoConfig", "DemoResult", "QUICK", "FULL", "TINY", "run_demo", "ProgressLearner",
            "require_modules"]
 
@@ -175,7 +177,7 @@ def run_demo(
     url = str(store)
     if "://" not in url:
         Path(url).parent.mkdir(parents=True, exist_ok=True)
-        url = f"sqlite:///{Path(url).resolve()}"
+    url = normalize_url(url)
     rng = np.random.default_rng(seed)
     sides = tuple(sorted(config.sides))
 

@@ -6,6 +6,8 @@ The one home of the numerical conventions (spec section 5):
 * Two curves are *equal* at ``x`` when their difference polynomial there is at most
   ``REL_TOL = 1e-12`` times its rounding scale (the difference with absolute coefficients,
   evaluated at ``|x|``); orders are only trusted above that level.
+* Accuracies compare with ``ACC_TOL = 1e-12`` of slack in approximate pruning tests
+  (``alpha * a_i >= a_k - ACC_TOL``, spec 4).
 * Crossings are **sign changes** of the difference: a touch without crossing is not one.
 
 Coefficient sequences are lowest degree first unless a function says otherwise.
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 __all__ = [
+    "ACC_TOL",
     "MAX_DEGREE",
     "REL_TOL",
     "ZERO_TOL",
@@ -39,6 +42,8 @@ __all__ = [
 ]
 
 REL_TOL = 1e-12
+#: Tolerance of accuracy comparisons in pruning tests (spec 4: alpha * a_i >= a_k - ACC_TOL).
+ACC_TOL = 1e-12
 #: Highest degree of a cost curve (parsed or given as coefficients).  Root finding and the
 #: sweep cost O(d**3) per pair of curves; a degree-2048 curve took 30 s to index.
 MAX_DEGREE = 32

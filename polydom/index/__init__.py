@@ -5,6 +5,7 @@ Builds on :mod:`polydom.curves` only.
 
 from polydom.index.built import Hit, Index
 from polydom.index.dominance import prune_dominated
+from polydom.index.item_prediction import ItemPrediction
 from polydom.index.naive import NaiveLookup
 from polydom.index.polydom_index import FixedBudgetIndex, IndexAll, PolyDomIndex
 from polydom.index.table import SkylineTable
@@ -14,6 +15,7 @@ __all__ = [
     "Hit",
     "Index",
     "IndexAll",
+    "ItemPrediction",
     "NaiveLookup",
     "PolyDomIndex",
     "SkylineTable",

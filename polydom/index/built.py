@@ -10,6 +10,7 @@ import numpy as np
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
+from polydom.index.item_prediction import ItemPrediction
 from polydom.index.table import SkylineTable
 
 __all__ = ["Hit", "Index"]
@@ -129,12 +130,27 @@ class Index:
 
     def predict_item(
         self, item: Any, budget: float, featurizer: Any, anytime: bool = False
-    ) -> Any:
-        """Serve one raw item within ``budget``: :func:`polydom.serving.item_serving.predict_item`.
+    ) -> ItemPrediction:
+        """Serve one raw item within ``budget``: the featurizer computes, the index chooses.
 
         Takes the size from ``featurizer.size(item)``, computes only the chosen model's
-        features (timed) and returns an :class:`polydom.serving.item_serving.ItemPrediction`.
-        """
-        from polydom.serving.item_serving import predict_item
+        features (timed) and returns an :class:`ItemPrediction`; see
+        :func:`polydom.predict_item` for the plain and any-time modes.  The work is the
+        featurizer's (``featurizer.serve(index, item, budget, anytime)``), so the index
+        depends on no serving code.
 
-        return predict_item(self, item, budget, featurizer, anytime=anytime)
+        Runtime complexity: O(log R + d log S) plus the chosen feature routines.
+
+        Raises
+        ------
+        ValueError
+            If ``featurizer`` cannot serve items (no ``serve`` method), or as
+            :func:`polydom.predict_item`.
+        """
+        serve = getattr(featurizer, "serve", None)
+        if not callable(serve):
+            raise ValueError(
+                f"featurizer must be a polydom.Featurizer (with serve(index, item, budget, "
+                f"anytime)), got {featurizer!r}"
+            )
+        return serve(self, item, budget, anytime=anytime)

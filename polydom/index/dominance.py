@@ -13,12 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from polydom.curves.candidate import Candidate
-from polydom.curves.poly import ZERO_TOL, difference_nonnegative
+from polydom.curves.poly import ACC_TOL, ZERO_TOL, difference_nonnegative
 
-__all__ = ["ACC_TOL", "canonical_order", "cost_le_many", "prune_dominated"]
-
-#: Tolerance of approximate (alpha > 1) accuracy comparisons in pruning tests (spec 4).
-ACC_TOL = 1e-12
+__all__ = ["canonical_order", "cost_le_many", "prune_dominated"]
 
 
 def canonical_order(keys: Sequence[object]) -> list[int]:

@@ -8,6 +8,8 @@ import numpy as np
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget, check_queries, check_size
+from polydom.index.dominance import canonical_order
+from polydom.index.polydom_index import validate_candidates
 
 __all__ = ["NaiveLookup"]
 
@@ -21,8 +23,6 @@ class NaiveLookup:
     """
 
     def __init__(self, candidates: Sequence[Candidate], n_min: float, n_max: float) -> None:
-        from polydom.index.dominance import canonical_order
-
         self._candidates = list(candidates)
         self._lo, self._hi = n_min, n_max
         k = len(self._candidates)
@@ -43,8 +43,6 @@ class NaiveLookup:
         n_max: float = float("inf"),
     ) -> NaiveLookup:
         """Keep the candidates as they are (after the same validation as the index)."""
-        from polydom.index.polydom_index import validate_candidates
-
         cands, lo, hi = validate_candidates(candidates, n_min, n_max)
         return cls(cands, lo, hi)
 

@@ -8,10 +8,14 @@ import warnings
 from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
 
+import lattice
 from polydom.curves.candidate import Candidate
+from polydom.curves.cost_curve import CostCurve
 from polydom.curves.domain import shown
 from polydom.index.built import Index
 from polydom.index.polydom_index import PolyDomIndex
+from polydom.pipeline.open import register_learner_models
+from storage import IndexStore
 
 __all__ = ["build_index"]
 
@@ -94,8 +98,6 @@ def build_index(
     >>> index.lookup(size=10.0, budget=5.0).features == frozenset({"a"})
     True
     """
-    import lattice
-
     _check_arguments(costs, learner, store, cost_unit)
     publish = None
     if store is not None:
@@ -191,10 +193,6 @@ def _open_store(
     explore_options: Mapping[str, Any],
 ) -> tuple[MutableMapping, Any]:
     """Register (or resume) a build in the store: its expansion cache and a publisher."""
-    from polydom.curves.cost_curve import CostCurve
-    from polydom.pipeline.open import register_learner_models
-    from storage import IndexStore
-
     register_learner_models()
     describe = getattr(learner, "describe", None)
     params = {

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from polydom.index.built import Index
-    from storage import BuildRecord
+import learners
+import storage
+from polydom.index.built import Index
+from storage import BuildRecord, IndexStore
 
 __all__ = ["open_index", "list_builds", "register_learner_models"]
 
@@ -18,10 +18,12 @@ def register_learner_models() -> None:
 
     Runtime complexity: O(1).
     """
-    import learners
-    import storage
-
-    for name in ("ColumnSubsetModel", "CEGBClassifier", "GreedyMiserClassifier"):
+    for name in (
+        "ColumnSubsetModel",
+        "CEGBClassifier",
+        "GreedyMiserClassifier",
+        "AdaptClassifier",
+    ):
         try:
             cls = getattr(learners, name)
         except ImportError:
@@ -50,8 +52,6 @@ def open_index(url: str | os.PathLike, build: int | None = None, trusted: bool =
     storage.SchemaVersionError, storage.ModelIntegrityError, storage.UntrustedModelError
         For a store of another schema version, a tampered blob, an untrusted model.
     """
-    from storage import IndexStore
-
     register_learner_models()
     with IndexStore(url, create=False) as store:
         return store.load_index(build=build, trusted=trusted)
@@ -62,7 +62,5 @@ def list_builds(url: str | os.PathLike) -> list[BuildRecord]:
 
     Runtime complexity: one query.
     """
-    from storage import IndexStore
-
     with IndexStore(url, create=False) as store:
         return store.list_builds()

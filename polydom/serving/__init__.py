@@ -2,13 +2,12 @@
 
 from polydom.serving.adherence import AdherenceRow, adherence_table, measure_adherence
 from polydom.serving.featurizer import Computed, Featurizer
-from polydom.serving.item_serving import ItemPrediction, ItemServer, predict_item
+from polydom.serving.item_serving import ItemServer, predict_item
 
 __all__ = [
     "AdherenceRow",
     "Computed",
     "Featurizer",
-    "ItemPrediction",
     "ItemServer",
     "adherence_table",
     "measure_adherence",

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from polydom.index.built import Index
+from polydom.index.item_prediction import ItemPrediction
 from polydom.serving.featurizer import Featurizer
-from polydom.serving.item_serving import ItemPrediction, predict_item
-
-if TYPE_CHECKING:
-    from polydom.index.built import Index
+from polydom.serving.item_serving import predict_item
 
 __all__ = ["AdherenceRow", "adherence_table", "measure_adherence"]
 

@@ -19,6 +19,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from polydom.curves.fitting import CostProfile, check_degree, check_statistic
+from polydom.index.item_prediction import ItemPrediction
+from polydom.serving.item_serving import predict_item
 
 __all__ = ["Computed", "Featurizer"]
 
@@ -178,6 +180,17 @@ class Featurizer:
                 f"{self._lengths[name]}"
             )
         return Computed(vec, float(seconds))
+
+    def serve(
+        self, index: Any, item: Any, budget: float, anytime: bool = False
+    ) -> ItemPrediction:
+        """Serve ``item`` from ``index`` within ``budget``: :func:`polydom.predict_item`.
+
+        What :meth:`polydom.Index.predict_item` calls.
+
+        Runtime complexity: O(log R + d log S) plus the chosen routines.
+        """
+        return predict_item(index, item, budget, self, anytime=anytime)
 
     def transform(
         self, items: Iterable[Any], features: Iterable[str] | None = None, narrow: bool = False

@@ -13,83 +13,19 @@ from __future__ import annotations
 import math
 import time
 import weakref
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget
-from polydom.serving.featurizer import Featurizer
+from polydom.index.built import Index
+from polydom.index.item_prediction import ItemPrediction
 
 if TYPE_CHECKING:
-    from polydom.index.built import Index
+    from polydom.serving.featurizer import Featurizer
 
-__all__ = ["ItemPrediction", "ItemServer", "predict_item"]
-
-
-@dataclass(frozen=True)
-class ItemPrediction:
-    """What :func:`predict_item` did for one item.
-
-    Attributes
-    ----------
-    label : object or None
-        The model's prediction; None when no model fits the budget at that size.
-    key : hashable or None
-        Key of the candidate that answered.
-    model_features : frozenset of str
-        Features of the model that answered (always a subset of ``computed``).
-    accuracy : float
-        Estimated accuracy of the model that answered (NaN when none).
-    computed : tuple of str
-        Features computed, in the order they were computed.
-    feature_seconds : dict of str to float
-        Measured seconds of each computed feature.
-    seconds : float
-        Measured feature time: the sum of ``feature_seconds``.
-    planned_key : hashable or None
-        Key of the candidate the index chose for (size, budget).
-    predicted_cost : float
-        The index's predicted cost of the planned candidate at this size (0 when none).
-    size : float
-        Size of the item.
-    budget : float
-        The budget asked for.
-    anytime : bool
-        Whether the any-time mode served it.
-    wall_seconds : float
-        Wall time of the whole call (lookup, planning, features, prediction).
-    """
-
-    label: Any
-    key: Any
-    model_features: frozenset
-    accuracy: float
-    computed: tuple
-    feature_seconds: dict = field(repr=False)
-    seconds: float
-    planned_key: Any
-    predicted_cost: float
-    size: float
-    budget: float
-    anytime: bool
-    wall_seconds: float = field(repr=False)
-
-    @property
-    def over_budget(self) -> bool:
-        """Whether the measured feature time exceeded the budget."""
-        return self.seconds > self.budget
-
-    @property
-    def slack(self) -> float:
-        """``budget - seconds`` (negative when over budget)."""
-        return self.budget - self.seconds
-
-    @property
-    def fallback(self) -> bool:
-        """Whether a model other than the planned one answered (any-time mode)."""
-        return self.key != self.planned_key
+__all__ = ["ItemServer", "predict_item"]
 
 
 class ItemServer:
@@ -283,7 +219,6 @@ class ItemServer:
             accuracy=math.nan if cand is None else cand.accuracy,
             computed=tuple(computed),
             feature_seconds=dict(seconds),
-            seconds=float(sum(seconds.values())),
             planned_key=planned_key,
             predicted_cost=predicted,
             size=size,
@@ -309,7 +244,7 @@ def predict_item(
 
     >>> import numpy as np, polydom
     >>> from sklearn.dummy import DummyClassifier
-    >>> fz = Featurizer(size=len).add("sum", lambda x: [sum(x)], 1)
+    >>> fz = polydom.Featurizer(size=len).add("sum", lambda x: [sum(x)], 1)
     >>> model = DummyClassifier(strategy="constant", constant=1).fit([[0.0]], [1])
     >>> cand = polydom.Candidate("s", 0.9, "1e-3*n", features={"sum"}, payload=model)
     >>> index = polydom.Index(polydom.PolyDomIndex.build([cand]), {"sum": "1e-3*n"},

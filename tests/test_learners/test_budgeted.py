@@ -60,8 +60,8 @@ def test_group_usage_is_any_over_the_group_columns():
 @pytest.mark.parametrize(
     "groups, match",
     [
-        ({"a": [0], "b": [0, 1, 2]}, "more than one group"),
-        ({"a": [0, 1]}, "in no group"),
+        ({"a": [0], "b": [0, 1, 2]}, "column 0 belongs to both 'a' and 'b'"),
+        ({"a": [0, 1]}, r"columns \[2\] are in no feature"),
         ({"a": [0, 1, 2, 9]}, "outside"),
         ({"a": [], "b": [0, 1, 2]}, "empty"),
         ([0, 1, 2], "mapping"),

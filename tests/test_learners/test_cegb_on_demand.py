@@ -93,9 +93,9 @@ def test_on_demand_computes_exactly_the_path_features_once_each(fitted):
     for i, im in enumerate(images):
         item = clf.predict_item((i, im), feat)
         computed = {n for (k, n) in feat.calls if k == i}
-        assert computed == set(item.features) == set(np.array(clf.feature_names_)[usage[i]])
+        assert computed == set(item.computed) == set(np.array(clf.feature_names_)[usage[i]])
         assert all(feat.calls[(i, n)] == 1 for n in computed)
-        assert set(item.seconds) == computed and item.total_seconds >= 0.0
+        assert set(item.feature_seconds) == computed and item.seconds >= 0.0
     # the model is adaptive: not every item needs every feature
     assert 0 < usage.mean() < 1 and len({tuple(r) for r in usage}) > 1
 
@@ -105,7 +105,7 @@ def test_expected_cost_curve_equals_measured_mean_cost_at_several_sizes(fitted):
     feat = DigitFeaturizer()
     curve = clf.expected_cost(X, COSTS)
     parsed = {n: polydom.CostCurve.parse(c) for n, c in COSTS.items()}
-    computed = [clf.predict_item((i, im), feat).features for i, im in enumerate(images)]
+    computed = [clf.predict_item((i, im), feat).computed for i, im in enumerate(images)]
     for size in (0.0, 64.0, 1000.0, 1e5):
         measured = [sum(parsed[n](size) for n in names) for names in computed]
         assert curve(size) == pytest.approx(np.mean(measured), rel=1e-12)
@@ -140,6 +140,6 @@ def test_predict_item_with_the_project_featurizer_uses_its_timings():
     for i, item in enumerate(items[200:]):
         out = clf.predict_item(item, fz)
         assert out.label == clf.predict(X[200 + i:201 + i])[0]
-        assert set(out.features) == {n for n, u in zip(clf.feature_names_, usage[i],
+        assert set(out.computed) == {n for n, u in zip(clf.feature_names_, usage[i],
                                                         strict=True) if u}
-        assert all(s >= 0.0 for s in out.seconds.values())
+        assert all(s >= 0.0 for s in out.feature_seconds.values())

@@ -1,0 +1,97 @@
+"""ItemPrediction: what serving one raw item did (the label, what was computed, the time).
+
+One class for every way of serving an item: :func:`polydom.predict_item` (an index chooses
+the model, plain or any-time) and a budgeted model's own on-demand ``predict_item`` (CEGB
+computes a feature when a split on the item's path needs it).  Fields one of them does not
+know keep their defaults.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ItemPrediction"]
+
+
+@dataclass(frozen=True)
+class ItemPrediction:
+    """What serving one item did.
+
+    >>> p = ItemPrediction(label=1, computed=("a", "b"), feature_seconds={"a": 0.5, "b": 0.25},
+    ...                    budget=1.0)
+    >>> p.seconds, p.over_budget, p.slack
+    (0.75, False, 0.25)
+
+    Attributes
+    ----------
+    label : object or None
+        The prediction; None when no model fits the budget at that size.
+    computed : tuple of str
+        Features computed, in the order they were computed.
+    feature_seconds : dict of str to float
+        Measured seconds of each computed feature.
+    key : hashable or None
+        Key of the index candidate that answered (None outside an index).
+    model_features : frozenset of str
+        Features of the model that answered (the ones it may need).
+    accuracy : float
+        Estimated accuracy of the model that answered (NaN when unknown or none).
+    planned_key : hashable or None
+        Key of the candidate the index chose for (size, budget).
+    predicted_cost : float
+        The index's predicted cost of the planned candidate at this size (0 when none).
+    size : float
+        Size of the item (NaN when not asked).
+    budget : float
+        The budget asked for (inf when none).
+    anytime : bool
+        Whether the any-time mode served it.
+    wall_seconds : float
+        Wall time of the whole call (lookup, planning, features, prediction).
+    proba : ndarray or None
+        Class probabilities, when the model reports them.
+    raw_score : ndarray or None
+        A tree ensemble's summed margins (one per tree of an iteration).
+    split_evaluations : int
+        Split nodes evaluated (tree models served on demand).
+    """
+
+    label: Any
+    computed: tuple = ()
+    feature_seconds: dict = field(default_factory=dict, repr=False)
+    key: Any = None
+    model_features: frozenset = frozenset()
+    accuracy: float = math.nan
+    planned_key: Any = None
+    predicted_cost: float = 0.0
+    size: float = math.nan
+    budget: float = math.inf
+    anytime: bool = False
+    wall_seconds: float = field(default=0.0, repr=False)
+    proba: np.ndarray | None = field(default=None, repr=False)
+    raw_score: np.ndarray | None = field(default=None, repr=False)
+    split_evaluations: int = 0
+
+    @property
+    def seconds(self) -> float:
+        """Measured feature time: the sum of ``feature_seconds``."""
+        return float(sum(self.feature_seconds.values()))
+
+    @property
+    def over_budget(self) -> bool:
+        """Whether the measured feature time exceeded the budget."""
+        return self.seconds > self.budget
+
+    @property
+    def slack(self) -> float:
+        """``budget - seconds`` (negative when over budget)."""
+        return self.budget - self.seconds
+
+    @property
+    def fallback(self) -> bool:
+        """Whether a model other than the planned one answered (any-time mode)."""
+        return self.key != self.planned_key

@@ -1,0 +1,248 @@
+"""The write path of an index store: register a build, publish its index atomically.
+
+A build is registered by :func:`begin_build` (or resumed: an unfinished build with the same
+arguments keeps its id), its expansions are committed one by one through
+:class:`storage.expansion_cache.ExpansionCache`, and :func:`publish` writes every row of the
+index and moves the ``is_current`` flag in one transaction.  Rows of a published build are
+never changed afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from polydom.curves.cost_curve import CostCurve
+from polydom.index.built import Index
+from storage import schema as S
+from storage.blobs import dump_model, sha256_hex
+from storage.codec import (
+    canonical_json,
+    cost_expression,
+    digest,
+    display_key,
+    encode_key,
+    feature_mask,
+    ordered_names,
+)
+from storage.database import Database, now
+from storage.reader import TABLE_KINDS, build_row, feature_costs, feature_order
+
+__all__ = ["TRAINING_NEUTRAL_PARAMS", "KnownModels", "begin_build", "publish"]
+
+#: Build parameters that do not change what training a feature set produces; builds that
+#: differ only in these share their expansions.
+TRAINING_NEUTRAL_PARAMS = frozenset({"alpha", "delta", "domain", "n_min", "n_max", "explore"})
+
+#: ``id(model) -> (model, expansion_key, expansion id)``: models an expansion cache handed
+#: out or stored, so that :func:`publish` links candidates to their stored expansion.
+KnownModels = dict[int, tuple[Any, str, int]]
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _json_or_str(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, allow_nan=True, default=str)
+
+
+def begin_build(
+    db: Database,
+    params: Mapping[str, Any],
+    costs: Mapping[str, CostCurve | str],
+    columns: Mapping[str, Sequence[int]] | None = None,
+) -> int:
+    """Register a build (or find the unfinished one with identical arguments).
+
+    See :meth:`storage.IndexStore.begin_build`.
+
+    Runtime complexity: O(F * d) rows written for F features of degree d.
+    """
+    if not isinstance(params, Mapping):
+        raise ValueError(f"params must be a mapping, got {params!r}")
+    params = dict(params)
+    canonical_json(params, "params")
+    if not isinstance(costs, Mapping) or not costs:
+        raise ValueError(f"costs must be a non-empty mapping name -> CostCurve, got {costs!r}")
+    curves = {str(name): CostCurve.coerce(c) for name, c in costs.items()}
+    names = list(curves)
+    if columns is None:
+        columns = {name: [i] for i, name in enumerate(names)}
+    if set(columns) != set(names):
+        raise ValueError(
+            f"columns must name exactly the features of costs {names}, got {list(columns)}"
+        )
+    cols = {name: [int(c) for c in columns[name]] for name in names}
+    coefs = {name: curves[name].coefficients.tolist() for name in names}
+    params_key = digest({"params": params, "costs": coefs, "columns": cols}, "params")
+    training = {k: v for k, v in params.items() if k not in TRAINING_NEUTRAL_PARAMS}
+    expansion_key = digest({"params": training, "features": names, "columns": cols})
+    b = S.builds
+    with db.write() as conn:
+        found = conn.execute(
+            sa.select(b.c.id)
+            .where(b.c.params_key == params_key, b.c.status == "building")
+            .order_by(b.c.id.desc())
+            .limit(1)
+        ).scalar()
+        if found is not None:
+            return int(found)
+        build_id = conn.execute(
+            b.insert().values(
+                params_key=params_key,
+                expansion_key=expansion_key,
+                params=canonical_json(params),
+                alpha=_number(params.get("alpha")),
+                delta=_number(params.get("delta")),
+                learner=None if params.get("learner") is None else str(params["learner"]),
+                status="building",
+                is_current=False,
+                created_at=now(),
+            )
+        ).inserted_primary_key[0]
+        conn.execute(
+            S.features.insert(),
+            [
+                {
+                    "build_id": build_id,
+                    "feature_id": i,
+                    "name": name,
+                    "columns": canonical_json(cols[name]),
+                    "cost": cost_expression(curves[name]),
+                    "degree": curves[name].degree,
+                }
+                for i, name in enumerate(names)
+            ],
+        )
+        conn.execute(
+            S.feature_costs.insert(),
+            [
+                {"build_id": build_id, "feature_id": i, "degree": k, "coefficient": c}
+                for i, name in enumerate(names)
+                for k, c in enumerate(coefs[name])
+            ],
+        )
+    return int(build_id)
+
+
+def publish(db: Database, known_models: KnownModels, build_id: int, index: Index) -> None:
+    """Write ``index`` as the result of the build and make it current, atomically.
+
+    See :meth:`storage.IndexStore.publish`.
+
+    Runtime complexity: O(K * d + E) rows for K candidates and E skyline entries.
+    """
+    if not isinstance(index, Index):
+        raise ValueError(f"index must be a polydom.Index, got {type(index).__name__}")
+    with db.read() as conn:
+        build = build_row(db, conn, build_id)
+        build_id = int(build.id)
+        if build.status != "building":
+            raise ValueError(f"build {build_id} is already {build.status}")
+        order = feature_order(conn, build_id)
+        build_costs = list(feature_costs(conn, build_id).values())
+        x = S.expansions
+        stored = {
+            r.feature_mask: (int(r.id), r.model_format)
+            for r in conn.execute(
+                sa.select(x.c.id, x.c.feature_mask, x.c.model_format).where(
+                    x.c.expansion_key == build.expansion_key
+                )
+            )
+        }
+    if list(index.costs) != order:
+        raise ValueError(
+            f"index features {list(index.costs)} are not the features of build "
+            f"{build_id} {order}"
+        )
+    if [index.costs[name] for name in order] != build_costs:
+        raise ValueError(
+            f"index cost curves {[str(index.costs[n]) for n in order]} differ from those "
+            f"given to begin_build for build {build_id}"
+        )
+    table = index.table
+    kind = type(table).__name__
+    if kind not in TABLE_KINDS:
+        raise ValueError(f"index.table must be one of {sorted(TABLE_KINDS)}, got {kind}")
+    cand_rows, cost_rows = [], []
+    for pos, cand in enumerate(table.candidates):
+        mask = feature_mask(cand.features, order)
+        names = ordered_names(cand.features, order)
+        row = {
+            "build_id": build_id,
+            "candidate_id": pos,
+            "key": display_key(cand.key),
+            "key_json": encode_key(cand.key),
+            "accuracy": cand.accuracy,
+            "cost": cost_expression(cand.cost),
+            "degree": cand.cost.degree,
+            "features": ", ".join(names),
+            "features_json": canonical_json(names),
+            "feature_mask": mask,
+            "expansion_id": None,
+            "model_format": None,
+            "model_sha256": None,
+            "model_blob": None,
+        }
+        known = known_models.get(id(cand.payload))
+        if (
+            cand.payload is not None
+            and known is not None
+            and known[0] is cand.payload
+            and known[1] == build.expansion_key
+        ):
+            row["expansion_id"] = known[2]
+        elif cand.payload is None and mask in stored and stored[mask][1] is None:
+            row["expansion_id"] = stored[mask][0]
+        else:
+            dumped = dump_model(cand.payload)
+            if dumped is not None:
+                row["model_blob"], row["model_format"] = dumped
+                row["model_sha256"] = sha256_hex(dumped[0])
+        cand_rows.append(row)
+        cost_rows.extend(
+            {"build_id": build_id, "candidate_id": pos, "degree": k, "coefficient": float(c)}
+            for k, c in enumerate(cand.cost.coefficients)
+        )
+    range_rows = [
+        {"build_id": build_id, "range_id": r, "n_lo": lo, "n_hi": hi}
+        for r, (lo, hi) in enumerate(table.ranges)
+    ]
+    entry_rows = [
+        {"build_id": build_id, "range_id": r, "rank": k, "candidate_id": pos}
+        for r, sky in enumerate(table.skyline_positions)
+        for k, pos in enumerate(sky)
+    ]
+    n_min, n_max = table.domain
+    b = S.builds
+    with db.write() as conn:
+        conn.execute(S.candidates.insert(), cand_rows)
+        conn.execute(S.candidate_costs.insert(), cost_rows)
+        conn.execute(S.ranges.insert(), range_rows)
+        conn.execute(S.skyline_entries.insert(), entry_rows)
+        conn.execute(b.update().where(b.c.is_current).values(is_current=False))
+        done = conn.execute(
+            b.update()
+            .where(b.c.id == build_id, b.c.status == "building")
+            .values(
+                status="complete",
+                is_current=True,
+                completed_at=now(),
+                n_min=n_min,
+                n_max=n_max,
+                index_kind=kind,
+                info=_json_or_str(index.info),
+                stats=_json_or_str(table.stats_),
+            )
+        )
+        if done.rowcount != 1:
+            raise ValueError(f"build {build_id} was completed by another writer")
+    # fresh statistics, so that SQL over the views is planned for the new rows
+    db.analyze("candidates, candidate_costs, ranges, skyline_entries")

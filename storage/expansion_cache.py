@@ -1,0 +1,161 @@
+"""A build's stored expansions as a mapping ``frozenset(feature names) -> Expansion``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, MutableMapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from lattice.expansion import Expansion
+from storage import schema as S
+from storage.blobs import dump_model, load_model, sha256_hex
+from storage.builds import KnownModels
+from storage.codec import feature_mask, mask_features, ordered_names
+from storage.database import Database, now
+from storage.reader import build_row, feature_order
+
+__all__ = ["ExpansionCache"]
+
+
+class ExpansionCache(MutableMapping):
+    """A build's stored expansions: ``frozenset(feature names) -> polydom.Expansion``.
+
+    ``cache[fs] = expansion`` serialises the model and commits the row in its own
+    transaction, so an expansion survives any later crash.  ``fs in cache`` and
+    ``cache[fs]`` read stored rows (also those of earlier builds with the same training
+    parameters).  Made by :meth:`storage.IndexStore.expansion_cache`; ``known_models`` is
+    the store's record of the models handed out, so that publishing links candidates to
+    their expansions.
+    """
+
+    def __init__(
+        self, db: Database, known_models: KnownModels, build_id: int, trusted: bool = False
+    ) -> None:
+        self._db = db
+        self._known_models = known_models
+        self.trusted = trusted
+        with db.read() as conn:
+            row = build_row(db, conn, build_id)
+            self.build_id = int(row.id)
+            self._key = row.expansion_key
+            self.features = feature_order(conn, self.build_id)
+
+    def __repr__(self) -> str:
+        return f"ExpansionCache(build={self.build_id}, store={self._db.display_url!r})"
+
+    def _mask(self, features: Any) -> str | None:
+        if isinstance(features, str) or not isinstance(features, (set, frozenset)):
+            return None
+        return feature_mask(features, self.features)
+
+    def _select(self, *cols: Any) -> sa.Select:
+        return sa.select(*cols).where(S.expansions.c.expansion_key == self._key)
+
+    def __contains__(self, features: object) -> bool:
+        mask = self._mask(features)
+        if mask is None:
+            return False
+        x = S.expansions
+        with self._db.read() as conn:
+            found = conn.execute(self._select(x.c.id).where(x.c.feature_mask == mask)).first()
+        return found is not None
+
+    def __getitem__(self, features: frozenset) -> Expansion:
+        mask = self._mask(features)
+        if mask is None:
+            raise KeyError(features)
+        x = S.expansions
+        with self._db.read() as conn:
+            row = conn.execute(self._select(x).where(x.c.feature_mask == mask)).first()
+        if row is None:
+            raise KeyError(features)
+        model = load_model(
+            row.model_blob,
+            row.model_format,
+            row.model_sha256,
+            trusted=self.trusted,
+            what=f"model of expansion {row.id} ({row.features})",
+        )
+        if model is not None:
+            self._known_models[id(model)] = (model, self._key, int(row.id))
+        return Expansion(frozenset(features), row.accuracy, model, row.fit_seconds)
+
+    def __setitem__(self, features: frozenset, expansion: Expansion) -> None:
+        if not isinstance(expansion, Expansion):
+            raise ValueError(f"expansion must be a polydom.Expansion, got {expansion!r}")
+        mask = self._mask(features)
+        if mask is None:
+            raise ValueError(
+                f"features must be a set of names among {self.features}, got {features!r}"
+            )
+        if frozenset(expansion.features) != frozenset(features):
+            raise ValueError(
+                f"expansion.features {sorted(expansion.features)} differ from the key "
+                f"{sorted(features)}"
+            )
+        dumped = dump_model(expansion.model)
+        blob, fmt = dumped if dumped is not None else (None, None)
+        values = {
+            "accuracy": float(expansion.accuracy),
+            "fit_seconds": float(expansion.fit_seconds),
+            "model_format": fmt,
+            "model_sha256": None if blob is None else sha256_hex(blob),
+            "model_blob": blob,
+        }
+        x = S.expansions
+        with self._db.write() as conn:
+            found = conn.execute(self._select(x.c.id).where(x.c.feature_mask == mask)).scalar()
+            if found is None:
+                found = conn.execute(
+                    x.insert().values(
+                        expansion_key=self._key,
+                        build_id=self.build_id,
+                        feature_mask=mask,
+                        features=", ".join(ordered_names(features, self.features)),
+                        n_features=len(features),
+                        created_at=now(),
+                        **values,
+                    )
+                ).inserted_primary_key[0]
+            else:
+                conn.execute(x.update().where(x.c.id == found).values(**values))
+        if expansion.model is not None:
+            self._known_models[id(expansion.model)] = (
+                expansion.model,
+                self._key,
+                int(found),
+            )
+
+    def __delitem__(self, features: frozenset) -> None:
+        mask = self._mask(features)
+        if mask is None:
+            raise KeyError(features)
+        x = S.expansions
+        try:
+            with self._db.write() as conn:
+                gone = conn.execute(
+                    x.delete().where(x.c.expansion_key == self._key, x.c.feature_mask == mask)
+                ).rowcount
+        except sa.exc.IntegrityError:
+            raise ValueError(
+                f"expansion {sorted(features)} is used by a published build; cannot delete it"
+            ) from None
+        if not gone:
+            raise KeyError(features)
+
+    def __iter__(self) -> Iterator[frozenset]:
+        x = S.expansions
+        with self._db.read() as conn:
+            masks = conn.execute(self._select(x.c.feature_mask).order_by(x.c.id)).scalars().all()
+        return iter([mask_features(m, self.features) for m in masks])
+
+    def __len__(self) -> int:
+        with self._db.read() as conn:
+            return int(
+                conn.execute(
+                    sa.select(sa.func.count()).select_from(S.expansions).where(
+                        S.expansions.c.expansion_key == self._key
+                    )
+                ).scalar()
+            )

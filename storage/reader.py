@@ -1,0 +1,282 @@
+"""The read path of an index store: published indexes, build listings, SQL over the views.
+
+Every function reads in one transaction (a consistent snapshot) and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from polydom.curves.candidate import Candidate
+from polydom.curves.cost_curve import CostCurve
+from polydom.index.built import Index
+from polydom.index.polydom_index import IndexAll, PolyDomIndex
+from polydom.index.table import SkylineTable
+from storage import schema as S
+from storage.blobs import load_model
+from storage.codec import decode_key, stored_curve
+from storage.database import Database
+
+__all__ = [
+    "TABLE_KINDS",
+    "BuildRecord",
+    "build_row",
+    "feature_costs",
+    "feature_order",
+    "list_builds",
+    "load_index",
+    "skyline_rows",
+    "sql_lookup",
+]
+
+#: The skyline table classes a build may be published as, by their stored name.
+TABLE_KINDS: dict[str, type[SkylineTable]] = {
+    "PolyDomIndex": PolyDomIndex,
+    "IndexAll": IndexAll,
+}
+
+
+@dataclass(frozen=True)
+class BuildRecord:
+    """One row of :func:`list_builds`."""
+
+    build_id: int
+    status: str
+    is_current: bool
+    created_at: str
+    completed_at: str | None
+    alpha: float | None
+    delta: float | None
+    learner: str | None
+    n_min: float | None
+    n_max: float | None
+    n_features: int
+    n_expansions: int
+    n_candidates: int
+    n_ranges: int
+    n_entries: int
+    params: dict = field(repr=False, default_factory=dict)
+
+
+def build_row(db: Database, conn: sa.Connection, build_id: int | None) -> sa.Row:
+    """The ``builds`` row of ``build_id`` (the current build when None).
+
+    Runtime complexity: one indexed query.
+
+    Raises
+    ------
+    ValueError
+        If there is no current build, or ``build_id`` is not an integer or unknown.
+    """
+    b = S.builds
+    if build_id is None:
+        row = conn.execute(sa.select(b).where(b.c.is_current)).first()
+        if row is None:
+            raise ValueError(f"url {db.display_url!r} has no complete build yet")
+        return row
+    if isinstance(build_id, bool) or not isinstance(build_id, (int, np.integer)):
+        raise ValueError(f"build must be an integer build id, got {build_id!r}")
+    row = conn.execute(sa.select(b).where(b.c.id == int(build_id))).first()
+    if row is None:
+        raise ValueError(f"build {build_id!r} does not exist in {db.display_url!r}")
+    return row
+
+
+def feature_order(conn: sa.Connection, build_id: int) -> list[str]:
+    """Feature names of a build in their stored order (bit ``i`` of a mask is name ``i``)."""
+    f = S.features
+    rows = conn.execute(
+        sa.select(f.c.name).where(f.c.build_id == build_id).order_by(f.c.feature_id)
+    )
+    return [r.name for r in rows]
+
+
+def feature_costs(conn: sa.Connection, build_id: int) -> dict[int, CostCurve]:
+    """Cost curve of every feature of a build, by ``feature_id``."""
+    fc = S.feature_costs
+    coefs: dict[int, dict[int, float]] = {}
+    for r in conn.execute(sa.select(fc).where(fc.c.build_id == build_id)):
+        coefs.setdefault(r.feature_id, {})[r.degree] = r.coefficient
+    return {
+        i: stored_curve(coefs[i], f"feature {i} of build {build_id}") for i in sorted(coefs)
+    }
+
+
+def load_index(
+    db: Database, build: int | None = None, trusted: bool = False, models: bool = True
+) -> Index:
+    """Rebuild a published index from its rows (no sweep): the current build by default.
+
+    See :meth:`storage.IndexStore.load_index`.
+
+    Runtime complexity: O(K * d + E) rows plus decoding the K models.
+    """
+    with db.read() as conn:
+        row = build_row(db, conn, build)
+        build_id = int(row.id)
+        if row.status != "complete":
+            raise ValueError(f"build {build_id} is not complete (status {row.status!r})")
+        f = S.features
+        feats = conn.execute(
+            sa.select(f.c.feature_id, f.c.name, f.c.columns)
+            .where(f.c.build_id == build_id)
+            .order_by(f.c.feature_id)
+        ).all()
+        curves = feature_costs(conn, build_id)
+        c, cc, x = S.candidates, S.candidate_costs, S.expansions
+        cols = [
+            c.c.candidate_id,
+            c.c.key,
+            c.c.key_json,
+            c.c.accuracy,
+            c.c.features_json,
+            c.c.expansion_id,
+            c.c.model_format,
+        ]
+        if models:
+            cols += [c.c.model_sha256, c.c.model_blob]
+        cands = conn.execute(
+            sa.select(*cols).where(c.c.build_id == build_id).order_by(c.c.candidate_id)
+        ).all()
+        ccoef: dict[int, dict[int, float]] = {}
+        for cid, degree, coefficient in conn.execute(
+            sa.select(cc.c.candidate_id, cc.c.degree, cc.c.coefficient).where(
+                cc.c.build_id == build_id
+            )
+        ):
+            ccoef.setdefault(cid, {})[degree] = coefficient
+        exp_rows = {}
+        if models:
+            linked = (
+                sa.select(c.c.expansion_id)
+                .where(c.c.build_id == build_id, c.c.expansion_id.is_not(None))
+                .scalar_subquery()
+            )
+            for r in conn.execute(
+                sa.select(x.c.id, x.c.features, x.c.model_format, x.c.model_sha256,
+                          x.c.model_blob).where(x.c.id.in_(linked))
+            ):
+                exp_rows[r.id] = r
+        rng, se = S.ranges, S.skyline_entries
+        breaks = [
+            r.n_lo
+            for r in conn.execute(
+                sa.select(rng.c.n_lo).where(rng.c.build_id == build_id).order_by(rng.c.range_id)
+            )
+        ]
+        sky: list[list[int]] = [[] for _ in breaks]
+        for r in conn.execute(
+            sa.select(se.c.range_id, se.c.candidate_id)
+            .where(se.c.build_id == build_id)
+            .order_by(se.c.range_id, se.c.rank)
+        ):
+            sky[r.range_id].append(r.candidate_id)
+    exp_models: dict[int, Any] = {}
+    feature_sets: dict[str, frozenset] = {}
+    candidates = []
+    for r in cands:
+        payload = None
+        if models and r.expansion_id is not None:
+            if r.expansion_id not in exp_models:
+                e = exp_rows[r.expansion_id]
+                exp_models[r.expansion_id] = load_model(
+                    e.model_blob,
+                    e.model_format,
+                    e.model_sha256,
+                    trusted=trusted,
+                    what=f"model of expansion {e.id} ({e.features}) of build {build_id}",
+                )
+            payload = exp_models[r.expansion_id]
+        elif models:
+            payload = load_model(
+                r.model_blob,
+                r.model_format,
+                r.model_sha256,
+                trusted=trusted,
+                what=f"model of candidate {r.key!r} of build {build_id}",
+            )
+        features = feature_sets.get(r.features_json)
+        if features is None:
+            features = feature_sets[r.features_json] = frozenset(json.loads(r.features_json))
+        candidates.append(
+            Candidate(
+                decode_key(r.key_json),
+                r.accuracy,
+                stored_curve(ccoef.get(r.candidate_id, {}),
+                             f"candidate {r.key!r} of build {build_id}"),
+                features,
+                payload,
+            )
+        )
+    table = TABLE_KINDS.get(row.index_kind, PolyDomIndex)(
+        candidates, row.n_min, row.n_max, breaks, sky, json.loads(row.stats or "{}")
+    )
+    costs = {r.name: curves[r.feature_id] for r in feats}
+    columns = {r.name: json.loads(r.columns) for r in feats}
+    info = json.loads(row.info or "{}")
+    info["build_id"] = build_id
+    return Index(table, costs, columns, info)
+
+
+def list_builds(db: Database) -> list[BuildRecord]:
+    """Every build, oldest first, with its status and row counts.
+
+    Runtime complexity: one query over the ``build_summary`` view.
+    """
+    with db.read() as conn:
+        rows = conn.execute(sa.text("SELECT * FROM build_summary ORDER BY build_id")).all()
+        params = dict(conn.execute(sa.select(S.builds.c.id, S.builds.c.params)).all())
+    return [
+        BuildRecord(
+            build_id=int(r.build_id),
+            status=r.status,
+            is_current=bool(r.is_current),
+            created_at=r.created_at,
+            completed_at=r.completed_at,
+            alpha=r.alpha,
+            delta=r.delta,
+            learner=r.learner,
+            n_min=r.n_min,
+            n_max=r.n_max,
+            n_features=int(r.n_features),
+            n_expansions=int(r.n_expansions),
+            n_candidates=int(r.n_candidates),
+            n_ranges=int(r.n_ranges),
+            n_entries=int(r.n_entries),
+            params=json.loads(params[r.build_id]),
+        )
+        for r in rows
+    ]
+
+
+def skyline_rows(db: Database, build: int | None = None) -> list[dict[str, Any]]:
+    """Rows of the ``skyline_all`` view for one complete build (current by default).
+
+    Runtime complexity: one query; reads no model blobs.
+    """
+    with db.read() as conn:
+        build_id = int(build_row(db, conn, build).id)
+        rows = conn.execute(
+            sa.text("SELECT * FROM skyline_all WHERE build_id = :b ORDER BY range_id, rank"),
+            {"b": build_id},
+        ).mappings().all()
+    return [dict(r) for r in rows]
+
+
+def sql_lookup(db: Database, size: float, budget: float, build: int | None = None) -> int:
+    """Candidate position that :data:`storage.schema.LOOKUP_SQL` returns (-1: none fits).
+
+    Runtime complexity: one query (index range scan over the build's skyline rows).
+    """
+    with db.read() as conn:
+        build_id = int(build_row(db, conn, build).id)
+        found = conn.execute(
+            sa.text(S.LOOKUP_SQL), {"b": build_id, "n": float(size), "budget": float(budget)}
+        ).first()
+    return -1 if found is None else int(found.candidate_id)
+

@@ -1,0 +1,220 @@
+"""CSTC / CSCC as scikit-learn estimators and budgeted learners (issue 10)."""
+
+import time
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_digits
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from learners import (
+    ColumnSubsetModel,
+    CSCCClassifier,
+    CSTCClassifier,
+    CSTCRegressor,
+    sweep_candidates,
+)
+
+QUADRANT_COSTS = {"a": 10.0, "b": 10.0, "c": 10.0, "d": 10.0, "sx": 1.0, "sz": 1.0}
+QUADRANT_GROUPS = {name: [j] for j, name in enumerate(QUADRANT_COSTS)}
+
+
+def quadrants(n, seed):
+    """Spec 5.1: four quadrants; expensive feature q is the label inside quadrant q."""
+    rng = np.random.default_rng(seed)
+    x, z = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
+    q = np.where(x > 0, np.where(z > 0, 0, 2), np.where(z > 0, 1, 3))
+    y = np.array([-10.0, -5.0, 10.0, 5.0])[q] + rng.normal(size=n)
+    feats = [np.where(q == j, y, rng.permutation(y)) for j in range(4)]
+    return np.column_stack([*feats, np.sign(x), np.sign(z)]), y
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    rng = np.random.default_rng(0)
+    idx = rng.permutation(len(y))
+    return X[idx[:400]], y[idx[:400]], X[idx[400:]], y[idx[400:]]
+
+
+@parametrize_with_checks([
+    CSTCClassifier(tradeoff=0.01, depth=2, max_sweeps=2),
+    CSCCClassifier(tradeoff=0.01, n_stages=2, max_sweeps=2, class_weight="balanced"),
+    CSTCRegressor(tradeoff=0.01, depth=2, max_sweeps=2),
+])
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+def test_quadrants_reach_zero_error_at_the_minimum_cost_of_12():
+    X, y = quadrants(1000, 0)
+    X_te, y_te = quadrants(2000, 1)
+    model = CSTCRegressor(QUADRANT_COSTS, tradeoff=0.02, feature_groups=QUADRANT_GROUPS,
+                          rho=0.01, depth=3, structure="full", max_sweeps=4,
+                          routing_temperature=5.0, support_threshold=0.05,
+                          finetune_routing="hard", random_state=0)
+    start = time.perf_counter()
+    model.fit(X, y)
+    assert time.perf_counter() - start < 10.0          # seconds, not the prototype's minute
+    assert np.mean((model.predict(X_te) - y_te) ** 2) < 0.05
+    assert model.predict_cost(X_te).mean() == pytest.approx(12.0)
+    st, B, _ = model.trees_[0]
+    assert st.heap == tuple(range(7))
+    for k in range(3):                                  # routing nodes: cheap features only
+        assert not B[k, :4].any()
+    leaves = [set(np.flatnonzero(B[k, :6])) for k in range(3, 7)]
+    assert all(len(s) == 1 for s in leaves) and set.union(*leaves) == {0, 1, 2, 3}
+    model._check()
+
+
+def test_paper_default_keeps_tiny_expensive_weights_at_full_cost():
+    X, y = quadrants(600, 0)
+    model = CSTCRegressor(QUADRANT_COSTS, tradeoff=0.02, feature_groups=QUADRANT_GROUPS,
+                          rho=0.01, random_state=0).fit(X, y)
+    assert model.predict_cost(X).mean() > 12.0          # spec 5.1: the deviations are needed
+
+
+def brute_force_usage(model, X):
+    """Walk every row down every output's tree in Python; collect the atoms once."""
+    names = list(model.feature_groups_)
+    out = np.zeros((len(X), len(names)), dtype=bool)
+    for fmap, (st, B, theta) in zip(model.maps_, model.trees_, strict=True):
+        cm = fmap.cost_arrays(model.feature_costs_)
+        Phi = fmap.transform(X)
+        for i, phi in enumerate(Phi):
+            k = 0
+            while True:
+                for t in np.flatnonzero(B[k]):
+                    out[i, np.flatnonzero(cm.F[:, t])] = True
+                if st.is_leaf[k]:
+                    break
+                nxt = st.up[k] if phi @ B[k] > theta[k] else st.low[k]
+                if nxt < 0:
+                    break
+                k = nxt
+    return out
+
+
+@pytest.mark.parametrize("cls", [CSTCClassifier, CSCCClassifier])
+@pytest.mark.parametrize("fmap", ["standard", "boosted"])
+def test_feature_usage_is_the_atoms_on_each_rows_path(cls, fmap, cancer):
+    X, y, X_te, _ = cancer
+    groups = {"mean": list(range(10)), "se": list(range(10, 20)), "worst": list(range(20, 30))}
+    costs = {"mean": 1.0, "se": 5.0, "worst": 20.0}
+    model = cls(costs, tradeoff=0.01, feature_groups=groups, feature_map=fmap, n_trees=20,
+                random_state=0).fit(X, y)
+    usage = model.feature_usage(X_te)
+    np.testing.assert_array_equal(usage, brute_force_usage(model, X_te))
+    np.testing.assert_allclose(model.predict_cost(X_te), usage @ np.array([1.0, 5.0, 20.0]))
+    assert (usage.any(axis=0) <= model.used_features_).all()
+    model._check()
+
+
+def test_multiclass_pays_the_union_of_the_one_vs_rest_paths():
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:400] / 16, y[:400] % 3
+    model = CSTCClassifier(np.ones(64), tradeoff=0.02, depth=2, max_sweeps=2,
+                           random_state=0).fit(X, y)
+    assert len(model.trees_) == 3 and model.decision_function(X).shape == (400, 3)
+    np.testing.assert_array_equal(model.feature_usage(X), brute_force_usage(model, X))
+    assert (model.predict(X) == y).mean() > 0.8
+
+
+def test_a_larger_tradeoff_buys_fewer_features(cancer):
+    X, y, X_te, _ = cancer
+    costs = [np.mean(m.feature_usage(X_te).sum(axis=1)) for m in (
+        CSTCClassifier(np.ones(30), tradeoff=t, feature_map="standard", random_state=0).fit(X, y)
+        for t in (0.0, 0.05, 1.0))]
+    assert costs[0] > costs[1] > costs[2]
+
+
+def test_cscc_class_weights_shift_predictions_to_the_minority():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    y = (X[:, 0] + 0.5 * rng.normal(size=600) > 1.6).astype(int)     # about 7% positives
+    plain = CSCCClassifier(np.ones(4), tradeoff=0.001, random_state=0).fit(X, y)
+    weighted = CSCCClassifier(np.ones(4), tradeoff=0.001, class_weight="balanced",
+                              random_state=0).fit(X, y)
+    assert weighted.predict(X).sum() > plain.predict(X).sum()
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"feature_costs": {"x0": 1.0, "nope": 2.0}}, "unknown features.*nope"),
+    ({"feature_costs": [1.0, -2.0, 1.0]}, "feature_costs.*>= 0"),
+    ({"feature_costs": [1.0, float("nan"), 1.0]}, "feature_costs"),
+    ({"tradeoff": -1.0}, "tradeoff"),
+    ({"feature_map": "pca"}, "feature_map"),
+    ({"routing_temperature": 0.0}, "routing_temperature"),
+    ({"class_weight": {7: 2.0}}, "class_weight.*7"),
+])
+@pytest.mark.parametrize("cls", [CSTCClassifier, CSCCClassifier])
+def test_bad_parameters_raise_value_errors_naming_them(cls, params, match):
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = np.arange(40) % 2
+    with pytest.raises(ValueError, match=match):
+        cls(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [CSTCClassifier, CSCCClassifier])
+def test_bad_data_raises_value_errors(cls):
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    with pytest.raises(ValueError, match="1 class"):
+        cls().fit(X, np.zeros(40))
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        cls().fit(X, np.arange(40) % 2)
+
+
+@pytest.mark.parametrize("fmap", ["identity", "boosted"])
+@pytest.mark.parametrize("cls", [CSTCClassifier, CSCCClassifier])
+def test_to_arrays_round_trip_keeps_predictions_and_usage(cls, fmap, cancer):
+    X, y, X_te, _ = cancer
+    labels = np.array(["benign", "malignant"], dtype=object)[y]
+    model = cls(np.linspace(1, 3, 30).tolist(), tradeoff=0.01, feature_map=fmap, n_trees=10,
+                random_state=0).fit(X, labels)
+    arrays, meta = model.to_arrays()
+    assert all(a.dtype != object for a in arrays.values())
+    back = cls.from_arrays(arrays, meta)
+    assert back.get_params() == model.get_params()
+    np.testing.assert_array_equal(back.predict(X_te), model.predict(X_te))
+    np.testing.assert_array_equal(back.decision_function(X_te), model.decision_function(X_te))
+    np.testing.assert_array_equal(back.feature_usage(X_te), model.feature_usage(X_te))
+    sub = back.subset_model()
+    restored = ColumnSubsetModel.from_arrays(*sub.to_arrays())
+    np.testing.assert_array_equal(restored.predict(X_te[:, sub.columns]), model.predict(X_te))
+
+
+def test_sweep_candidates_index_cstc_with_expected_costs(cancer):
+    import polydom
+
+    X, y, X_te, y_te = cancer
+    groups = {"mean": list(range(10)), "se": list(range(10, 20)), "worst": list(range(20, 30))}
+    costs = {"mean": "1 + 0.01*n", "se": "5", "worst": "20 + 0.1*n"}
+    cands = sweep_candidates(
+        CSTCClassifier(feature_groups=groups, feature_map="standard", random_state=0),
+        [0.001, 0.1], X, y, X_te, y_te, costs, sizes=(10.0,), key="cstc")
+    assert [c.key for c in cands] == ["cstc(tradeoff=0.001, n=10)", "cstc(tradeoff=0.1, n=10)"]
+    for c in cands:
+        usage = c.payload.estimator.feature_usage(X_te)
+        p = usage.mean(axis=0)
+        expected = sum(pf * polydom.CostCurve.coerce(costs[g])(50.0)
+                       for pf, g in zip(p, groups, strict=True))
+        assert c.cost(50.0) == pytest.approx(expected)
+    index = polydom.PolyDomIndex.build(cands)
+    assert index.lookup(10.0, 1e9) is not None
+
+
+def test_storage_stores_and_loads_cstc_without_trust(cancer):
+    storage = pytest.importorskip("storage")
+    from storage.blobs import dump_model, load_model, sha256_hex
+
+    X, y, X_te, _ = cancer
+    for cls in (CSTCClassifier, CSCCClassifier, ColumnSubsetModel):
+        storage.register_array_model(cls)
+    model = CSTCClassifier(np.ones(30), tradeoff=0.01, feature_map="boosted", n_trees=10,
+                           random_state=0).fit(X, y)
+    sub = model.subset_model()
+    blob, fmt = dump_model(sub)
+    assert fmt == "arrays"
+    back = load_model(blob, fmt, sha256_hex(blob))
+    np.testing.assert_array_equal(back.predict(X_te[:, sub.columns]), model.predict(X_te))
