@@ -69,7 +69,10 @@ class CostCurve:
             raise ValueError(
                 f"coefficients must be a sequence of numbers, got {shown(coefficients)}"
             ) from None
-        if raw.dtype.kind not in "iuf" and not (
+        bools = isinstance(coefficients, (list, tuple)) and any(
+            isinstance(c, (bool, np.bool_)) for c in coefficients
+        )  # numpy would cast [True, 2.0] to floats silently
+        if bools or raw.dtype.kind not in "iuf" and not (
             raw.dtype.kind == "O" and all(
                 isinstance(c, numbers.Real) and not isinstance(c, bool) for c in raw.ravel()
             )
