@@ -184,7 +184,7 @@ def test_build_index_with_no_features_is_refused():
 
 def test_build_index_refuses_costs_that_are_not_a_mapping_and_a_learner_without_expand():
     learner = learners.SyntheticLearner(lambda features: 0.5)
-    with pytest.raises(TypeError, match="costs must be a mapping"):
+    with pytest.raises(TypeError, match="costs must be a CostModel or a mapping"):
         polydom.build_index(["a"], learner)
     with pytest.raises(TypeError, match="learner must have an expand"):
         polydom.build_index({"a": "1"}, object())
