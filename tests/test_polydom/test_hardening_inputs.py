@@ -3,7 +3,6 @@ arguments in one place and raises ``TypeError`` / ``ValueError`` naming the argu
 
 import fractions
 import math
-import time
 
 import numpy as np
 import pytest
@@ -30,11 +29,10 @@ def index():
 # ------------------------------------------------------------- unbounded polynomial degree
 @pytest.mark.parametrize("text", ["((n**32)**32)**32", "(n**16)*(n**17)", "(n+1)**32*n",
                                   "((n**2)**4)**5"])
+@pytest.mark.timeout(30)  # a hang guard, not a speed claim: expanding these would take ages
 def test_unbounded_polynomial_degree_is_refused_quickly(text):
-    start = time.perf_counter()
     with pytest.raises(ValueError, match=f"degree .* the limit is {MAX_DEGREE}"):
         CostCurve.parse(text)
-    assert time.perf_counter() - start < 0.5
 
 
 def test_polynomial_degree_up_to_the_limit_is_accepted():
