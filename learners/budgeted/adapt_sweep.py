@@ -11,6 +11,7 @@ turns the frontier into :class:`polydom.Candidate` objects with expected cost cu
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,7 @@ class SweepPoint:
     cost: float
     routed: float
     model: Any = field(repr=False, compare=False)
+    threshold: float = 0.0
 
 
 def sweep_adapt(
@@ -51,6 +53,7 @@ def sweep_adapt(
     y_train: np.ndarray,
     X_eval: np.ndarray,
     y_eval: np.ndarray,
+    thresholds: Iterable[float | str] = (0.0,),
     **params: Any,
 ) -> list[SweepPoint]:
     """Fit a clone of ``estimator`` for every (tradeoff, p_full); score each on the eval rows.
@@ -59,19 +62,44 @@ def sweep_adapt(
     the mean of ``prediction_cost`` over the eval rows, ``routed`` the fraction sent to the
     high-cost model.
 
-    Runtime complexity: ``len(tradeoffs) * len(p_fulls)`` fits.
+    ``thresholds`` (an extension of the paper, spec 2.6 and pitfall 1): each fitted model is
+    also scored with the routing rule ``g(x) > threshold`` for every value given, without
+    refitting (a copy shares the fitted state); ``"quantile"`` stands for the threshold that
+    routes the fraction of eval rows closest to ``p_full`` (the ``1 - p_full`` quantile of
+    ``g`` when scores do not tie).
+
+    Runtime complexity: ``len(tradeoffs) * len(p_fulls)`` fits, times ``len(thresholds)``
+    evaluations.
     """
     p_fulls = [float(p) for p in p_fulls]
+    thresholds = list(thresholds)
+    for tau in thresholds:
+        if tau != "quantile" and not (isinstance(tau, int | float) and np.isfinite(tau)):
+            raise ValueError(f"thresholds must be finite numbers or 'quantile', got {tau!r}")
     out = []
     for t in tradeoffs:
         for p in p_fulls:
-            model = clone(estimator).set_params(tradeoff=float(t), p_full=p, **params)
-            model.fit(X_train, y_train)
-            acc = float(accuracy_score(y_eval, model.predict(X_eval)))
-            cost = float(model.prediction_cost(X_eval).mean())
-            routed = float(model.routes(X_eval).mean())
-            out.append(SweepPoint(float(t), p, acc, cost, routed, model))
+            fitted = clone(estimator).set_params(tradeoff=float(t), p_full=p, **params)
+            fitted.fit(X_train, y_train)
+            for tau in thresholds:
+                if tau == "quantile":
+                    tau = _routing_threshold(fitted.gate_score(X_eval), p)
+                model = copy.copy(fitted)
+                model.threshold = float(tau)
+                acc = float(accuracy_score(y_eval, model.predict(X_eval)))
+                cost = float(model.prediction_cost(X_eval).mean())
+                routed = float(model.routes(X_eval).mean())
+                out.append(SweepPoint(float(t), p, acc, cost, routed, model, float(tau)))
     return out
+
+
+def _routing_threshold(g: np.ndarray, fraction: float) -> float:
+    """The threshold ``tau`` for which ``mean(g > tau)`` is closest to ``fraction`` (scores of
+    tree ensembles tie, so an exact quantile may route far fewer rows).  O(rows log rows)."""
+    values = np.unique(g)
+    taus = np.concatenate([[values[0] - 1.0], values])
+    routed = 1.0 - np.searchsorted(np.sort(g), taus, side="right") / len(g)
+    return float(taus[int(np.argmin(np.abs(routed - fraction)))])
 
 
 def efficient_frontier(points: Iterable[SweepPoint]) -> list[SweepPoint]:
@@ -118,6 +146,7 @@ def sweep_adapt_candidates(
     frontier: bool = True,
     cost: str = "expected",
     key: str | None = None,
+    thresholds: Iterable[float | str] = (0.0,),
 ) -> list[Candidate]:
     """Index candidates from the sweep: per reference size, the frontier (or every point).
 
@@ -139,11 +168,13 @@ def sweep_adapt_candidates(
     cost : {"expected", "worst"}
     key : str, optional
         Key prefix (default ``"ADAPT-LIN"`` / ``"ADAPT-GBRT"``).
+    thresholds : iterable of float or "quantile", default (0.0,)
+        Routing thresholds scored per fitted model (see :func:`sweep_adapt`).
 
     Returns
     -------
     list of Candidate
-        Keys ``"{key}(tradeoff=..., p_full=..., n=...)"``.
+        Keys ``"{key}(tradeoff=..., p_full=..., threshold=..., n=...)"``.
 
     Runtime complexity: ``len(sizes) * len(tradeoffs) * len(p_fulls)`` fits.
     """
@@ -154,7 +185,15 @@ def sweep_adapt_candidates(
     for s in sizes:
         ref = {n: float(CostCurve.coerce(costs[n])(float(s))) for n in names}
         points = sweep_adapt(
-            estimator, tradeoffs, p_fulls, X_train, y_train, X_eval, y_eval, feature_costs=ref
+            estimator,
+            tradeoffs,
+            p_fulls,
+            X_train,
+            y_train,
+            X_eval,
+            y_eval,
+            thresholds=thresholds,
+            feature_costs=ref,
         )
         kept = efficient_frontier(points) if frontier else points
         for p in kept:
@@ -163,7 +202,8 @@ def sweep_adapt_candidates(
                     X_eval,
                     y_eval,
                     costs,
-                    f"{prefix}(tradeoff={p.tradeoff:g}, p_full={p.p_full:g}, n={float(s):g})",
+                    f"{prefix}(tradeoff={p.tradeoff:g}, p_full={p.p_full:g}, "
+                    f"threshold={p.threshold:.4g}, n={float(s):g})",
                     cost=cost,
                 )
             )

@@ -286,3 +286,19 @@ def test_adapt_lin_finds_the_feature_2_solution_of_synthetic_2():
     assert (model.predict(X_test) == y_test).mean() >= f0_acc - 0.01
     assert model.prediction_cost(X_test).mean() <= 1.55
     assert model.gate_coef_[0] == 0 and model.lpc_coef_[0] == 0
+
+
+def test_sweep_thresholds_reuse_the_fit_and_quantile_routes_p_full(data):
+    X, y, X_test, y_test, rf = data
+    proto = AdaptClassifier(rf, method="gbrt", n_estimators=10, max_iter=2)
+    points = sweep_adapt(
+        proto, [1.0], [0.3], X, y, X_test, y_test, thresholds=(0.0, "quantile", 0.5)
+    )
+    assert [p.threshold for p in points][::2] == [0.0, 0.5]
+    assert points[0].model.gate_booster_ is points[1].model.gate_booster_
+    g = points[1].model.gate_score(X_test)
+    achievable = [(g > v).mean() for v in np.unique(g)] + [1.0]
+    assert abs(points[1].routed - 0.3) == pytest.approx(min(abs(a - 0.3) for a in achievable))
+    assert points[2].routed <= points[0].routed
+    with pytest.raises(ValueError, match="thresholds must be finite numbers or 'quantile'"):
+        sweep_adapt(proto, [1.0], [0.3], X, y, X_test, y_test, thresholds=("median",))
