@@ -99,9 +99,9 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         Cost of each feature (``feature_groups`` name, or ``"x{j}"``); None: unit costs.
     feature_groups : mapping of str to list of int, optional
         Named column groups (a feature is paid once for all its columns).
-    high_cost_features : sequence of str, optional
-        Features whose columns the high-cost model takes (in ``feature_groups`` order);
-        None: it takes the whole row.
+    high_cost_columns : sequence of int, optional
+        Columns of the full row the high-cost model takes, in the order it takes them; None:
+        the whole row.
     fit_high_cost : bool, default False
         Fit a clone of ``high_cost_model`` on the training data first.
     high_cost_proba : {"auto", "oof", "fitted"}, default "auto"
@@ -146,7 +146,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         tradeoff: float = 0.01,
         feature_costs: Mapping[str, float] | Sequence[float] | None = None,
         feature_groups: Mapping[str, Sequence[int]] | None = None,
-        high_cost_features: Sequence[str] | None = None,
+        high_cost_columns: Sequence[int] | None = None,
         fit_high_cost: bool = False,
         high_cost_proba: str = "auto",
         cv: int = 5,
@@ -168,7 +168,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         self.tradeoff = tradeoff
         self.feature_costs = feature_costs
         self.feature_groups = feature_groups
-        self.high_cost_features = high_cost_features
+        self.high_cost_columns = high_cost_columns
         self.fit_high_cost = fit_high_cost
         self.high_cost_proba = high_cost_proba
         self.cv = cv
@@ -207,8 +207,9 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         """An unfitted ADAPT whose high-cost model is the index's choice at ``(size, budget)``.
 
         The features, their columns and their costs at ``size`` come from the index
-        (``index.columns``, ``index.costs``); the high-cost model takes the columns of the hit's
-        features.  Fit it on full matrices laid out as the index's training data.
+        (``index.columns``, ``index.costs``); the high-cost model takes the columns the index
+        would cut for it (``index.model_columns(hit.features)``).  Fit it on full matrices laid
+        out as the index's training data.
 
         Parameters
         ----------
@@ -233,12 +234,11 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"index entry {hit.key!r} has no fitted model to approximate")
         groups = {name: list(cols) for name, cols in index.columns.items()}
         costs = {name: float(index.costs[name](float(size))) for name in groups}
-        features = [name for name in groups if name in hit.features]
         return cls(
             high_cost_model=hit.model,
             feature_groups=groups,
             feature_costs=costs,
-            high_cost_features=features,
+            high_cost_columns=list(index.model_columns(hit.features)),
             **params,
         )
 
@@ -302,16 +302,16 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"feature_costs must be finite and >= 0, got {costs.tolist()}")
         return costs
 
-    def _high_cost_columns(self, groups: dict[str, list[int]], n_columns: int) -> list[int]:
-        if self.high_cost_features is None:
+    def _high_cost_columns(self, n_columns: int) -> list[int]:
+        if self.high_cost_columns is None:
             return list(range(n_columns))
-        wanted = [str(n) for n in self.high_cost_features]
-        unknown = sorted(set(wanted) - set(groups))
-        if unknown or not wanted:
+        cols = [int(c) for c in np.atleast_1d(np.asarray(self.high_cost_columns))]
+        if not cols or not all(0 <= c < n_columns for c in cols) or len(set(cols)) < len(cols):
             raise ValueError(
-                f"high_cost_features must name features of {list(groups)}, got {wanted!r}"
+                f"high_cost_columns must be distinct columns in [0, {n_columns}), "
+                f"got {self.high_cost_columns!r}"
             )
-        return [c for name, cols in groups.items() if name in wanted for c in cols]
+        return cols
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X: np.ndarray, y: np.ndarray) -> AdaptClassifier:
@@ -350,7 +350,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         self.feature_groups_ = column_groups(self.feature_groups, k)
         names = list(self.feature_groups_)
         self.feature_costs_ = self._costs(names)
-        hpc_cols = self._high_cost_columns(self.feature_groups_, k)
+        hpc_cols = self._high_cost_columns(k)
         estimator = self.high_cost_model
         if self.fit_high_cost:
             if estimator is None:
@@ -667,8 +667,8 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
                 str(k): [int(c) for c in np.atleast_1d(v)]
                 for k, v in params["feature_groups"].items()
             }
-        if params["high_cost_features"] is not None:
-            params["high_cost_features"] = [str(n) for n in params["high_cost_features"]]
+        if params["high_cost_columns"] is not None:
+            params["high_cost_columns"] = [int(c) for c in params["high_cost_columns"]]
         hpc_arrays, hpc_meta = self.high_cost_.to_arrays()
         arrays = {f"hpc.{k}": v for k, v in hpc_arrays.items()}
         arrays["feature_costs"] = np.asarray(self.feature_costs_, dtype=np.float64)

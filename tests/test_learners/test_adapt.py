@@ -250,9 +250,9 @@ def test_from_index_gates_the_indexed_model(data):
     best = index.lookup(size=1.0, budget=1e9)
     model = AdaptClassifier.from_index(index, 1.0, 1e9, p_full=0.5, n_starts=2, max_iter=4)
     model.fit(X, y)
-    assert model.high_cost_features == [n for n in COSTS if n in best.features]
-    routed = model.routes(X_test)
     cols = index.model_columns(best.features)
+    assert model.high_cost_columns == cols
+    routed = model.routes(X_test)
     np.testing.assert_array_equal(
         model.predict(X_test)[routed], best.model.predict(X_test[:, cols])[routed]
     )
