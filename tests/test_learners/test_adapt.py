@@ -144,6 +144,11 @@ def test_costs_for_unknown_features_are_rejected(data):
         AdaptClassifier(data[4], feature_costs=dict(COSTS, nope=1.0)).fit(data[0], data[1])
 
 
+def test_high_cost_columns_outside_the_row_are_rejected(data):
+    with pytest.raises(ValueError, match=r"high_cost_columns must be distinct columns in \[0, 6\)"):
+        AdaptClassifier(data[4], high_cost_columns=[0, 99]).fit(data[0], data[1])
+
+
 def test_more_than_two_classes_are_rejected(data):
     X, y = data[0], data[1]
     y3 = y + (X[:, 2] > 2)
