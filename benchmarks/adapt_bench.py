@@ -156,6 +156,8 @@ def adapt_points(name, proto, grid, X_tr, y_tr, X_va, y_va, X_te, y_te, threshol
     """ADAPT over ``grid`` (dicts of tradeoff, p_full), each also with every routing
     threshold (``"quantile"``: route a p_full fraction of the validation rows)."""
     out = []
+    proto = proto.__sklearn_clone__()
+    proto.set_params(high_cost_proba=proto.high_cost_train_proba(X_tr, y_tr))  # OOF once
     for params in grid:
         for sp in sweep_adapt(proto, [params["tradeoff"]], [params["p_full"]], X_tr, y_tr,
                               X_va, y_va, thresholds=thresholds):

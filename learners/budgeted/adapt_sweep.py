@@ -76,6 +76,10 @@ def sweep_adapt(
     for tau in thresholds:
         if tau != "quantile" and not (isinstance(tau, int | float) and np.isfinite(tau)):
             raise ValueError(f"thresholds must be finite numbers or 'quantile', got {tau!r}")
+    proba = estimator.get_params()["high_cost_proba"]
+    if isinstance(proba, str) and not estimator.fit_high_cost and "high_cost_proba" not in params:
+        # the high-cost model's training probabilities do not depend on the grid: once
+        params["high_cost_proba"] = estimator.high_cost_train_proba(X_train, y_train)
     out = []
     for t in tradeoffs:
         for p in p_fulls:

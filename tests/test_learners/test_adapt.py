@@ -307,3 +307,16 @@ def test_sweep_thresholds_reuse_the_fit_and_quantile_routes_p_full(data):
     assert points[2].routed <= points[0].routed
     with pytest.raises(ValueError, match="thresholds must be finite numbers or 'quantile'"):
         sweep_adapt(proto, [1.0], [0.3], X, y, X_test, y_test, thresholds=("median",))
+
+
+def test_precomputed_high_cost_probabilities_give_the_same_model(data):
+    X, y, X_test, _, rf = data
+    proto = AdaptClassifier(rf, **LIN, p_full=0.4, tradeoff=0.01)
+    proba = proto.high_cost_train_proba(X, y)
+    assert proba.shape == (len(y), 2)
+    a = clone(proto).fit(X, y)
+    b = clone(proto).set_params(high_cost_proba=proba).fit(X, y)
+    assert (a.high_cost_proba_, b.high_cost_proba_) == ("oof", "given")
+    np.testing.assert_array_equal(a.predict_proba(X_test), b.predict_proba(X_test))
+    with pytest.raises(ValueError, match=r"high_cost_proba as an array must hold"):
+        clone(proto).set_params(high_cost_proba=proba[:10]).fit(X, y)
