@@ -320,3 +320,24 @@ def test_precomputed_high_cost_probabilities_give_the_same_model(data):
     np.testing.assert_array_equal(a.predict_proba(X_test), b.predict_proba(X_test))
     with pytest.raises(ValueError, match=r"high_cost_proba as an array must hold"):
         clone(proto).set_params(high_cost_proba=proba[:10]).fit(X, y)
+
+
+def test_index_with_adapt_candidates_is_stored_and_reopened_without_pickle(data, tmp_path):
+    import learners
+    import polydom
+
+    X, y, X_test, y_test, rf = data
+    costs = {name: f"{c}" for name, c in COSTS.items()}
+    learner = learners.SklearnLearner(LogisticRegression(max_iter=300), X, y, cv=3)
+    proto = AdaptClassifier(rf, method="gbrt", n_estimators=10, max_iter=2)
+    cands = sweep_adapt_candidates(proto, [1.0], [0.5], X, y, X_test, y_test, costs)
+    url = f"sqlite:///{tmp_path / 'adapt.db'}"
+    built = polydom.build_index(costs, learner, alpha=1.0, extra_candidates=cands, store=url)
+    reopened = polydom.open_index(url)
+    stored = {c.key: c for c in reopened.candidates}
+    assert cands[0].key in stored  # ADAPT is on the skyline of these data
+    back, orig = stored[cands[0].key].payload, cands[0].payload
+    assert isinstance(back.estimator, AdaptClassifier)
+    cols = back.columns
+    np.testing.assert_array_equal(back.predict(X_test[:, cols]), orig.predict(X_test[:, cols]))
+    assert built.lookup(1.0, 1e9).key == reopened.lookup(1.0, 1e9).key
