@@ -21,7 +21,7 @@ Costs are mean per-row feature costs on the test rows (each feature paid once pe
 Run:  PYTHONPATH=$PWD python benchmarks/adapt_bench.py            (R1-R4)
       PYTHONPATH=$PWD python benchmarks/adapt_bench.py --r5       (adds R5)
       PYTHONPATH=$PWD python benchmarks/adapt_bench.py --quick    (smoke run)
-Tables go to stdout and ``benchmarks/results/adapt.md``, plots to
+Tables go to stdout and ``benchmarks/results/adapt_<parts>.md``, plots to
 ``benchmarks/results/adapt_*.png``.
 """
 
@@ -505,8 +505,8 @@ def main() -> None:
             "r3_digits",
             X, y, groups, costs, lattice, [0],
             dict(rf=300, starts=3 if q else 4, lin=(0.002, 0.01) if q else
-                 (0.001, 0.003, 0.01, 0.03), gbrt=(1.0, 10.0) if q else (0.3, 1, 3, 10, 30),
-                 gbrt_lattice=(1.0, 10.0) if q else (0.3, 3, 30), p_full=(0.3, 0.6) if q else
+                 (0.001, 0.003, 0.01, 0.03), gbrt=(0.1, 1.0) if q else (0.01, 0.03, 0.1, 0.3, 1),
+                 gbrt_lattice=(0.1, 1.0) if q else (0.03, 0.3, 3), p_full=(0.3, 0.6) if q else
                  (0.2, 0.4, 0.6, 0.8), trees=30 if q else 100, l1=(0.003, 0.01, 0.03, 0.1, 1.0),
                  gm=(1, 10) if q else (0.3, 1, 3, 10, 30, 100),
                  cegb=(1e-3,) if q else (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)), q)
@@ -516,8 +516,9 @@ def main() -> None:
             "R4  breast cancer (mean/error/worst columns cost 1/5/20; f0 = RF(300))",
             "r4_breast_cancer", X, y, groups, costs, lattice, [0, 1] if q else [0, 1, 2, 3, 4],
             dict(rf=300, starts=3 if q else 6, lin=(0.001, 0.01) if q else
-                 (0.0003, 0.001, 0.003, 0.01), gbrt=(0.1, 1.0) if q else (0.03, 0.1, 0.3, 1, 3),
-                 gbrt_lattice=(0.1, 1.0) if q else (0.03, 0.3, 3), p_full=(0.3, 0.6) if q
+                 (0.0003, 0.001, 0.003, 0.01),
+                 gbrt=(0.01, 0.1) if q else (0.003, 0.01, 0.03, 0.1, 0.3),
+                 gbrt_lattice=(0.01, 0.1) if q else (0.003, 0.03, 0.3), p_full=(0.3, 0.6) if q
                  else (0.2, 0.4, 0.6, 0.8), trees=30 if q else 100,
                  l1=(0.01, 0.03, 0.1, 1.0), gm=(0.1, 1.0) if q else (0.1, 0.3, 1, 3, 10),
                  cegb=(1e-3,) if q else (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)), q)
@@ -530,7 +531,8 @@ def main() -> None:
                  p_full=(0.3, 0.6), trees=100, l1=(0.01, 0.1), gm=(3.0, 30.0),
                  cegb=(1e-4, 1e-3)), q)
     say(f"Total {time.perf_counter() - start:.0f} s.")
-    (RESULTS / ("adapt_quick.md" if q else "adapt.md")).write_text("\n".join(OUT) + "\n")
+    name = "_".join(sorted(parts)) + ("_quick" if q else "")
+    (RESULTS / f"adapt_{name}.md").write_text("\n".join(OUT) + "\n")
 
 
 if __name__ == "__main__":
