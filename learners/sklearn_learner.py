@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -16,6 +17,7 @@ from sklearn.model_selection import cross_validate
 
 from lattice.expansion import Expansion
 from learners.columns import normalize_features
+from polydom.curves.cost_model import CostModel
 
 __all__ = ["SklearnLearner"]
 
@@ -24,10 +26,12 @@ class SklearnLearner:
     """Train a clone of ``estimator`` on the columns of a feature set and score it.
 
     A lattice feature is a routine that may yield many columns (a histogram, a HOG block, a
-    sensor): ``features`` maps each feature name to its column indices in ``X``.  A model
-    for a feature set is trained on the columns of its features, taken in the learner's
-    feature order (the order of ``features``), which is what :meth:`polydom.Index.predict`
-    feeds it.  The empty set gets the majority-class model
+    sensor): ``features`` maps each feature name to its column indices in ``X``, or is a
+    :class:`polydom.CostModel` whose features (its bundles, else its atoms) get the columns
+    of their atoms (bundles may share atoms, so their columns may overlap).  A model for a
+    feature set is trained on the sorted union of its features' columns (the one column
+    order of :meth:`polydom.CostModel.columns_of`), which is what
+    :meth:`polydom.Index.predict` feeds it.  The empty set gets the majority-class model
     (``DummyClassifier(strategy="most_frequent")``).
 
     Parameters
@@ -38,13 +42,15 @@ class SklearnLearner:
         Training matrix holding every feature's columns.
     y : array of shape (rows,)
         Labels.
-    features : mapping of str to list of int, or list of str, or None
+    features : mapping of str to list of int, or list of str, or CostModel, or None
         Feature name -> column indices; a list of names gives one column each; None names
-        every column ``"x<i>"``.
+        every column ``"x<i>"``; a CostModel with columns for every atom gives its features
+        the columns of their atoms.
     cv : int or cross-validation splitter or tuple (X_test, y_test), default 5
         How accuracy is estimated: k-fold cross-validation on ``X`` (sklearn's
         ``cross_val_score``; stratified for classifiers), or the score on a held-out split.
-        The returned model is always refitted on all rows of ``X``.
+        The returned model is always refitted on all rows of ``X``.  An integer is a
+        number of folds in ``[2, rows]`` (``2.5`` raises ``TypeError``).
     scoring : str, default "accuracy"
         A scikit-learn scorer name whose values lie in ``[0, 1]``.
 
@@ -62,7 +68,7 @@ class SklearnLearner:
         estimator: Any,
         X: np.ndarray,
         y: np.ndarray,
-        features: Mapping[str, Sequence[int]] | Sequence[str] | None = None,
+        features: Mapping[str, Sequence[int]] | Sequence[str] | CostModel | None = None,
         cv: int | Any | tuple[np.ndarray, np.ndarray] = 5,
         scoring: str = "accuracy",
     ) -> None:
@@ -98,7 +104,21 @@ class SklearnLearner:
             self._test = None
         self._scorer = get_scorer(self.scoring)
         self._X, self._y = X, y
-        self.columns_ = normalize_features(self.features, X.shape[1])
+        if isinstance(self.features, CostModel):
+            model = self.features
+            if not model.has_columns:
+                raise ValueError(
+                    "features as a CostModel needs columns for every atom; atoms without: "
+                    f"{sorted(set(model.atoms) - set(model.columns))}"
+                )
+            bad = [c for cols in model.columns.values() for c in cols if c >= X.shape[1]]
+            if bad:
+                raise ValueError(
+                    f"features: the cost model names column {bad[0]}, outside [0, {X.shape[1]})"
+                )
+            self.columns_ = {name: model.columns_of([name]) for name in model.features}
+        else:
+            self.columns_ = normalize_features(self.features, X.shape[1])
 
     def describe(self) -> str:
         """A stable text naming the estimator, the scoring, the validation and a sha256 of
@@ -122,12 +142,15 @@ class SklearnLearner:
         return {name: list(cols) for name, cols in self.columns_.items()}
 
     def columns_of(self, features: frozenset) -> list[int]:
-        """Columns a model on ``features`` is trained on (learner feature order)."""
+        """Columns a model on ``features`` is trained on: the sorted union of their columns.
+
+        Runtime complexity: O(c log c) for c columns.
+        """
         self._prepare()
         unknown = set(features) - set(self.columns_)
         if unknown:
             raise ValueError(f"unknown features {sorted(unknown)!r}; known: {list(self.columns_)}")
-        return [c for name, cols in self.columns_.items() if name in features for c in cols]
+        return sorted({c for name in features for c in self.columns_[name]})
 
     def expand(self, features: frozenset) -> Expansion:
         """Estimate the accuracy of the estimator on ``features`` and refit it on all rows.
@@ -137,11 +160,16 @@ class SklearnLearner:
 
         Raises
         ------
+        TypeError
+            If ``cv`` is a number that is not an integer.
         ValueError
-            On an unknown feature name, or a score outside ``[0, 1]``.
+            On an unknown feature name, an integer ``cv`` outside ``[2, rows]``, or a score
+            outside ``[0, 1]``.
         """
         features = frozenset(features)
         cols = self.columns_of(features)
+        if self._test is None:
+            _check_folds(self.cv, self._X.shape[0])
         start = time.perf_counter()
         est = clone(self.estimator) if cols else DummyClassifier(strategy="most_frequent")
         Xf = self._X[:, cols]
@@ -170,3 +198,13 @@ class SklearnLearner:
             )
         self.calls_ = getattr(self, "calls_", 0) + 1
         return Expansion(features, score, model, time.perf_counter() - start, predictions)
+
+
+def _check_folds(cv: Any, rows: int) -> None:
+    """An integer ``cv`` is a number of folds in ``[2, rows]`` (not 2.5, not True)."""
+    if isinstance(cv, (bool, np.bool_)) or (
+        isinstance(cv, numbers.Real) and not isinstance(cv, numbers.Integral)
+    ):
+        raise TypeError(f"cv must be an integer number of folds, got {cv!r}")
+    if isinstance(cv, numbers.Integral) and not 2 <= cv <= rows:
+        raise ValueError(f"cv must be between 2 and the number of rows ({rows}), got {cv!r}")

@@ -1,13 +1,14 @@
-"""Candidate: one trained model as the index sees it (key, accuracy, cost curve)."""
+"""Candidate: one trained model as the index sees it (key, accuracy, cost curve, needs)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from polydom.curves.cost_curve import CostCurve
+from polydom.curves.domain import check_feature_name, check_real
 
 __all__ = ["Candidate"]
 
@@ -21,17 +22,30 @@ class Candidate:
     key : hashable
         Unique name of the candidate within an index (ties in the index are broken by key).
     accuracy : float
-        Estimated accuracy in ``[0, 1]``; independent of the item size.
+        Estimated accuracy in ``[0, 1]``; independent of the item size.  A real number
+        (``"0.5"`` or ``True`` raise ``TypeError``).
     cost : CostCurve or str or sequence of float
         Cost of the features the model needs, as a function of the item size ``n``.
         Text is parsed with :meth:`CostCurve.parse`, numbers are coefficients.
     features : iterable of str, default empty
-        Names of the features the model uses (informational for the index).
+        Names of the features the model uses (informational for the index); non-empty
+        strings.
     payload : object, default None
         Anything attached (a fitted model, an expansion); ignored by comparisons.
+    needs : mapping of str to float, optional
+        The atomic features the model needs, with the probability that each is needed
+        (1 for a static model; the fraction of rows for an adaptive one).  Default: every
+        name of ``features`` with probability 1.  With a :class:`polydom.CostModel` the
+        cost curve is ``cost_model.expected_cost(needs)`` (plus a learner's own overhead).
+        Ignored by comparisons.
+    learner : str, optional
+        Name of the learner that produced the candidate (``"lattice"``, ``"cegb"``, ...).
+        Ignored by comparisons.
 
     >>> Candidate("a", 0.8, "3 + n").cost(2.0)
     5.0
+    >>> Candidate("b", 0.9, "n", features={"x"}).needs
+    {'x': 1.0}
     """
 
     key: Hashable
@@ -39,18 +53,15 @@ class Candidate:
     cost: CostCurve
     features: frozenset = frozenset()
     payload: Any = field(default=None, compare=False, hash=False, repr=False)
+    needs: Mapping[str, float] | None = field(default=None, compare=False, hash=False, repr=False)
+    learner: str | None = field(default=None, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
         try:
             hash(self.key)
         except TypeError:
             raise ValueError(f"candidate key must be hashable, got {self.key!r}") from None
-        try:
-            accuracy = float(self.accuracy)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"accuracy of candidate {self.key!r} must be a number, got {self.accuracy!r}"
-            ) from None
+        accuracy = check_real(self.accuracy, f"accuracy of candidate {self.key!r}")
         if not (math.isfinite(accuracy) and 0.0 <= accuracy <= 1.0):
             raise ValueError(
                 f"accuracy of candidate {self.key!r} must be in [0, 1], got {self.accuracy!r}"
@@ -58,8 +69,34 @@ class Candidate:
         object.__setattr__(self, "accuracy", accuracy)
         object.__setattr__(self, "cost", CostCurve.coerce(self.cost))
         if isinstance(self.features, str) or not isinstance(self.features, Iterable):
-            raise ValueError(
+            raise TypeError(
                 f"features of candidate {self.key!r} must be an iterable of names, "
                 f"got {self.features!r}"
             )
-        object.__setattr__(self, "features", frozenset(self.features))
+        features = frozenset(self.features)
+        for name in features:
+            check_feature_name(name, f"a feature of candidate {self.key!r}")
+        object.__setattr__(self, "features", features)
+        if self.needs is None:
+            needs = {name: 1.0 for name in sorted(self.features)}
+        elif isinstance(self.needs, Mapping):
+            needs = {}
+            for atom, p in self.needs.items():
+                check_feature_name(atom, f"an atom in the needs of candidate {self.key!r}")
+                p = check_real(p, f"needs of candidate {self.key!r}: probability of {atom!r}")
+                if not 0.0 <= p <= 1.0:
+                    raise ValueError(
+                        f"needs of candidate {self.key!r}: probability of {atom!r} must be in "
+                        f"[0, 1], got {self.needs[atom]!r}"
+                    )
+                needs[atom] = p
+        else:
+            raise ValueError(
+                f"needs of candidate {self.key!r} must be a mapping atom -> probability, "
+                f"got {self.needs!r}"
+            )
+        object.__setattr__(self, "needs", needs)
+        if self.learner is not None and not isinstance(self.learner, str):
+            raise ValueError(
+                f"learner of candidate {self.key!r} must be a string, got {self.learner!r}"
+            )
