@@ -20,8 +20,9 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
+from learners.budgeted.contract import sweep_features
 from polydom.curves.candidate import Candidate
-from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_model import CostModel
 
 __all__ = [
     "SweepPoint",
@@ -145,27 +146,31 @@ def sweep_adapt_candidates(
     y_train: np.ndarray,
     X_eval: np.ndarray,
     y_eval: np.ndarray,
-    costs: Mapping[str, Any],
+    costs: CostModel | Mapping[str, Any],
     sizes: Iterable[float] = (1.0,),
     frontier: bool = True,
     cost: str = "expected",
     key: str | None = None,
     thresholds: Iterable[float | str] = (0.0,),
+    learner: str | None = "adapt",
 ) -> list[Candidate]:
     """Index candidates from the sweep: per reference size, the frontier (or every point).
 
-    For each size ``s`` the grid is fitted with ``feature_costs = {f: c_f(s)}``; each kept
-    model becomes a Candidate whose cost curve is its expected cost
-    ``sum_f P(f needed) c_f(n)`` over the eval rows (``cost="worst"``: every feature it may
-    need), with :meth:`subset_model` as payload.
+    For each size ``s`` the grid is fitted with ``feature_costs = {f: cost_model.cost([f])(s)}``
+    (features as :func:`learners.budgeted.contract.sweep_features` resolves them: the
+    prototype's ``feature_groups``, or the atoms of a CostModel whose columns partition the
+    rows); each kept model becomes a Candidate whose ``needs`` are the fraction of eval rows
+    that needed each atom (a shared atom once per row) and whose cost curve is
+    ``sum_a P(a needed) c_a(n)`` (``cost="worst"``: every atom it may need, at 1), with
+    :meth:`subset_model` as payload.
 
     Parameters
     ----------
     estimator : AdaptClassifier
-        Prototype (``feature_groups`` names = keys of ``costs``).
+        Prototype; its features must be atoms or bundles of ``costs``.
     tradeoffs, p_fulls : iterables of float
     X_train, y_train, X_eval, y_eval : arrays
-    costs : mapping of str to CostCurve or str
+    costs : polydom.CostModel or mapping of str to CostCurve or str
     sizes : iterable of float, default (1.0,)
     frontier : bool, default True
         Keep only the efficient frontier of each size's grid (on the eval rows).
@@ -174,6 +179,8 @@ def sweep_adapt_candidates(
         Key prefix (default ``"ADAPT-LIN"`` / ``"ADAPT-GBRT"``).
     thresholds : iterable of float or "quantile", default (0.0,)
         Routing thresholds scored per fitted model (see :func:`sweep_adapt`).
+    learner : str, optional
+        Learner name recorded on every candidate (default ``"adapt"``, its registry name).
 
     Returns
     -------
@@ -183,11 +190,11 @@ def sweep_adapt_candidates(
     Runtime complexity: ``len(sizes) * len(tradeoffs) * len(p_fulls)`` fits.
     """
     prefix = key or f"ADAPT-{str(estimator.method).upper()}"
-    names = list(costs)
+    model, params, names = sweep_features(estimator, costs, np.asarray(X_train).shape[1])
     tradeoffs, p_fulls = list(tradeoffs), list(p_fulls)
     out = []
     for s in sizes:
-        ref = {n: float(CostCurve.coerce(costs[n])(float(s))) for n in names}
+        ref = {n: float(model.cost([n])(float(s))) for n in names}
         points = sweep_adapt(
             estimator,
             tradeoffs,
@@ -198,6 +205,7 @@ def sweep_adapt_candidates(
             y_eval,
             thresholds=thresholds,
             feature_costs=ref,
+            **params,
         )
         kept = efficient_frontier(points) if frontier else points
         for p in kept:
@@ -205,10 +213,11 @@ def sweep_adapt_candidates(
                 p.model.to_candidate(
                     X_eval,
                     y_eval,
-                    costs,
+                    model,
                     f"{prefix}(tradeoff={p.tradeoff:g}, p_full={p.p_full:g}, "
                     f"threshold={p.threshold:.4g}, n={float(s):g})",
                     cost=cost,
+                    learner=learner,
                 )
             )
     return out

@@ -8,6 +8,7 @@ from sklearn.base import clone
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 
+import polydom
 import storage
 from learners import AdaptClassifier, CEGBClassifier
 from learners.budgeted import efficient_frontier, sweep_adapt, sweep_adapt_candidates
@@ -246,7 +247,6 @@ def test_sweep_frontier_and_candidates(data):
 
 def test_from_index_gates_the_indexed_model(data):
     import learners
-    import polydom
 
     X, y, X_test, y_test, _ = data
     costs = {name: f"{c}*n" for name, c in COSTS.items()}
@@ -324,7 +324,6 @@ def test_precomputed_high_cost_probabilities_give_the_same_model(data):
 
 def test_index_with_adapt_candidates_is_stored_and_reopened_without_pickle(data, tmp_path):
     import learners
-    import polydom
 
     X, y, X_test, y_test, rf = data
     costs = {name: f"{c}" for name, c in COSTS.items()}
@@ -341,3 +340,17 @@ def test_index_with_adapt_candidates_is_stored_and_reopened_without_pickle(data,
     cols = back.columns
     np.testing.assert_array_equal(back.predict(X_test[:, cols]), orig.predict(X_test[:, cols]))
     assert built.lookup(1.0, 1e9).key == reopened.lookup(1.0, 1e9).key
+
+
+def test_sweep_over_a_cost_model_gives_candidates_with_needs_and_learner(data):
+    X, y, X_test, y_test, rf = data
+    model = polydom.CostModel(
+        {n: f"{c}*n" for n, c in COSTS.items()}, columns={n: [j] for j, n in enumerate(COSTS)}
+    )
+    proto = AdaptClassifier(rf, method="gbrt", n_estimators=10, max_iter=2)
+    cands = sweep_adapt_candidates(proto, [1.0], [0.4], X, y, X_test, y_test, model)
+    assert cands and all(c.learner == "adapt" for c in cands)
+    for cand in cands:
+        assert set(cand.needs) <= set(COSTS) and all(0 <= p <= 1 for p in cand.needs.values())
+        assert cand.cost(2.0) == pytest.approx(model.expected_cost(cand.needs)(2.0))
+        assert cand.payload.estimator.feature_groups == model.columns
