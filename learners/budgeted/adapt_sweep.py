@@ -25,10 +25,12 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.cost_model import CostModel
 
 __all__ = [
+    "BUILD_P_FULLS",
     "SweepPoint",
     "efficient_frontier",
     "select",
     "sweep_adapt",
+    "sweep_adapt_build",
     "sweep_adapt_candidates",
 ]
 
@@ -221,3 +223,56 @@ def sweep_adapt_candidates(
                 )
             )
     return out
+
+
+#: The ``p_full`` grid of a build's ADAPT sweep (spec 2.6: dense around (0.4, 0.8), pitfall 1).
+BUILD_P_FULLS = (0.2, 0.4, 0.6, 0.8)
+
+
+def sweep_adapt_build(
+    prototype: Any,
+    tradeoffs: Iterable[float],
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_eval: np.ndarray,
+    y_eval: np.ndarray,
+    cost_model: CostModel | Mapping[str, Any],
+    *,
+    sizes: Iterable[float] = (1.0,),
+    key: str | None = None,
+    learner: str | None = "adapt",
+    cost: str = "expected",
+    p_fulls: Iterable[float] = BUILD_P_FULLS,
+    thresholds: Iterable[float | str] = (0.0, "quantile"),
+) -> list[Candidate]:
+    """The learner registry's sweep for ADAPT (a build config gives only trade-offs).
+
+    A prototype with ``fit_high_cost=True`` (a build names an unfitted high-cost model) gets
+    its high-cost model fitted once on the training rows; then
+    :func:`sweep_adapt_candidates` runs ``tradeoffs x p_fulls`` with the routing
+    ``thresholds`` and keeps each size's frontier.
+
+    Runtime complexity: one high-cost fit plus those of :func:`sweep_adapt_candidates`.
+    """
+    proto = clone(prototype)
+    if proto.fit_high_cost:
+        X_train = np.asarray(X_train, dtype=np.float64)
+        cols = proto.high_cost_columns
+        cols = list(range(X_train.shape[1])) if cols is None else [int(c) for c in cols]
+        fitted = clone(proto.high_cost_model).fit(X_train[:, cols], y_train)
+        proto.set_params(high_cost_model=fitted, fit_high_cost=False)
+    return sweep_adapt_candidates(
+        proto,
+        tradeoffs,
+        p_fulls,
+        X_train,
+        y_train,
+        X_eval,
+        y_eval,
+        cost_model,
+        sizes=sizes,
+        key=key,
+        learner=learner,
+        cost=cost,
+        thresholds=thresholds,
+    )

@@ -354,3 +354,22 @@ def test_sweep_over_a_cost_model_gives_candidates_with_needs_and_learner(data):
         assert set(cand.needs) <= set(COSTS) and all(0 <= p <= 1 for p in cand.needs.values())
         assert cand.cost(2.0) == pytest.approx(model.expected_cost(cand.needs)(2.0))
         assert cand.payload.estimator.feature_groups == model.columns
+
+
+def test_build_sweep_fits_an_unfitted_high_cost_model_once(data):
+    from learners.budgeted import sweep_adapt_build
+
+    X, y, X_test, y_test, _ = data
+    proto = AdaptClassifier(
+        RandomForestClassifier(20, random_state=0),
+        fit_high_cost=True,
+        method="gbrt",
+        n_estimators=10,
+        max_iter=2,
+    )
+    cands = sweep_adapt_build(proto, [1.0], X, y, X_test, y_test, COSTS, p_fulls=(0.4,))
+    assert cands and all(c.learner == "adapt" for c in cands)
+    hpcs = {id(c.payload.estimator.high_cost_model) for c in cands}
+    assert len(hpcs) == 1 and proto.high_cost_model not in [
+        c.payload.estimator.high_cost_model for c in cands
+    ]
