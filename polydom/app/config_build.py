@@ -10,6 +10,7 @@ A configuration (TOML shown; JSON takes the same keys)::
     domain = [1, 100]               # [n_min, n_max]; digits: default [min side, max side]
     cv = 3                          # folds (default 3)
     seed = 0
+    executor = "processes:2"        # where trainings run (default in-process); see below
 
     [features]                      # breast_cancer: name -> column indices or names
     mean = [0, 1, 2, 3]             # (default: groups "mean", "error", "worst")
@@ -24,6 +25,10 @@ For ``data = "digits"``: ``features`` is a list of image feature names (default 
 ``profile = true`` (time the features and fit ``statistic`` curves, default "p90").  Every
 digit is rendered once, at a side drawn from ``sides``, so folds never share a digit.
 
+``executor`` (or ``polydom build --executor``) is ``"inprocess"``, ``"processes"``,
+``"processes:N"`` or ``"dask://host:port"`` (see :func:`lattice.make_executor`); it is checked,
+and a scheduler connected, before anything is trained or stored.
+
 Every error is a :class:`ConfigError` (a ``ValueError``) with a one-line message.
 """
 
@@ -33,7 +38,8 @@ import json
 import math
 import time
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +93,7 @@ LEARNERS: dict[str, Callable[[int], Any]] = {
 }
 
 _KEYS = {"data", "learner", "store", "alpha", "delta", "domain", "cv", "seed", "features",
-         "costs", "profile", "statistic", "sides", "digits", "repeats"}
+         "costs", "profile", "statistic", "sides", "digits", "repeats", "executor"}
 
 
 def make_learner(name: Any, seed: int = 0) -> Any:
@@ -181,15 +187,19 @@ def _breast_cancer(config: Mapping) -> tuple[np.ndarray, np.ndarray, dict[str, l
 
 
 def build_from_config(
-    config: Mapping[str, Any], out: Callable[[str], Any] = print
+    config: Mapping[str, Any], out: Callable[[str], Any] = print, executor: Any = None
 ) -> Any:
     """Build and store the index a configuration describes; returns the :class:`Index`.
+
+    ``executor`` (a specification or an executor) overrides the config's ``executor`` key.
+    A progress bar (tqdm, on a terminal) counts the finished trainings.
 
     Runtime complexity: the lattice's trainings (at most ``2**features`` sets, ``cv + 1``
     fits each) plus, for digits, rendering and featurising the digits once.
     """
     import warnings
 
+    import lattice
     import learners
     import polydom
 
@@ -231,11 +241,21 @@ def build_from_config(
             raise ConfigError(f"cost of {name!r} ({curve}) is negative somewhere on the domain "
                               f"[{n_min:g}, {n_max:g}]")
     learner = learners.SklearnLearner(estimator, X, y, features=columns, cv=cv)
+    spec = executor if executor is not None else config.get("executor")
+    try:
+        ex = lattice.make_executor(spec)
+    except lattice.ExecutorError as exc:
+        raise ConfigError(str(exc).splitlines()[0]) from None
     start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", category=UserWarning)
-        index = polydom.build_index(costs, learner, alpha=alpha, delta=delta, n_min=n_min,
-                                    n_max=n_max, store=store)
+    try:
+        with warnings.catch_warnings(), _progress_bar() as progress:
+            warnings.simplefilter("ignore", category=UserWarning)
+            index = polydom.build_index(costs, learner, alpha=alpha, delta=delta, n_min=n_min,
+                                        n_max=n_max, store=store, executor=ex,
+                                        progress=progress)
+    finally:
+        if ex is not spec:
+            ex.close()
     info = index.info
     out(f"built {data} with {config['learner']}: {info['expansions']} of "
         f"{info['lattice_size']} feature sets trained ({info['trained']} new, "
@@ -244,6 +264,18 @@ def build_from_config(
         f"entries; alpha={alpha:g}, delta={delta:g}, domain [{n_min:g}, {n_max:g}]")
     out(f"stored as build {info['build_id']} in {store}")
     return index
+
+
+@contextmanager
+def _progress_bar() -> Iterator[Callable[[Any], None] | None]:
+    """A tqdm bar over finished trainings (shown on a terminal only); None without tqdm."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        yield None
+        return
+    with tqdm(desc="trainings", unit="fit", disable=None, leave=False) as bar:
+        yield lambda expansion: bar.update(1)
 
 
 def _digits(config: Mapping, seed: int, out: Callable[[str], Any]) -> tuple:

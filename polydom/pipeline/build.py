@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
 import lattice
@@ -28,6 +28,8 @@ def build_index(
     extra_candidates: Iterable[Candidate] = (),
     cache: MutableMapping | None = None,
     store: str | None = None,
+    executor: Any = None,
+    progress: Callable[[lattice.Expansion], Any] | None = None,
     **explore_options: Any,
 ) -> Index:
     """Explore the feature-set lattice with ``learner``, then index the candidates.
@@ -63,6 +65,15 @@ def build_index(
         again with the same arguments retrains nothing that was stored; the finished index
         (candidates, ranges, skylines, models) becomes current in one transaction.  Open it
         with :func:`polydom.open_index`.  Not together with ``cache``.
+    executor : None, str, lattice.Executor or distributed.Client
+        Where the trainings run: in-process (default), ``"processes:N"``,
+        ``"dask://host:port"`` or a Dask client (see :func:`lattice.make_executor`).  It is
+        resolved (a scheduler connected) before anything is stored or trained; results are
+        committed to the store by this process as they arrive, so workers need no access to
+        the database.  The index is the same with every executor, and the executor is not
+        part of the build's parameters (a build may resume on another one).
+    progress : callable, optional
+        Called with each newly trained expansion as it arrives (a progress bar).
     **explore_options
         Passed to :func:`lattice.explore` (``traversal``, ``scope``, ``cost_pruning``,
         ``candidate_alpha``, ``max_expansions``, ...).
@@ -72,6 +83,11 @@ def build_index(
     Index
         ``info`` holds alpha, delta, the domain, counts of expansions / trainings / cache
         hits / candidates, and the index shape.
+
+    Raises
+    ------
+    lattice.ExecutorError
+        On a bad ``executor``, before anything is stored or trained.
 
     Runtime complexity: the exploration (E trainings, O(2**m * E) checks) plus the index
     build, O(K * S) dominance tests and O((S + X) log S) for the sweep.
@@ -83,16 +99,21 @@ def build_index(
     >>> index.lookup(size=10.0, budget=5.0).features == frozenset({"a"})
     True
     """
-    publish = None
-    if store is not None:
-        if cache is not None:
-            raise ValueError("give either cache or store, not both")
-        cache, publish = _open_store(store, costs, learner, alpha, delta, n_min, n_max,
-                                     explore_options)
-    exploration = lattice.explore(
-        costs, learner, alpha=alpha, delta=delta, cache=cache, n_min=n_min, n_max=n_max,
-        **explore_options,
-    )
+    if store is not None and cache is not None:
+        raise ValueError("give either cache or store, not both")
+    ex = lattice.make_executor(executor)
+    try:
+        publish = None
+        if store is not None:
+            cache, publish = _open_store(store, costs, learner, alpha, delta, n_min, n_max,
+                                         explore_options)
+        exploration = lattice.explore(
+            costs, learner, alpha=alpha, delta=delta, cache=cache, n_min=n_min, n_max=n_max,
+            executor=ex, progress=progress, **explore_options,
+        )
+    finally:
+        if ex is not executor:
+            ex.close()
     if not exploration.complete:
         warnings.warn(
             "the exploration stopped at max_expansions before the lattice was covered; "
