@@ -23,6 +23,9 @@ def register_learner_models() -> None:
         "CEGBClassifier",
         "GreedyMiserClassifier",
         "AdaptClassifier",
+        "CSTCClassifier",
+        "CSTCRegressor",
+        "CSCCClassifier",
     ):
         try:
             cls = getattr(learners, name)
