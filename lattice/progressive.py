@@ -9,6 +9,7 @@ from typing import Any
 
 from lattice.executor import make_executor
 from lattice.explore import Exploration, explore
+from polydom.curves.cost_model import CostModel
 
 __all__ = ["Progressive", "progressive"]
 
@@ -41,7 +42,7 @@ class Progressive:
 
 
 def progressive(
-    costs: Mapping[str, Any],
+    costs: Mapping[str, Any] | CostModel,
     learner: Any,
     max_expansions: int | None = None,
     max_seconds: float | None = None,
