@@ -188,6 +188,15 @@ def test_arrays_round_trip_through_storage_without_pickle(data, params):
         np.testing.assert_array_equal(back.used_features_, model.used_features_)
 
 
+def test_high_cost_model_naming_foreign_types_is_refused_when_stored(data):
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y = data[0], data[1]
+    f0 = lightgbm.LGBMClassifier(n_estimators=5, verbose=-1).fit(X, y)
+    model = AdaptClassifier(f0, n_starts=1, max_iter=2).fit(X, y)
+    with pytest.raises(ValueError, match="names types outside scikit-learn"):
+        model.to_arrays()
+
+
 def test_high_cost_model_without_an_array_form_is_refused(data):
     class Opaque:
         classes_ = np.array([0, 1])
