@@ -12,6 +12,7 @@ import lattice
 from lattice.executor import ExecutorError, InProcessExecutor, PoolExecutor, make_executor
 from tests.executor_support import ReversedExecutor, TableLearner, training_log
 from tests.lattice_oracle import instances
+from tests.strategies import examples
 
 distributed = pytest.importorskip("distributed")
 explore_module = importlib.import_module("lattice.explore")  # the module, not the function
@@ -47,7 +48,7 @@ def dask_client():
 
 
 # ---------------------------------------------------------------------------- batching
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(instances(max_m=5), st.sampled_from([1.0, 1.05, 1.2]), st.booleans(),
        st.sampled_from(["expanded", "frontier"]), st.sampled_from(["complete", "paper"]))
 def test_batched_passes_decide_exactly_what_one_by_one_decides(
@@ -63,7 +64,7 @@ def test_batched_passes_decide_exactly_what_one_by_one_decides(
     batched._check()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(instances(max_m=5), st.sampled_from([1.0, 1.1]), st.booleans())
 def test_completion_order_does_not_change_the_exploration(inst, alpha, cost_pruning):
     acc, costs = inst
