@@ -7,14 +7,16 @@ import os
 import learners
 import storage
 from polydom.index.built import Index
+from polydom.serving.cascade import Cascade
 from storage import BuildRecord, IndexStore
 
 __all__ = ["open_index", "list_builds", "register_learner_models"]
 
 
 def register_learner_models() -> None:
-    """Let storage save and rebuild the models of our budgeted learners as arrays + JSON
-    (no pickle).  Idempotent; the LightGBM-backed classes only when lightgbm is installed.
+    """Let storage save and rebuild the models of our budgeted learners and cascades as
+    arrays + JSON (no pickle).  Idempotent; the LightGBM-backed classes only when lightgbm
+    is installed.
 
     Runtime complexity: O(1).
     """
@@ -24,6 +26,7 @@ def register_learner_models() -> None:
         except ImportError:
             continue
         storage.register_array_model(cls)
+    storage.register_array_model(Cascade)
 
 
 def open_index(url: str | os.PathLike, build: int | None = None, trusted: bool = False) -> Index:
