@@ -8,7 +8,7 @@ plans) and the pipeline (``build_index``, ``open_index``, which import :mod:`lat
 
 from importlib import import_module
 
-from polydom.curves import Candidate, CostCurve, CostProfile, fit_cost_curve
+from polydom.curves import Candidate, CostCurve, CostModel, CostProfile, fit_cost_curve
 from polydom.errors import PolydomError
 from polydom.index import (
     FixedBudgetIndex,
@@ -61,6 +61,7 @@ __all__ = [
     "Candidate",
     "Cascade",
     "CostCurve",
+    "CostModel",
     "CostProfile",
     "Expansion",
     "Featurizer",

@@ -20,7 +20,12 @@ def register_learner_models() -> None:
 
     Runtime complexity: O(1).
     """
-    for name in ("ColumnSubsetModel", "CEGBClassifier", "GreedyMiserClassifier"):
+    for name in (
+        "ColumnSubsetModel",
+        "CEGBClassifier",
+        "GreedyMiserClassifier",
+        "AdaptClassifier",
+    ):
         try:
             cls = getattr(learners, name)
         except ImportError:
