@@ -110,7 +110,8 @@ class StageScores:
 
 
 def _atoms(candidate: Candidate) -> tuple:
-    return tuple(sorted(candidate.features))
+    """The atoms a stage computes: every atom its candidate may need (probability > 0)."""
+    return tuple(sorted(a for a, p in candidate.needs.items() if p > 0.0))
 
 
 def _stage_name(candidate: Candidate) -> str:
@@ -120,7 +121,7 @@ def _stage_name(candidate: Candidate) -> str:
 def _check_rows(index: Index, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     X = np.asarray(X)
     y = np.asarray(y)
-    width = sum(len(c) for c in index.columns.values())
+    width = index.n_columns
     if X.ndim != 2 or X.shape[1] != width:
         raise ValueError(f"X_cal must have shape (rows, {width}) (full rows), got {X.shape}")
     if X.shape[0] == 0:
@@ -151,7 +152,7 @@ def score_stages(
         if model is None or not callable(getattr(model, "predict_proba", None)):
             raise ValueError(f"candidate {cand.key!r} has no model with predict_proba to cascade")
         classes = np.asarray(getattr(model, "classes_", []))
-        cols = index.model_columns(cand.features)
+        cols = index.model_columns(cand.needs)
         Xk = X[:, cols]
         proba = np.asarray(model.predict_proba(Xk), dtype=np.float64)
         if classes.size != proba.shape[1]:
@@ -355,8 +356,9 @@ def fit_cascade(
     -------
     Candidate
         Its payload is the :class:`Cascade`, its cost the expected cost curve (each atom
-        weighted by the fraction of calibration rows that computed it), its features the
-        union of the stages' features.
+        weighted by the fraction of calibration rows that computed it), its needs those
+        fractions (``{atom: P(computed)}``), its features the union of the stages' features,
+        its learner ``"cascade"``.
 
     Raises
     ------
@@ -422,7 +424,8 @@ def fit_cascade(
         curve = cascade.expected_cost()
         if curve.le(limit, n_lo, n_hi):
             accuracy = float(min(1.0, max(0.0, choice.accuracy)))
-            return _as_candidate(cascade, curve, accuracy, key)
+            return _as_candidate(cascade, curve, accuracy, key,
+                                 [scores[i] for i in choice.stages])
     raise ValueError(  # pragma: no cover - a single cheapest stage always fits
         f"budget {budget!r}: no cascade fits on sizes [{n_lo:g}, {n_hi:g}]"
     )
@@ -479,12 +482,13 @@ def cascade_from_stages(
     acc = float(correct[exits, np.arange(exits.size)].mean())
     accuracy = acc + stages[-1].accuracy - float(correct[-1].mean())
     cascade = _make_cascade(index, scores, tuple(thresholds))
-    return _as_candidate(cascade, cascade.expected_cost(), min(1.0, max(0.0, accuracy)), key)
+    return _as_candidate(cascade, cascade.expected_cost(), min(1.0, max(0.0, accuracy)), key,
+                         scores)
 
 
 def _make_cascade(index: Index, stages: list[StageScores], thresholds: tuple) -> Cascade:
     input_atoms = sorted({a for s in stages for a in s.atoms})
-    input_columns = index.model_columns(frozenset(input_atoms))
+    input_columns = index.model_columns(input_atoms)
     where = {col: i for i, col in enumerate(input_columns)}
     reach = []
     alive = np.ones(stages[0].confidence.size, dtype=bool)
@@ -504,7 +508,9 @@ def _make_cascade(index: Index, stages: list[StageScores], thresholds: tuple) ->
     )
 
 
-def _as_candidate(cascade: Cascade, curve: CostCurve, accuracy: float, key: Any) -> Candidate:
+def _as_candidate(
+    cascade: Cascade, curve: CostCurve, accuracy: float, key: Any, stages: list[StageScores]
+) -> Candidate:
     if key is None:
         parts = [
             name if i == cascade.n_stages - 1 else f"{name}@{t:.4g}"
@@ -512,8 +518,9 @@ def _as_candidate(cascade: Cascade, curve: CostCurve, accuracy: float, key: Any)
                                               strict=True))
         ]
         key = "cascade[" + " > ".join(parts) + "]"
-    features = frozenset(a for atoms in cascade.atoms for a in atoms)
-    return Candidate(key, accuracy, curve, features, cascade)
+    features = frozenset().union(*(s.candidate.features for s in stages))
+    return Candidate(key, accuracy, curve, features, cascade,
+                     needs=cascade.atom_probabilities(), learner="cascade")
 
 
 def cascade_candidates(
@@ -577,4 +584,4 @@ def with_cascades(index: Index, cascades: Iterable[Candidate]) -> Index:
     table = PolyDomIndex.build([*index.candidates, *cascades], n_min=n_min, n_max=n_max)
     info = dict(index.info)
     info["cascades"] = len(cascades)
-    return Index(table, index.costs, index.columns, info)
+    return Index(table, index.cost_model, info=info)

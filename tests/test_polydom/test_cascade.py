@@ -6,8 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from sklearn.linear_model import LogisticRegression
 
-from polydom import Featurizer
+from polydom import Candidate, CostModel, Featurizer, Index, PolyDomIndex
 from polydom.serving.cascade import Cascade, calibrated_proba
 from polydom.serving.cascade_fit import (
     cascade_candidates,
@@ -205,3 +206,51 @@ def test_cascade_to_arrays_round_trip(index, cal, data):
     rows = X[:, cand.payload.input_columns]
     assert (again.predict(rows) == cand.payload.predict(rows)).all()
     assert again.expected_cost() == cand.payload.expected_cost()
+
+
+def test_cascade_candidate_states_its_needs_with_probabilities(index, cal):
+    cand = fit_cascade(index, *cal, 6.0, 10.0)
+    cascade = cand.payload
+    assert cand.learner == "cascade"
+    assert cand.needs == cascade.atom_probabilities()
+    assert cand.needs[cascade.atoms[0][0]] == 1.0
+    expected = sum(p * index.costs[a] for a, p in cand.needs.items())
+    assert cand.cost == index.cost_model.expected_cost(cand.needs)
+    assert cand.cost(10.0) == pytest.approx(expected(10.0))
+
+
+def test_index_predict_item_serves_a_cascade_on_demand(index, cal, data):
+    X, _ = data
+    cands = cascade_candidates(index, *cal, budgets=[3.0, 6.0, 12.0], ranges=[(0.0, 20.0)])
+    both = with_cascades(index, cands)
+    best = max(cands, key=lambda c: c.accuracy)
+    budget = best.cost(10.0)
+    assert both.lookup(10.0, budget).key == best.key
+    fz = CountingFeaturizer()
+    stages = []
+    for row in X[:40]:
+        out = both.predict_item((row, 10.0), budget, fz)
+        assert out.key == best.key
+        assert set(out.computed) <= set(best.needs)
+        stages.append(out.stage)
+    assert min(stages) == 0
+    labels = best.payload.predict(X[:40][:, best.payload.input_columns])
+    served = [both.predict_item((row, 10.0), budget, fz).label for row in X[:40]]
+    assert list(labels) == served
+
+
+def test_bundles_sharing_an_atom_pay_it_once():
+    X, y = synthetic_rows()
+    X = X[:, :6]
+    cm = CostModel({"e": "1", "h": "2", "l": "4"}, bundles={"shape": ["e", "h"],
+                   "texture": ["e", "l"]}, columns={"e": [0, 1], "h": [2, 3], "l": [4, 5]})
+    cands = []
+    for bundle, acc in (("shape", 0.6), ("texture", 0.7)):
+        needs = dict.fromkeys(cm.atoms_of([bundle]), 1.0)
+        model = LogisticRegression(max_iter=300).fit(X[:400, cm.columns_of(needs)], y[:400])
+        cands.append(Candidate(bundle, acc, cm.cost([bundle]), {bundle}, model, needs=needs))
+    index = Index(PolyDomIndex.build(cands, 0.0, 20.0), cm)
+    cand = cascade_from_stages(index, cands, [1.5, 0.0], X[600:], y[600:])
+    assert cand.payload.new_atoms == [("e", "h"), ("l",)]
+    assert cand.cost(5.0) == pytest.approx(7.0)  # e + h + l, e once
+    assert cand.features == {"shape", "texture"}

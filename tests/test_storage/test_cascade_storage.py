@@ -30,7 +30,10 @@ def test_reopened_cascade_predicts_the_same(stored):
     url, both, cands, X = stored
     again = polydom.open_index(url)
     for cand in cands:
-        model = next(c for c in again.candidates if c.key == cand.key).payload
+        stored_cand = next(c for c in again.candidates if c.key == cand.key)
+        assert stored_cand.learner == "cascade"
+        assert stored_cand.needs == pytest.approx(cand.needs)
+        model = stored_cand.payload
         assert isinstance(model, Cascade)
         rows = X[:, model.input_columns]
         assert (model.predict(rows) == cand.payload.predict(rows)).all()
