@@ -38,8 +38,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from learners import SklearnLearner
-from polydom import Featurizer, build_index, normalized_area
-from polydom.app.workloads.images import image_featurizer, load_digits_workload, profiling_images
+from polydom import CostProfile, Featurizer, build_index, normalized_area
+from polydom.app.workloads.images import image_featurizer, load_digits_workload
 from polydom.serving.cascade_fit import cascade_candidates, fit_cascade, score_stages, with_cascades
 from polydom.serving.item_serving import ItemServer
 from polydom.serving.plan import plan_workload, uniform_plan
@@ -119,6 +119,7 @@ def breast_cancer(quick):
     learner = SklearnLearner(estimator(), X[tr], y[tr], features=blocks, cv=5)
     index = build_index(costs, learner, alpha=1.0, n_min=0.0, n_max=1.0)
     build_s = time.perf_counter() - t0
+    print(f"breast cancer: lattice built in {build_s:.1f} s", flush=True)
     seconds = {b: np.full(len(y), float(costs[b])) for b in blocks}
     fz = ReplayFeaturizer(list(blocks), blocks, X, seconds, np.full(len(y), 0.5))
     budgets = [5, 10, 20, 30, 60, 110, 160, 260, 330] if quick else \
@@ -139,7 +140,8 @@ def breast_cancer(quick):
         res["cascade"].append((b, cost, acc))
         within.append((b, cand.key, cand.accuracy, cand.cost(size), cost, acc))
     fit_s = time.perf_counter() - t0
-    both = with_cascades(index, [c for c in cands if c.payload.n_stages > 1])
+    unique = {c.key: c for c in cands if c.payload.n_stages > 1}
+    both = with_cascades(index, list(unique.values()))
     for b in budgets:
         hit = both.lookup(size, b)
         if hit is not None and hasattr(hit.model, "predict_item"):
@@ -164,13 +166,27 @@ def digits(quick, timer):
     n_digits, n_train, n_cal = (450, 200, 100) if quick else (900, 400, 200)
     fz = image_featurizer(names)
     fz.timer = timer
-    prof = fz.profile(profiling_images(sides=sides, digits_per_side=3, seed=SEED), repeats=3,
-                      statistic="mean", degree=3)
     wl = load_digits_workload(sides=sides, digits=n_digits, seed=SEED, features=names)
     rng = np.random.default_rng(SEED)
     ids = rng.permutation(np.unique(wl.digit))
     train_ids = ids[:n_train]
     cal_ids, test_ids = ids[n_train:n_train + n_cal], ids[n_train + n_cal:]
+    # every held-out item's features, computed and timed once (after one warm-up run each)
+    held = np.flatnonzero(np.isin(wl.digit, np.concatenate([cal_ids, test_ids])))
+    vectors = np.full((len(wl.items), fz.n_columns), np.nan)
+    seconds = {n: np.full(len(wl.items), np.nan) for n in names}
+    for n in names:
+        fz.compute(wl.items[held[0]], n)
+    for i in held:
+        for n in names:
+            vec, sec = fz.compute(wl.items[i], n)
+            vectors[i, fz.columns[n]] = vec
+            seconds[n][i] = sec
+    replay = ReplayFeaturizer(names, fz.columns, vectors, seconds, wl.sizes)
+    cal = np.flatnonzero(np.isin(wl.digit, cal_ids))
+    # cost curves: the mean measured time per side on the calibration items, degree 3
+    prof = CostProfile.fit(wl.sizes[cal], {n: seconds[n][cal][:, None] for n in names},
+                           statistic="mean", degree=3)
     side_of = dict(zip(train_ids.tolist(), rng.choice(sides, size=n_train).tolist(),
                        strict=True))
     train_rows = [i for i, (d, s) in enumerate(zip(wl.digit, wl.sizes, strict=True))
@@ -180,16 +196,7 @@ def digits(quick, timer):
     learner = SklearnLearner(estimator(), Xtr, wl.labels[train_rows], features=fz.columns, cv=3)
     index = build_index(prof.curves, learner, alpha=1.02, n_min=min(sides), n_max=max(sides))
     build_s = time.perf_counter() - t0
-    # every held-out item's features, computed and timed once
-    held = np.flatnonzero(np.isin(wl.digit, np.concatenate([cal_ids, test_ids])))
-    vectors = np.full((len(wl.items), fz.n_columns), np.nan)
-    seconds = {n: np.full(len(wl.items), np.nan) for n in names}
-    for i in held:
-        for n in names:
-            vec, sec = fz.compute(wl.items[i], n)
-            vectors[i, fz.columns[n]] = vec
-            seconds[n][i] = sec
-    replay = ReplayFeaturizer(names, fz.columns, vectors, seconds, wl.sizes)
+    print(f"digits: lattice built in {build_s:.1f} s", flush=True)
     cal = np.flatnonzero(np.isin(wl.digit, cal_ids))
     test = np.flatnonzero(np.isin(wl.digit, test_ids))
     Xcal, ycal = vectors[cal], wl.labels[cal]
@@ -202,6 +209,7 @@ def digits(quick, timer):
                                   ranges=[(float(s), float(s)) for s in sides])
     both = with_cascades(index, cascades)
     fit_s = time.perf_counter() - t0
+    print(f"digits: {len(cascades)} cascades in {fit_s:.1f} s", flush=True)
     per_side = {}
     for side in sides:
         rows = test[wl.sizes[test] == side]
@@ -227,6 +235,7 @@ def digits(quick, timer):
             else:
                 acc, cost, _ = serve_index(both, replay, rows, labels, b, False)
             pts["index + cascades"].append((b, cost, acc))
+        print(f"digits: side {side} served", flush=True)
     # pooled over sides (each side equally likely): mean accuracy and mean cost per budget
     for method in res:
         for j, b in enumerate(budgets):
@@ -244,7 +253,8 @@ def digits(quick, timer):
         "name": "digits image workload (measured CPU seconds; sides 8-128, equally likely)",
         "index": both, "results": res, "per_side": per_side, "within": within,
         "lo": 2e-5, "hi": 1e-2, "log": True, "unit": "ms", "scale": 1e3, "plan": plan_rows,
-        "note": f"{len(train_rows)} train digits (one side each, 3-fold CV), {len(cal)} "
+        "note": f"cost curves: mean measured CPU time per side on the calibration items, "
+                f"degree 3; {len(train_rows)} train digits (one side each, 3-fold CV), {len(cal)} "
                 f"calibration items ({len(cal_ids)} digits x {len(sides)} sides), {len(test)} "
                 f"test items; lattice {index.info['expansions']} sets in {build_s:.1f} s; "
                 f"{len(cascades)} cascades for {len(budgets)} budgets x {len(sides)} sides in "

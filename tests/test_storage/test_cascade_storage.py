@@ -50,8 +50,10 @@ def test_cascade_rows_appear_in_the_skyline_view(stored):
     keys = {r["candidate"] for r in rows}
     on_sky = {c.key for sky in both.table.skylines for c in sky}
     assert {c.key for c in cands if c.key in on_sky} <= keys
-    assert any(r["candidate"].startswith("cascade[") and r["model_format"] == "arrays"
-               for r in rows)
+    cascade_rows = [r for r in rows if r["candidate"].startswith("cascade[")]
+    assert cascade_rows
+    assert all(r["learner"] == "cascade" and r["model_format"] == "arrays"
+               for r in cascade_rows)
 
 
 def test_a_pickled_stage_is_refused_without_trust(tmp_path):
