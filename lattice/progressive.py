@@ -8,6 +8,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from lattice.explore import Exploration, explore
+from polydom.curves.cost_model import CostModel
 
 __all__ = ["Progressive", "progressive"]
 
@@ -40,7 +41,7 @@ class Progressive:
 
 
 def progressive(
-    costs: Mapping[str, Any],
+    costs: Mapping[str, Any] | CostModel,
     learner: Any,
     max_expansions: int | None = None,
     max_seconds: float | None = None,
