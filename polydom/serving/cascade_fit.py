@@ -11,8 +11,9 @@ Accuracy of a cascade
     while a cascade is measured on the calibration rows.  To put both on one scale, a cascade's
     accuracy is its last stage's index accuracy plus what the cascade loses or gains against
     that last stage on the calibration rows: ``acc_index(last) + acc_cal(cascade) -
-    acc_cal(last)`` (a difference estimator: the two differ only on items that stop early).
-    A one-stage cascade is its model, with the model's accuracy.
+    acc_cal(last)`` (a difference estimator: the two differ only on items that stop early),
+    where :func:`fit_cascade` measures ``acc_cal(cascade)`` out of fold (thresholds chosen on
+    the other folds).  A one-stage cascade is its model, with the model's accuracy.
 """
 
 from __future__ import annotations
