@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
+from lattice.executor import make_executor
 from learners.columns import column_groups
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
@@ -41,6 +43,7 @@ __all__ = [
     "group_usage",
     "row_costs",
     "sweep_candidates",
+    "sweep_features",
     "worst_cost_curve",
 ]
 
@@ -57,11 +60,11 @@ def group_usage(column_usage: np.ndarray, groups: Mapping[str, Sequence[int]]) -
     return out
 
 
-def _curves(costs: Mapping[str, Any], names: Sequence[str]) -> list[CostCurve]:
+def _model(costs: Mapping[str, Any], names: Sequence[str]) -> CostModel:
     missing = [n for n in names if n not in costs]
     if missing:
         raise ValueError(f"costs has no curve for features {missing}")
-    return [CostCurve.coerce(costs[n]) for n in names]
+    return CostModel({n: costs[n] for n in names})
 
 
 def expected_cost_curve(
@@ -69,20 +72,17 @@ def expected_cost_curve(
 ) -> CostCurve:
     """Expected cost ``sum_f P(f used) * c_f(n)`` with ``P`` the fraction of rows using ``f``.
 
+    The features are atoms here: :meth:`polydom.CostModel.needs_from_usage` then
+    :meth:`polydom.CostModel.expected_cost` (their one home).
+
     Runtime complexity: O(rows * features + features * degree).
 
     >>> u = np.array([[True, False], [True, True]])
     >>> expected_cost_curve(u, {"a": "1", "b": "2*n"}, ["a", "b"])(3.0)
     4.0
     """
-    usage = np.asarray(usage, dtype=bool)
-    if usage.ndim != 2 or usage.shape[1] != len(names) or usage.shape[0] == 0:
-        raise ValueError(f"usage must have shape (rows>0, {len(names)}), got {usage.shape}")
-    p = usage.mean(axis=0)
-    curves = _curves(costs, names)
-    return CostCurve.total(
-        [float(pf) * c for pf, c in zip(p, curves, strict=True)] or [CostCurve([0.0])]
-    )
+    model = _model(costs, names)
+    return model.expected_cost(model.needs_from_usage(usage, names))
 
 
 def worst_cost_curve(used: np.ndarray, costs: Mapping[str, Any], names: Sequence[str]) -> CostCurve:
@@ -97,10 +97,7 @@ def worst_cost_curve(used: np.ndarray, costs: Mapping[str, Any], names: Sequence
         used = used.any(axis=0)
     if used.shape != (len(names),):
         raise ValueError(f"used must cover {len(names)} features, got shape {used.shape}")
-    curves = _curves(costs, names)
-    return CostCurve.total(
-        [c for u, c in zip(used, curves, strict=True) if u] or [CostCurve([0.0])]
-    )
+    return _model(costs, names).cost([n for n, u in zip(names, used, strict=True) if u])
 
 
 def row_costs(
@@ -111,7 +108,8 @@ def row_costs(
     Runtime complexity: O(rows * features).
     """
     usage = np.asarray(usage, dtype=bool)
-    values = np.array([float(c(float(size))) for c in _curves(costs, names)])
+    atoms = _model(costs, names).atoms
+    values = np.array([float(atoms[n](float(size))) for n in names])
     return usage.astype(np.float64) @ values
 
 
@@ -335,8 +333,13 @@ class BudgetedClassifierMixin:
         acc = float(accuracy_score(y, self.predict(X)))
         columns = model.columns_of(needs) if model.has_columns and model.atoms else None
         return Candidate(
-            key, acc, curve, self.used_feature_names_, self.subset_model(columns),
-            needs=needs, learner=learner or type(self).__name__,
+            key,
+            acc,
+            curve,
+            self.used_feature_names_,
+            self.subset_model(columns),
+            needs=needs,
+            learner=learner or type(self).__name__,
         )
 
 
@@ -354,6 +357,33 @@ def _training_names(estimator: Any, model: CostModel, plain: bool, n_columns: in
     return names
 
 
+def sweep_features(
+    estimator: Any, costs: CostModel | Mapping[str, Any], n_columns: int
+) -> tuple[CostModel, dict[str, Any], list[str]]:
+    """What a sweep trains on: the cost model, parameters to set, and the feature names.
+
+    The names are the estimator's ``feature_groups`` names; without groups, a CostModel whose
+    atoms' columns partition the ``n_columns`` columns gives its atoms (and the parameters set
+    ``feature_groups`` to them), a plain mapping its keys, else ``"x{j}"`` per column.  Every
+    name must be an atom or bundle of the cost model (``ValueError`` naming it otherwise).
+    Training costs at a reference size ``s`` are ``cost_model.cost([name])(s)``.
+
+    Runtime complexity: O(columns + names).
+    """
+    plain = not isinstance(costs, CostModel)
+    model = CostModel.coerce(costs)
+    params: dict[str, Any] = {}
+    if (
+        not plain
+        and estimator.get_params().get("feature_groups") is None
+        and model.has_columns
+        and sorted(c for cols in model.columns.values() for c in cols) == list(range(n_columns))
+    ):
+        params["feature_groups"] = model.columns  # the atoms, when they partition the columns
+        return model, params, list(model.atoms)
+    return model, params, _training_names(estimator, model, plain, n_columns)
+
+
 def sweep_candidates(
     estimator: Any,
     tradeoffs: Iterable[float],
@@ -367,6 +397,7 @@ def sweep_candidates(
     key: str | None = None,
     split_cost: CostCurve | str | float | None = None,
     learner: str | None = None,
+    executor: Any = None,
 ) -> list[Candidate]:
     """Fit ``estimator`` over a grid of trade-offs and reference sizes; one Candidate each.
 
@@ -401,46 +432,70 @@ def sweep_candidates(
         penalty ``split_cost=split_cost(s)`` at each reference size.
     learner : str, optional
         Name recorded on every candidate (default: the estimator's class name).
+    executor : None, str, lattice.Executor or distributed.Client
+        Where the fits run (see :func:`lattice.make_executor`): one task per
+        (trade-off, reference size), the data shipped to each worker once.  The candidates
+        are the same, in the same order, with every executor.
 
     Returns
     -------
     list of Candidate
-        Keys ``"{key}(tradeoff=..., n=...)"``; payloads are fitted models.
+        Keys ``"{key}(tradeoff=..., n=...)"``, sizes outer and trade-offs inner; payloads
+        are fitted models.
 
-    Runtime complexity: ``len(tradeoffs) * len(sizes)`` fits.
+    Runtime complexity: ``len(tradeoffs) * len(sizes)`` fits, ``workers`` at a time.
     """
     prefix = key or type(estimator).__name__
-    plain = not isinstance(costs, CostModel)
-    model = CostModel.coerce(costs)
-    n_columns = np.asarray(X_train).shape[1]
-    params: dict[str, Any] = {}
-    if (
-        not plain
-        and estimator.get_params().get("feature_groups") is None
-        and model.has_columns
-        and sorted(c for cols in model.columns.values() for c in cols) == list(range(n_columns))
-    ):
-        params["feature_groups"] = model.columns  # the atoms, when they partition the columns
-        names = list(model.atoms)
-    else:
-        names = _training_names(estimator, model, plain, n_columns)
-    out = []
-    for s in sizes:
-        params["feature_costs"] = {n: float(model.cost([n])(float(s))) for n in names}
-        if split_cost is not None:
-            params["split_cost"] = float(CostCurve.coerce(split_cost)(float(s)))
-        for t in tradeoffs:
-            est = clone(estimator).set_params(tradeoff=float(t), **params)
-            est.fit(X_train, y_train)
-            out.append(
-                est.to_candidate(
-                    X_eval,
-                    y_eval,
-                    model,
-                    f"{prefix}(tradeoff={t:g}, n={s:g})",
-                    cost=cost,
-                    split_cost=split_cost,
-                    learner=learner,
-                )
-            )
+    model, params, names = sweep_features(estimator, costs, np.asarray(X_train).shape[1])
+    ts = list(tradeoffs)
+    grid = [(t, s) for s in sizes for t in ts]
+    sweep = _Sweep(estimator, X_train, y_train, X_eval, y_eval, model, names, params, cost,
+                   prefix, split_cost, learner)
+    ex = make_executor(executor)
+    out: list[Any] = [None] * len(grid)
+    try:
+        with ex.session(sweep) as session:
+            for position, candidate in session.map_unordered(_fit_sweep_point, grid):
+                out[position] = candidate
+    finally:
+        if ex is not executor:
+            ex.close()
     return out
+
+
+@dataclass(frozen=True)
+class _Sweep:
+    """What every fit of a sweep shares (shipped to each worker once)."""
+
+    estimator: Any
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_eval: np.ndarray
+    y_eval: np.ndarray
+    model: CostModel
+    names: list[str]
+    params: dict[str, Any]
+    cost: str
+    prefix: str
+    split_cost: CostCurve | str | float | None
+    learner: str | None
+
+
+def _fit_sweep_point(sweep: _Sweep, t: float, s: float) -> Candidate:
+    """One fit of a sweep (an executor task): the estimator at trade-off ``t`` and
+    reference size ``s``, as a Candidate."""
+    params = dict(sweep.params)
+    params["feature_costs"] = {n: float(sweep.model.cost([n])(float(s))) for n in sweep.names}
+    if sweep.split_cost is not None:
+        params["split_cost"] = float(CostCurve.coerce(sweep.split_cost)(float(s)))
+    est = clone(sweep.estimator).set_params(tradeoff=float(t), **params)
+    est.fit(sweep.X_train, sweep.y_train)
+    return est.to_candidate(
+        sweep.X_eval,
+        sweep.y_eval,
+        sweep.model,
+        f"{sweep.prefix}(tradeoff={t:g}, n={s:g})",
+        cost=sweep.cost,
+        split_cost=sweep.split_cost,
+        learner=sweep.learner,
+    )

@@ -1,7 +1,7 @@
 """The ``polydom`` command line: inspect a stored index and query it.
 
     polydom demo [--quick] [--store PATH] [--plots DIR] [--seed N]
-    polydom build CONFIG
+    polydom build CONFIG [--executor SPEC]
     polydom inspect URL [--build ID] [--ranges K]
     polydom lookup URL --size N --budget C [--build ID]
     polydom plot URL --out DIR [--build ID]
@@ -274,6 +274,13 @@ def add_build(subparsers: argparse._SubParsersAction) -> None:
         "candidates join the same index.  See docs/demo.md for examples.",
     )
     p.add_argument("config", metavar="CONFIG", help="a .toml or .json file")
+    p.add_argument(
+        "--executor",
+        metavar="SPEC",
+        help="where the trainings run: inprocess (default), processes, processes:N, or "
+        "dask://host:port (a Dask scheduler; overrides the config's executor key).  A progress "
+        "bar counts the finished trainings on a terminal.",
+    )
     p.set_defaults(run=run_build)
 
 
@@ -293,7 +300,7 @@ def run_build(args: argparse.Namespace) -> int:
     """Build from a config file and print a summary."""
     from polydom.app.config_build import build_from_config, load_config
 
-    build_from_config(load_config(args.config))
+    build_from_config(load_config(args.config), executor=args.executor)
     return 0
 
 

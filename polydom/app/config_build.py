@@ -10,6 +10,7 @@ A configuration (TOML shown; JSON takes the same keys)::
     domain = [1, 100]               # [n_min, n_max]; digits: default [min side, max side]
     cv = 3                          # folds (an integer, default 3)
     seed = 0
+    executor = "processes:2"        # where trainings run (default in-process); see below
     cost_unit = "ms"                # unit of the costs, printed everywhere (default "units";
                                     # "s" for profiled digits)
 
@@ -41,6 +42,10 @@ default 300) and either ``costs`` or
 ``profile = true`` (time the features and fit ``statistic`` curves, default "p90").  Every
 digit is rendered once, at a side drawn from ``sides``, so folds never share a digit.
 
+``executor`` (or ``polydom build --executor``) is ``"inprocess"``, ``"processes"``,
+``"processes:N"`` or ``"dask://host:port"`` (see :func:`lattice.make_executor`); it is checked,
+and a scheduler connected, before anything is trained or stored.
+
 Every error is a :class:`ConfigError` (a ``ValueError``) with a one-line message.
 """
 
@@ -51,12 +56,14 @@ import math
 import time
 import tomllib
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+import lattice
 import learners
 from polydom.app.tables import DEFAULT_COST_UNIT
 from polydom.curves.cost_curve import CostCurve
@@ -75,7 +82,7 @@ class ConfigError(PolydomError, ValueError):
 
 _KEYS = {"data", "learner", "store", "alpha", "delta", "domain", "cv", "seed", "features",
          "costs", "profile", "statistic", "sides", "digits", "repeats", "cost_unit", "atoms",
-         "budgeted", "holdout"}
+         "budgeted", "holdout", "executor"}
 _BUDGETED_KEYS = {"learner", "tradeoffs", "sizes", "cost", "params"}
 
 #: Largest image side of a digits config: a side of n renders n*n pixels per digit and
@@ -294,9 +301,12 @@ def _breast_cancer(config: Mapping) -> tuple[np.ndarray, np.ndarray, dict[str, l
 
 
 def build_from_config(
-    config: Mapping[str, Any], out: Callable[[str], Any] = print
+    config: Mapping[str, Any], out: Callable[[str], Any] = print, executor: Any = None
 ) -> Any:
     """Build and store the index a configuration describes; returns the :class:`Index`.
+
+    ``executor`` (a specification or an executor) overrides the config's ``executor`` key.
+    A progress bar (tqdm, on a terminal) counts the finished trainings.
 
     Runtime complexity: the lattice's trainings (at most ``2**features`` sets, ``cv + 1``
     fits each) plus, for digits, rendering and featurising the digits once.
@@ -350,12 +360,22 @@ def build_from_config(
         raise ConfigError(f"cv must be at most the number of rows ({len(y)}), got {cv}")
     model = _cost_model(config, columns, costs)
     learner = learners.SklearnLearner(estimator, X, y, features=model, cv=cv)
+    spec = executor if executor is not None else config.get("executor")
+    try:
+        ex = lattice.make_executor(spec)
+    except lattice.ExecutorError as exc:
+        raise ConfigError(str(exc).splitlines()[0]) from None
     start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", category=UserWarning)
-        extra = _budgeted_candidates(specs, model, X, y, holdout, seed)
-        index = build_index(model, learner, alpha=alpha, delta=delta, n_min=n_min,
-                            n_max=n_max, store=store, extra_candidates=extra, cost_unit=unit)
+    try:
+        with warnings.catch_warnings(), _progress_bar() as progress:
+            warnings.simplefilter("ignore", category=UserWarning)
+            extra = _budgeted_candidates(specs, model, X, y, holdout, seed)
+            index = build_index(model, learner, alpha=alpha, delta=delta, n_min=n_min,
+                                n_max=n_max, store=store, extra_candidates=extra,
+                                cost_unit=unit, executor=ex, progress=progress)
+    finally:
+        if ex is not spec:
+            ex.close()
     info = index.info
     out(f"built {data} with {config['learner']}: {info['expansions']} of "
         f"{info['lattice_size']} feature sets trained ({info['trained']} new, "
@@ -372,6 +392,18 @@ def build_from_config(
             + ", ".join(f"{k} {v}" for k, v in sorted(per.items())))
     out(f"stored as build {info['build_id']} in {store}")
     return index
+
+
+@contextmanager
+def _progress_bar() -> Iterator[Callable[[Any], None] | None]:
+    """A tqdm bar over finished trainings (shown on a terminal only); None without tqdm."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        yield None
+        return
+    with tqdm(desc="trainings", unit="fit", disable=None, leave=False) as bar:
+        yield lambda expansion: bar.update(1)
 
 
 def _digits(config: Mapping, seed: int, out: Callable[[str], Any]) -> tuple:
