@@ -12,6 +12,8 @@ A configuration (TOML shown; JSON takes the same keys)::
     seed = 0
     cost_unit = "ms"                # unit of the costs, printed everywhere (default "units";
                                     # "s" for profiled digits)
+    foreign_database = false        # true: add the store's tables to a non-empty database
+                                    # of another program (refused by default)
 
     [features]                      # breast_cancer: name -> column indices or names
     mean = [0, 1, 2, 3]             # (default: groups "mean", "error", "worst")
@@ -92,7 +94,8 @@ LEARNERS: dict[str, Callable[[int], Any]] = {
 }
 
 _KEYS = {"data", "learner", "store", "alpha", "delta", "domain", "cv", "seed", "features",
-         "costs", "profile", "statistic", "sides", "digits", "repeats", "cost_unit"}
+         "costs", "profile", "statistic", "sides", "digits", "repeats", "cost_unit",
+         "foreign_database"}
 
 #: Largest image side of a digits config: a side of n renders n*n pixels per digit and
 #: features cost up to O(n**3), so [8, 20000] would exhaust memory.
@@ -261,6 +264,9 @@ def build_from_config(
                               f"[{n_min:g}, {n_max:g}]")
     if not isinstance(unit, str) or not unit.strip():
         raise ConfigError(f"cost_unit must be a non-empty text such as 's', got {unit!r}")
+    foreign = config.get("foreign_database", False)
+    if not isinstance(foreign, bool):
+        raise ConfigError(f"foreign_database must be true or false, got {foreign!r}")
     if cv > len(y):
         raise ConfigError(f"cv must be at most the number of rows ({len(y)}), got {cv}")
     learner = learners.SklearnLearner(estimator, X, y, features=columns, cv=cv)
@@ -268,7 +274,8 @@ def build_from_config(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)
         index = polydom.build_index(costs, learner, alpha=alpha, delta=delta, n_min=n_min,
-                                    n_max=n_max, store=store, cost_unit=unit)
+                                    n_max=n_max, store=store, cost_unit=unit,
+                                    allow_foreign_database=foreign)
     info = index.info
     out(f"built {data} with {config['learner']}: {info['expansions']} of "
         f"{info['lattice_size']} feature sets trained ({info['trained']} new, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import warnings
@@ -31,6 +32,8 @@ def build_index(
     cache: MutableMapping | None = None,
     store: str | None = None,
     cost_unit: str = "units",
+    store_key: bytes | str | None = None,
+    allow_foreign_database: bool = False,
     **explore_options: Any,
 ) -> Index:
     """Explore the feature-set lattice with ``learner``, then index the candidates.
@@ -74,6 +77,11 @@ def build_index(
         The unit of every cost and budget (``"s"`` for measured seconds, ``"ms"``, ...):
         kept in ``info["cost_unit"]``, stored with the build, printed by the command line
         and the plots.
+    store_key : bytes or str, optional
+        Key that signs the store's blobs and seals (HMAC); default ``POLYDOM_STORE_KEY``.
+    allow_foreign_database : bool, default False
+        Let ``store`` add polydom's tables to a non-empty database of another program
+        (refused by default, naming the tables found).
     **explore_options
         Passed to :func:`lattice.explore` (``traversal``, ``scope``, ``cost_pruning``,
         ``candidate_alpha``, ``max_expansions``, ...).
@@ -116,8 +124,34 @@ def build_index(
     if store is not None:
         if cache is not None:
             raise ValueError("give either cache or store, not both")
-        cache, publish = _open_store(store, model, learner, alpha, delta, n_min, n_max,
-                                     explore_options)
+        cache, publish, fail = _open_store(store, model, learner, alpha, delta, n_min, n_max,
+                                           explore_options, store_key, allow_foreign_database)
+        try:
+            return _explore_and_index(costs, model, learner, alpha, delta, n_min, n_max,
+                                      extra, cache, publish, cost_unit, explore_options)
+        except Exception as exc:  # the build is marked failed, with its error, then raised
+            with contextlib.suppress(Exception):  # never mask the build's own error
+                fail(exc)
+            raise
+    return _explore_and_index(costs, model, learner, alpha, delta, n_min, n_max, extra,
+                              cache, None, cost_unit, explore_options)
+
+
+def _explore_and_index(
+    costs: Any,
+    model: CostModel,
+    learner: Any,
+    alpha: float,
+    delta: float,
+    n_min: float,
+    n_max: float,
+    extra: list[Candidate],
+    cache: MutableMapping | None,
+    publish: Any,
+    cost_unit: str,
+    explore_options: Mapping[str, Any],
+) -> Index:
+    """The lattice, the candidate pool and the index (published when ``publish``)."""
     exploration = lattice.explore(
         costs if not isinstance(costs, CostModel) else model, learner, alpha=alpha,
         delta=delta, cache=cache, n_min=n_min, n_max=n_max, **explore_options,
@@ -127,7 +161,7 @@ def build_index(
             "the exploration stopped at max_expansions before the lattice was covered; "
             "the index carries no approximation guarantee",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     candidates = exploration.candidates
     table = PolyDomIndex.build([*candidates, *extra], n_min, n_max)
@@ -262,8 +296,11 @@ def _open_store(
     n_min: float,
     n_max: float,
     explore_options: Mapping[str, Any],
-) -> tuple[MutableMapping, Any]:
-    """Register (or resume) a build in the store: its expansion cache and a publisher."""
+    key: bytes | str | None = None,
+    allow_foreign: bool = False,
+) -> tuple[MutableMapping, Any, Any]:
+    """Register (or resume) a build in the store: its expansion cache, a publisher, and a
+    function that marks the build failed."""
     register_learner_models()
     describe = getattr(learner, "describe", None)
     params = {
@@ -273,7 +310,7 @@ def _open_store(
         "domain": [float(n_min), float(n_max) if math.isfinite(n_max) else "inf"],
         "explore": {k: repr(v) for k, v in sorted(explore_options.items())},
     }
-    st = IndexStore(url)
+    st = IndexStore(url, key=key, allow_foreign=allow_foreign)
     build_id = st.begin_build(params, model)
 
     def publish(index: Index) -> None:
@@ -281,4 +318,7 @@ def _open_store(
         index.info["store"] = str(url)
         index.info["build_id"] = build_id
 
-    return st.expansion_cache(build_id), publish
+    def fail(error: BaseException) -> None:
+        st.fail_build(build_id, error)
+
+    return st.expansion_cache(build_id), publish, fail
