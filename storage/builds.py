@@ -480,10 +480,14 @@ def delete_builds(
 
 
 def _file_size(db: Database) -> int | None:
+    """Bytes of a SQLite store on disk: the file and its write-ahead log (None elsewhere)."""
     if db.dialect != "sqlite":
         return None
     path = sa.engine.make_url(db.url).database
-    return os.path.getsize(path) if path and os.path.exists(path) else None
+    if not path or not os.path.exists(path):
+        return None
+    wal = f"{path}-wal"
+    return os.path.getsize(path) + (os.path.getsize(wal) if os.path.exists(wal) else 0)
 
 
 def _vacuum(db: Database) -> None:
