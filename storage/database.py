@@ -126,9 +126,13 @@ class Database:
         allow_foreign: bool = False,
     ) -> None:
         self.url = normalize_url(url)
-        parsed = sa.engine.make_url(self.url)
-        self.display_url = parsed.render_as_string(hide_password=True)
-        self.dialect = parsed.get_backend_name()
+        try:
+            parsed = sa.engine.make_url(self.url)
+            self.display_url = parsed.render_as_string(hide_password=True)
+            self.dialect = parsed.get_backend_name()
+            parsed.get_dialect()  # an unknown database kind fails here, not in a query
+        except sa.exc.ArgumentError as exc:
+            raise ValueError(f"url {self.url!r} is not a usable SQLAlchemy URL: {exc}") from None
         self.read_only = bool(read_only)
         create = bool(create) and not self.read_only
         self.allow_foreign = bool(allow_foreign)
