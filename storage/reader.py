@@ -68,6 +68,8 @@ class BuildRecord:
     n_ranges: int
     n_entries: int
     params: dict = field(repr=False, default_factory=dict)
+    #: The error of a failed build (its first line), else None.
+    error: str | None = None
 
 
 def build_row(db: Database, conn: sa.Connection, build_id: int | None) -> sa.Row:
@@ -371,7 +373,8 @@ def list_builds(db: Database) -> list[BuildRecord]:
     """
     with db.read() as conn:
         rows = conn.execute(sa.text("SELECT * FROM build_summary ORDER BY build_id")).all()
-        params = dict(conn.execute(sa.select(S.builds.c.id, S.builds.c.params)).all())
+        stored = {r.id: r for r in conn.execute(
+            sa.select(S.builds.c.id, S.builds.c.params, S.builds.c.info))}
     return [
         BuildRecord(
             build_id=int(r.build_id),
@@ -389,10 +392,20 @@ def list_builds(db: Database) -> list[BuildRecord]:
             n_candidates=int(r.n_candidates),
             n_ranges=int(r.n_ranges),
             n_entries=int(r.n_entries),
-            params=json.loads(params[r.build_id]),
+            params=json.loads(stored[r.build_id].params),
+            error=_error(r.status, stored[r.build_id].info),
         )
         for r in rows
     ]
+
+
+def _error(status: str, info: str | None) -> str | None:
+    if status != "failed" or not info:
+        return None
+    try:
+        return json.loads(info).get("error")
+    except (ValueError, AttributeError):
+        return None
 
 
 def skyline_rows(db: Database, build: int | None = None) -> list[dict[str, Any]]:

@@ -125,6 +125,9 @@ def run_inspect(args: argparse.Namespace) -> int:
             ],
         )
     )
+    for b in builds:
+        if b.error:
+            print(f"build {b.build_id} failed: {clip(b.error, 150)}")
     if chosen is None:
         print("\nno complete build yet")
         return 0

@@ -198,12 +198,14 @@ class _Failing:
         return self.inner.feature_columns()
 
 
-def test_failed_builds_are_marked_failed_with_the_error(tmp_path):
+def test_failed_builds_are_marked_failed_with_the_error(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'f.db'}"
     with pytest.raises(RuntimeError, match="the learner broke"):
         polydom.build_index(COSTS, _Failing(2), n_max=100.0, store=url)
     [build] = polydom.list_builds(url)
-    assert build.status == "failed"
+    assert build.status == "failed" and build.error == "RuntimeError: the learner broke"
+    assert main(["inspect", url]) == 0
+    assert "build 1 failed: RuntimeError: the learner broke" in capsys.readouterr().out
     with sqlite3.connect(tmp_path / "f.db") as conn:
         info = conn.execute("SELECT info FROM builds").fetchone()[0]
     assert "RuntimeError: the learner broke" in info
