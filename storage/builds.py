@@ -394,7 +394,7 @@ def _delete_failed(db: Database, params_key: str) -> None:
             sa.select(b.c.id).where(b.c.status == "failed", b.c.params_key != params_key)
         ).scalars()]
     if failed:
-        delete_builds(db, failed, vacuum=False)
+        delete_builds(db, failed, vacuum=False, only_failed=True)
 
 
 _BUILD_TABLES = ("skyline_entries", "ranges", "candidate_needs", "candidate_costs",
@@ -403,7 +403,10 @@ _BUILD_TABLES = ("skyline_entries", "ranges", "candidate_needs", "candidate_cost
 
 
 def delete_builds(
-    db: Database, build_ids: Sequence[int] | None = None, vacuum: bool = True
+    db: Database,
+    build_ids: Sequence[int] | None = None,
+    vacuum: bool = True,
+    only_failed: bool = False,
 ) -> dict[str, Any]:
     """Delete builds and every row of theirs; keep what the remaining builds use.
 
@@ -413,7 +416,8 @@ def delete_builds(
     a remaining build's candidates use its model or a remaining build could reuse it (same
     training parameters); otherwise it is deleted with its model blob.  With ``vacuum`` a
     SQLite file is compacted (``VACUUM``) so that it shrinks, and PostgreSQL tables are
-    vacuumed.
+    vacuumed.  ``only_failed`` skips, inside the transaction, the given builds that are no
+    longer failed (another process may have resumed one).
 
     Returns ``{"deleted": [ids], "expansions_deleted": n, "bytes_before": b0,
     "bytes_after": b1}`` (sizes of a SQLite file; None elsewhere).
@@ -440,6 +444,8 @@ def delete_builds(
             unknown = [i for i in ids if i not in known]
             if unknown:
                 raise ValueError(f"builds {unknown} do not exist in {db.display_url!r}")
+            if only_failed:
+                ids = [i for i in ids if known[i].status == "failed"]
             current = [i for i in ids if known[i].is_current]
             if current:
                 raise ValueError(
