@@ -442,10 +442,11 @@ def delete_builds(
         else:
             ids = sorted({int(i) for i in build_ids})
             unknown = [i for i in ids if i not in known]
+            if only_failed:  # gone or resumed meanwhile: not ours to delete
+                ids = [i for i in ids if i in known and known[i].status == "failed"]
+                unknown = []
             if unknown:
                 raise ValueError(f"builds {unknown} do not exist in {db.display_url!r}")
-            if only_failed:
-                ids = [i for i in ids if known[i].status == "failed"]
             current = [i for i in ids if known[i].is_current]
             if current:
                 raise ValueError(
