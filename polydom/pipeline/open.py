@@ -34,7 +34,7 @@ def register_learner_models() -> None:
 
 
 #: Array-model classes of learners that do not register themselves yet.
-_NOT_YET_REGISTERED = ("AdaptClassifier", "CSTCClassifier", "CSTCRegressor", "CSCCClassifier")
+_NOT_YET_REGISTERED = ("CSTCClassifier", "CSTCRegressor", "CSCCClassifier")
 
 
 def open_index(
