@@ -7,6 +7,7 @@ import os
 import learners
 import storage
 from polydom.index.built import Index
+from polydom.serving.cascade import Cascade
 from storage import BuildRecord, IndexStore
 
 __all__ = ["open_index", "list_builds", "register_learner_models"]
@@ -14,10 +15,10 @@ __all__ = ["open_index", "list_builds", "register_learner_models"]
 
 def register_learner_models() -> None:
     """Let storage save and rebuild the models of the registered learners as arrays + JSON
-    (no pickle): :class:`learners.ColumnSubsetModel` and every registered learner's
-    ``model_classes`` (:func:`learners.register_learner`), so storage code never changes
-    for a new learner.  Idempotent; classes whose optional dependency (LightGBM) is missing
-    are left out.
+    (no pickle): :class:`learners.ColumnSubsetModel`, :class:`polydom.Cascade` and every
+    registered learner's ``model_classes`` (:func:`learners.register_learner`), so storage
+    code never changes for a new learner.  Idempotent; classes whose optional dependency
+    (LightGBM) is missing are left out.
 
     Runtime complexity: O(registered classes).
     """
@@ -31,20 +32,30 @@ def register_learner_models() -> None:
         except ImportError:
             continue
         storage.register_array_model(cls)
+    storage.register_array_model(Cascade)
 
 
 #: Array-model classes of learners that do not register themselves yet.
 _NOT_YET_REGISTERED = ("CSTCClassifier", "CSTCRegressor", "CSCCClassifier")
 
 
-def open_index(url: str | os.PathLike, build: int | None = None, trusted: bool = False) -> Index:
+def open_index(
+    url: str | os.PathLike,
+    build: int | None = None,
+    trusted: bool = False,
+    key: bytes | str | None = None,
+    rebuild: bool = False,
+) -> Index:
     """Load a stored index: the latest complete build, or build ``build``.
 
-    ``url`` is any SQLAlchemy URL or a SQLite file path.  The index is rebuilt from its
-    stored ranges and skylines (no sweep) and answers ``lookup`` exactly as the index that
-    was stored.  Models are checked against their sha256 and decoded without running code
-    from the database; pickled models (and skops blobs naming types outside scikit-learn,
-    numpy and scipy) need ``trusted=True``.
+    ``url`` is any SQLAlchemy URL or a SQLite file path; the database is opened read-only
+    (nothing is written to it, whatever it holds).  The index is rebuilt from its stored
+    ranges and skylines (no sweep) after they are checked against the build's seal, and
+    answers ``lookup`` exactly as the index that was stored; ``rebuild=True`` sweeps the
+    skylines again from the stored candidates instead of refusing edited rows.  Models are
+    checked against their digest (sha256, or HMAC under ``key`` / ``POLYDOM_STORE_KEY`` for
+    a signed store) and decoded without running code from the database; pickled models, and
+    skops blobs holding classes outside the allow-list or functions, need ``trusted=True``.
 
     Runtime complexity: O(K * d + E) rows for K candidates and E skyline entries, plus
     decoding the models.
@@ -57,10 +68,12 @@ def open_index(url: str | os.PathLike, build: int | None = None, trusted: bool =
         If there is no complete build, or ``build`` is unknown or incomplete.
     storage.SchemaVersionError, storage.ModelIntegrityError, storage.UntrustedModelError
         For a store of another schema version, a tampered blob, an untrusted model.
+    storage.IndexIntegrityError, storage.StoreKeyError
+        For rows edited after publishing, a signed store without its key.
     """
     register_learner_models()
-    with IndexStore(url, create=False) as store:
-        return store.load_index(build=build, trusted=trusted)
+    with IndexStore(url, read_only=True, key=key) as store:
+        return store.load_index(build=build, trusted=trusted, rebuild=rebuild)
 
 
 def list_builds(url: str | os.PathLike) -> list[BuildRecord]:
@@ -68,5 +81,5 @@ def list_builds(url: str | os.PathLike) -> list[BuildRecord]:
 
     Runtime complexity: one query.
     """
-    with IndexStore(url, create=False) as store:
+    with IndexStore(url, read_only=True) as store:
         return store.list_builds()
