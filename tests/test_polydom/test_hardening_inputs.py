@@ -14,6 +14,7 @@ import learners
 import polydom
 from polydom import Candidate, CostCurve, IndexAll, NaiveLookup, PolyDomIndex
 from polydom.curves.parse import MAX_DEGREE, MAX_PARSE_LENGTH
+from tests.strategies import examples
 
 CANDS = [
     Candidate("cheap", 0.6, "0.3 + 0.7*n"),
@@ -311,7 +312,7 @@ def test_junk_into_the_lattice_and_learners_raises_only_type_or_value_errors(a, 
     _only_allowed_errors(learners.normalize_features, [a, b, "c", "d"], 4)
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(st.one_of(JUNK, st.text(alphabet="abc:/._", max_size=12)))
 def test_junk_into_open_index_raises_only_type_or_value_errors_and_creates_nothing(junk):
     import os
