@@ -20,13 +20,14 @@ from polydom.index.polydom_index import IndexAll, PolyDomIndex
 from polydom.index.table import SkylineTable
 from storage import schema as S
 from storage.blobs import load_model
-from storage.codec import decode_key, stored_curve
+from storage.codec import decode_key, stored_curve, stored_curves
 from storage.database import Database
 
 __all__ = [
     "TABLE_KINDS",
     "BuildRecord",
     "build_row",
+    "current_build_id",
     "feature_costs",
     "atom_order",
     "bundle_members",
@@ -126,6 +127,17 @@ def bundle_members(db: Database, conn: sa.Connection, build_id: int) -> dict[str
     return out
 
 
+def current_build_id(db: Database) -> int | None:
+    """Id of the current (latest published) build; None when nothing is published yet.
+
+    Runtime complexity: one indexed query.
+    """
+    b = S.builds
+    with db.read() as conn:
+        found = conn.execute(sa.select(b.c.id).where(b.c.is_current)).scalar()
+    return None if found is None else int(found)
+
+
 def feature_order(db: Database, conn: sa.Connection, build_id: int) -> list[str]:
     """The lattice's feature names of a build, in order (bit ``i`` of an expansion's mask
     is name ``i``): its bundles when it has any, else its atoms."""
@@ -204,13 +216,11 @@ def load_index(
         cands = conn.execute(
             sa.select(*cols).where(c.c.build_id == build_id).order_by(c.c.candidate_id)
         ).all()
-        ccoef: dict[int, dict[int, float]] = {}
-        for cid, degree, coefficient in conn.execute(
+        coef_rows = conn.execute(
             sa.select(cc.c.candidate_id, cc.c.degree, cc.c.coefficient).where(
                 cc.c.build_id == build_id
             )
-        ):
-            ccoef.setdefault(cid, {})[degree] = coefficient
+        ).all()
         needs: dict[int, dict[str, float]] = {}
         if db.schema_version >= 2:
             cn = S.candidate_needs
@@ -218,7 +228,7 @@ def load_index(
                 sa.select(cn.c.candidate_id, cn.c.feature_id, cn.c.probability)
                 .where(cn.c.build_id == build_id)
                 .order_by(cn.c.candidate_id, cn.c.feature_id)
-            ):
+            ).all():
                 if not 0 <= fid < len(atoms):
                     raise ValueError(
                         f"build {build_id}: candidate {cid} needs unknown atom id {fid}"
@@ -252,7 +262,8 @@ def load_index(
             sky[r.range_id].append(r.candidate_id)
     exp_models: dict[int, Any] = {}
     feature_sets: dict[str, frozenset] = {}
-    candidates = []
+    payloads: list[Any] = []
+    features: list[frozenset] = []
     for r in cands:
         payload = None
         if models and r.expansion_id is not None:
@@ -274,21 +285,22 @@ def load_index(
                 trusted=trusted,
                 what=f"model of candidate {r.key!r} of build {build_id}",
             )
-        features = feature_sets.get(r.features_json)
-        if features is None:
-            features = feature_sets[r.features_json] = frozenset(json.loads(r.features_json))
-        candidates.append(
-            Candidate(
-                decode_key(r.key_json),
-                r.accuracy,
-                stored_curve(ccoef.get(r.candidate_id, {}),
-                             f"candidate {r.key!r} of build {build_id}"),
-                features,
-                payload,
-                needs=needs.get(r.candidate_id, {}) if db.schema_version >= 2 else None,
-                learner=r.learner if db.schema_version >= 2 else None,
-            )
-        )
+        payloads.append(payload)
+        fs = feature_sets.get(r.features_json)
+        if fs is None:
+            fs = feature_sets[r.features_json] = frozenset(json.loads(r.features_json))
+        features.append(fs)
+    ids = [r.candidate_id for r in cands]
+    v2 = db.schema_version >= 2
+    candidates = Candidate.from_columns(
+        [decode_key(r.key_json) for r in cands],
+        [r.accuracy for r in cands],
+        stored_curves(ids, coef_rows, f"build {build_id}: candidate"),
+        features,
+        payloads,
+        [needs.get(i, {}) for i in ids] if v2 else None,
+        [r.learner for r in cands] if v2 else None,
+    )
     table = TABLE_KINDS.get(row.index_kind, PolyDomIndex)(
         candidates, row.n_min, row.n_max, breaks, sky, json.loads(row.stats or "{}")
     )

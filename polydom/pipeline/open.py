@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 import learners
 import storage
@@ -40,6 +42,10 @@ _NOT_YET_REGISTERED = ("AdaptClassifier", "CSTCClassifier", "CSTCRegressor", "CS
 def open_index(url: str | os.PathLike, build: int | None = None, trusted: bool = False) -> Index:
     """Load a stored index: the latest complete build, or build ``build``.
 
+    Without ``build`` the index follows the store: :meth:`Index.refresh` switches it to a
+    build published later (atomically, without reopening anything by hand).  With
+    ``build`` it is pinned to that build.
+
     ``url`` is any SQLAlchemy URL or a SQLite file path.  The index is rebuilt from its
     stored ranges and skylines (no sweep) and answers ``lookup`` exactly as the index that
     was stored.  Models are checked against their sha256 and decoded without running code
@@ -60,7 +66,24 @@ def open_index(url: str | os.PathLike, build: int | None = None, trusted: bool =
     """
     register_learner_models()
     with IndexStore(url, create=False) as store:
-        return store.load_index(build=build, trusted=trusted)
+        index = store.load_index(build=build, trusted=trusted)
+        resolved = store.url
+    return index if build is not None else index.follow(_newest_build(resolved, trusted))
+
+
+def _newest_build(url: Any, trusted: bool) -> Callable[[Any], Index | None]:
+    """What :meth:`Index.refresh` asks: the store's current build when it is not ``build_id``."""
+
+    def newest(build_id: Any) -> Index | None:
+        with IndexStore(url, create=False) as store:
+            if store.current_build_id() == build_id:
+                return None
+            index = store.load_index(trusted=trusted)
+        if index.info["build_id"] == build_id:
+            return None
+        return index.follow(newest)
+
+    return newest
 
 
 def list_builds(url: str | os.PathLike) -> list[BuildRecord]:
