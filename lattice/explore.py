@@ -574,10 +574,11 @@ def explore(
     and time and memory grow with the lattice; ``"paper"`` checks only the neighbours of
     expanded sets (P <= E * m), so a lattice of 20+ features costs what is trained, not
     2**m.  Measured with :func:`lattice.progressive` under a budget of 1,000 trainings
-    (``benchmarks/scale_bench.py``, tracemalloc peak, results in benchmarks/RESULTS.md):
-    m = 16 complete: 65,534 checks, 54 MiB; paper: ~3,000 checks, 4 MiB; m = 20 and 24
-    paper: 8 MiB and the same order of checks.  A time budget (``max_seconds`` of
-    :func:`lattice.progressive`) bounds the checks as well as the trainings.
+    (``benchmarks/scale_bench.py``, tracemalloc peaks in benchmarks/RESULTS.md, section
+    "Scale-out"): with m = 16 the complete traversal checks all 65,534 sets, the paper
+    traversal about 3,000, and with m = 24 still about 3,000 checks in about 12 MiB.  A
+    time budget (``max_seconds`` of :func:`lattice.progressive`) bounds the checks as well
+    as the trainings.
     """
     alpha, delta = check_alpha_delta(alpha, delta)
     if traversal not in _TRAVERSALS:
