@@ -15,8 +15,9 @@
   are not exactly those of the build the reader reports).  PostgreSQL with ``--pg-url`` (or
   ``POLYDOM_TEST_PG_URL``), else SQLite.
 * open: ``polydom.open_index`` of stores with 10^3, 10^4, 10^5 candidates (median of 3 after
-  a warm-up).  Run the same command with ``PYTHONPATH`` at an older checkout to get the
-  "before" column; the stores are cached in ``--workdir``.
+  a warm-up; wall and CPU time, the latter less disturbed by other jobs).  Run the same
+  command with ``PYTHONPATH`` at an older checkout to get the "before" column; the stores
+  are cached in ``--workdir``.
 
 Every section prints the 1-minute load average next to its numbers: this machine is shared.
 """
@@ -173,20 +174,22 @@ def bench_open(workdir: Path, sizes: list[int]) -> None:
     import polydom
 
     print("\n## open_index: stored candidates -> a ready index (median of 3, after a warm-up)\n")
-    print("| candidates | open_index s | load |")
-    print("|---:|---:|---|")
+    print("| candidates | open_index wall s | open_index CPU s | load |")
+    print("|---:|---:|---:|---|")
     for n in sizes:
         path = workdir / f"open_{n}.db"
         if not path.exists():
             publish(f"sqlite:///{path}", n, 0, "c")
         url = f"sqlite:///{path}"
         polydom.open_index(url)
-        times = []
+        times, cpu = [], []
         for _ in range(3):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             polydom.open_index(url)
             times.append(time.perf_counter() - start)
-        print(f"| {n} | {statistics.median(times):.3f} | {load()} |")
+            cpu.append(time.process_time() - start_cpu)
+        print(f"| {n} | {statistics.median(times):.3f} | {statistics.median(cpu):.3f} | "
+              f"{load()} |", flush=True)
 
 
 # ---------------------------------------------------------------------------- readers
@@ -197,10 +200,11 @@ def answers(index) -> list:
     return [None if (h := index.lookup(n, b)) is None else h.key for n, b in QUERIES]
 
 
-def reader(url: str, expected: dict, seconds: float, out) -> None:
+def reader(url: str, expected: dict, seconds: float, ready, out) -> None:
     import polydom
 
     index = polydom.open_index(url)
+    ready.put(index.info["build_id"])
     lookups = errors = mixed = 0
     builds: list[int] = []
     start = time.perf_counter()
@@ -250,11 +254,14 @@ def bench_readers(workdir: Path, pg_url: str | None, seconds: float = 12.0) -> N
         later.append((seed, table))
         expected[first_id + k] = answers(polydom.Index(table, COSTS))
     ctx = multiprocessing.get_context("spawn")
-    out = ctx.Queue()
-    procs = [ctx.Process(target=reader, args=(url, expected, seconds, out)) for _ in range(4)]
+    ready, out = ctx.Queue(), ctx.Queue()
+    procs = [ctx.Process(target=reader, args=(url, expected, seconds, ready, out))
+             for _ in range(4)]
     for p in procs:
         p.start()
-    time.sleep(seconds / 3)
+    for _ in procs:  # every reader has opened the first build before anything is published
+        ready.get(timeout=600)
+    time.sleep(seconds / 4)
     from storage import IndexStore
 
     for seed, table in later:
