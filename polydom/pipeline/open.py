@@ -18,7 +18,7 @@ def register_learner_models() -> None:
 
     Runtime complexity: O(1).
     """
-    for name in ("ColumnSubsetModel", "CEGBClassifier", "GreedyMiserClassifier"):
+    for name in ("ColumnSubsetModel", "CEGBClassifier", "GreedyMiserClassifier", "DAGClassifier"):
         try:
             cls = getattr(learners, name)
         except ImportError:
