@@ -122,12 +122,15 @@ class SklearnLearner:
         return {name: list(cols) for name, cols in self.columns_.items()}
 
     def columns_of(self, features: frozenset) -> list[int]:
-        """Columns a model on ``features`` is trained on (learner feature order)."""
+        """Columns a model on ``features`` is trained on: the sorted union of their columns.
+
+        Runtime complexity: O(c log c) for c columns.
+        """
         self._prepare()
         unknown = set(features) - set(self.columns_)
         if unknown:
             raise ValueError(f"unknown features {sorted(unknown)!r}; known: {list(self.columns_)}")
-        return [c for name, cols in self.columns_.items() if name in features for c in cols]
+        return sorted({c for name in features for c in self.columns_[name]})
 
     def expand(self, features: frozenset) -> Expansion:
         """Estimate the accuracy of the estimator on ``features`` and refit it on all rows.

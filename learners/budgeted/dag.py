@@ -341,6 +341,26 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         sensors = frozenset().union(*(graph.states[k] for k in reached))
         return np.array([m in sensors for m in self.feature_groups_])
 
+    def _check(self, X: np.ndarray, y: np.ndarray) -> None:
+        """Assert the fitted model's invariants on its training rows ``X, y``.
+
+        The graph's structure (spec 6, items 1-2), the reported risk equal to the routed path
+        loss (item 7), every path a chain of growing states (item 4), and the acquired
+        sensors inside ``used_features_``.
+        """
+        self.graph_._check()
+        X = np.asarray(X, dtype=np.float64)
+        cost_of = dict(zip(self.feature_groups_, self.feature_costs_.tolist(), strict=True))
+        state_cost = float(self.tradeoff) * np.array(
+            [sum(cost_of[m] for m in s) for s in self.graph_.states]
+        )
+        self.policy_._check(X, self.bank_.losses(self.graph_.states, y), state_cost)
+        states = self.graph_.states
+        for path in self.policy_.paths(X):
+            assert path[0] == 0
+            assert all(states[a] < states[b] for a, b in zip(path, path[1:], strict=False))
+        assert not (self.feature_usage(X) & ~self.used_features_).any()
+
     # ---- prediction ----
     def _X(self, X: np.ndarray) -> np.ndarray:
         check_is_fitted(self, "policy_")

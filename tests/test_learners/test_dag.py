@@ -47,6 +47,7 @@ def test_training_risk_is_the_oof_error_plus_tradeoff_times_the_measured_cost(wi
     oof = wine_dag.bank_.losses(wine_dag.graph_.states, ytr)[np.arange(len(ytr)), final]
     measured = oof.mean() + 0.02 * wine_dag.prediction_cost(Xtr).mean()
     assert wine_dag.train_risk_ == pytest.approx(measured, rel=1e-12)
+    wine_dag._check(Xtr, ytr)
 
 
 def test_each_row_pays_exactly_the_sensors_of_its_final_state(wine, wine_dag):
@@ -304,11 +305,13 @@ def test_predict_item_computes_only_the_acquired_sensors_in_policy_order(wine, w
 # ---- reuse of the lattice's expansions ----
 def test_a_dag_after_a_lattice_build_trains_only_missing_subsets_and_matches(wine):
     Xtr, Xte, ytr, _ = wine
+    interleaved = {"odd": [1, 3, 5, 7, 9, 11], "even": [0, 2, 4, 6], "rest": [8, 10, 12]}
     est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
-    learner = SklearnLearner(est, Xtr, ytr, features=WINE, cv=5)
-    exp = lattice.explore({m: "1" for m in WINE}, learner, alpha=1.05)
-    fresh = DAGClassifier(feature_groups=WINE, tradeoff=0.02, estimator=est).fit(Xtr, ytr)
-    reused = DAGClassifier(feature_groups=WINE, tradeoff=0.02, estimator=est,
+    learner = SklearnLearner(est, Xtr, ytr, features=interleaved, cv=5)
+    exp = lattice.explore({m: "1" for m in interleaved}, learner, alpha=1.05)
+    fresh = DAGClassifier(feature_groups=interleaved, tradeoff=0.02, estimator=est)
+    fresh.fit(Xtr, ytr)
+    reused = DAGClassifier(feature_groups=interleaved, tradeoff=0.02, estimator=est,
                            bank=exp.expanded).fit(Xtr, ytr)
     missing = 8 - len(exp.expanded)
     assert reused.bank_fits_ == 6 * missing < fresh.bank_fits_ == 6 * 8
