@@ -23,6 +23,7 @@ from learners.synthetic import SyntheticLearner
 # the LightGBM-backed learners load on first use, so that `import learners` works without
 # lightgbm installed
 _LAZY = {
+    "AdaptClassifier": "learners.budgeted.adapt",
     "CEGBClassifier": "learners.budgeted.cegb",
     "DAGClassifier": "learners.budgeted.dag",
     "dag_sweep_candidates": "learners.budgeted.dag",
@@ -41,6 +42,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "AdaptClassifier",
     "BudgetedClassifierMixin",
     "CEGBClassifier",
     "CSCCClassifier",

@@ -1,11 +1,12 @@
 """Budgeted learners: the cost contract and the methods that trade accuracy for feature cost.
 
-CEGB / GreedyMiser (LightGBM) and CSTC / CSCC load on first use, so that
+CEGB / GreedyMiser and ADAPT (LightGBM) and CSTC / CSCC load on first use, so that
 ``import learners.budgeted`` stays light and works without LightGBM.
 """
 
 from importlib import import_module
 
+from learners.budgeted.adapt_sweep import efficient_frontier, sweep_adapt, sweep_adapt_candidates
 from learners.budgeted.contract import (
     BudgetedClassifierMixin,
     ColumnSubsetModel,
@@ -17,6 +18,7 @@ from learners.budgeted.on_demand import OnDemandFeaturizer
 from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 
 _LAZY = {
+    "AdaptClassifier": "learners.budgeted.adapt",
     "CEGBClassifier": "learners.budgeted.cegb",
     "DAGClassifier": "learners.budgeted.dag",
     "dag_sweep_candidates": "learners.budgeted.dag",
@@ -35,6 +37,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "AdaptClassifier",
     "BudgetedClassifierMixin",
     "CEGBClassifier",
     "CSCCClassifier",
@@ -47,7 +50,10 @@ __all__ = [
     "TreeArrays",
     "TreeEnsemble",
     "dag_sweep_candidates",
+    "efficient_frontier",
     "expected_cost_curve",
+    "sweep_adapt",
+    "sweep_adapt_candidates",
     "sweep_candidates",
     "worst_cost_curve",
 ]

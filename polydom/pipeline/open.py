@@ -18,7 +18,13 @@ def register_learner_models() -> None:
 
     Runtime complexity: O(1).
     """
-    for name in ("ColumnSubsetModel", "CEGBClassifier", "GreedyMiserClassifier", "DAGClassifier"):
+    for name in (
+        "ColumnSubsetModel",
+        "CEGBClassifier",
+        "GreedyMiserClassifier",
+        "AdaptClassifier",
+        "DAGClassifier",
+    ):
         try:
             cls = getattr(learners, name)
         except ImportError:

@@ -1,0 +1,745 @@
+"""ADAPT (Nan and Saligrama, NIPS 2017): a cheap gate and model in front of an expensive one.
+
+:class:`AdaptClassifier` learns a low-cost gate ``g`` and a low-cost model ``f1`` that
+approximate a given, fitted, high-cost classifier ``f0`` where cheap features suffice: a row
+goes to ``f0`` iff ``g(x) > threshold`` (0 in the paper), else ``f1`` answers.  Training
+minimises the paper's (OPT) by alternating the closed-form q-step with a (g, f1)-step:
+
+* ``method="lin"`` (ADAPT-LIN, :mod:`learners.budgeted.adapt_lin`): linear ``g`` and ``f1``,
+  cost-weighted group lasso, random multi-start, then pruning of tiny-weight features;
+* ``method="gbrt"`` (ADAPT-GBRT, :mod:`learners.budgeted.adapt_gbrt`): boosted trees with the
+  paper's per-tree feature penalty, on LightGBM.
+
+Cost of a row (features are paid once per row, whatever needs them): the gate's features,
+plus the low-cost model's for rows it answers, or the high-cost model's for rows sent there
+(``hpc_cost_mode="union"``, the paper's definition; ``"hpc_only"`` charges those rows only
+``f0``'s features, as the authors' evaluation code does).  The two knobs of the paper are
+``tradeoff`` (its ``gamma``) and ``p_full`` (the fraction of training rows the q-step may send
+to ``f0``); :mod:`learners.budgeted.adapt_sweep` sweeps both into index candidates.
+
+Pitfalls of the spec (section 2.11) and how they are handled:
+
+1. *Soft q, hard gate*: q is soft, so the fraction routed by ``g > 0`` is not ``p_full``;
+   sweep ``p_full`` densely, and ``threshold`` moves the hard rule (an extension, default 0).
+2. *Local optima* (ADAPT-LIN): ``n_starts`` starts (zero, a logistic-regression ``f1``, and
+   random weights), the lowest (OPT) value wins.
+3. *Over-confident in-sample probabilities of f0*: ``high_cost_proba="oof"`` (default when the
+   model can be cloned) uses out-of-fold probabilities from a shuffled stratified split.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from learners.budgeted.adapt_gbrt import fit_adapt_gbrt
+from learners.budgeted.adapt_lin import LinearGatePair, fit_adapt_lin
+from learners.budgeted.contract import BudgetedClassifierMixin, column_groups, group_usage
+from learners.budgeted.high_cost import HighCostModel, check_fitted_classifier
+from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature, walk_on_demand
+from learners.budgeted.tree_paths import TreeEnsemble
+from polydom.index.item_prediction import ItemPrediction
+
+__all__ = ["AdaptClassifier"]
+
+_METHODS = ("lin", "gbrt")
+
+
+class _FeatureCache:
+    """Computes each feature of one item at most once; remembers values, order and seconds."""
+
+    def __init__(self, featurizer: OnDemandFeaturizer, groups: Mapping[str, list]) -> None:
+        self.featurizer, self.groups = featurizer, groups
+        self.values: dict[str, np.ndarray] = {}
+        self.seconds: dict[str, float] = {}
+        self.order: list[str] = []
+
+    def compute(self, item: Any, name: str) -> np.ndarray:
+        if name not in self.values:
+            values, seconds = compute_feature(self.featurizer, item, name, len(self.groups[name]))
+            self.values[name], self.seconds[name] = values, seconds
+            self.order.append(name)
+        return self.values[name]
+
+    def row(self, n_columns: int) -> np.ndarray:
+        x = np.full(n_columns, np.nan)
+        for name, values in self.values.items():
+            x[self.groups[name]] = values
+        return x
+
+
+class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
+    """A gated low-cost model in front of a fitted high-cost classifier (ADAPT).
+
+    Parameters
+    ----------
+    high_cost_model : fitted classifier
+        ``f0``: any fitted classifier with ``predict_proba`` and ``classes_`` (or unfitted with
+        ``fit_high_cost=True``).  It is treated as frozen: cloning this estimator keeps the
+        same fitted object (see :meth:`__sklearn_clone__`).
+    method : {"lin", "gbrt"}, default "lin"
+    p_full : float in [0, 1], default 0.5
+        Fraction of training rows the q-step may send to the high-cost model.
+    tradeoff : float >= 0, default 0.01
+        The paper's ``gamma``: weight of the feature-cost penalty.  ADAPT-LIN's loss is a mean
+        over rows, ADAPT-GBRT's a sum (as the authors' code), so useful values differ by about
+        the number of rows.
+    feature_costs : mapping of str to float or sequence of float, optional
+        Cost of each feature (``feature_groups`` name, or ``"x{j}"``); None: unit costs.
+    feature_groups : mapping of str to list of int, optional
+        Named column groups (a feature is paid once for all its columns).
+    high_cost_features : sequence of str, optional
+        Features whose columns the high-cost model takes (in ``feature_groups`` order);
+        None: it takes the whole row.
+    fit_high_cost : bool, default False
+        Fit a clone of ``high_cost_model`` on the training data first.
+    high_cost_proba : {"auto", "oof", "fitted"}, default "auto"
+        Probabilities of ``f0`` on the training rows: out-of-fold (``cv`` folds of a clone),
+        or the fitted model's own; ``"auto"``: out-of-fold when the model is a clonable
+        scikit-learn estimator and every class has ``cv`` rows.
+    cv : int, default 5
+    q_constraint : {"le", "eq"}, default "le"
+        ``mean(q) <= p_full`` (paper) or ``= p_full`` (the authors' code).
+    hpc_cost_mode : {"union", "hpc_only"}, default "union"
+    threshold : float, default 0.0
+        Rows with ``g(x) > threshold`` go to the high-cost model.
+    n_starts : int, default 12
+        ADAPT-LIN starts (zero, logistic regression, ``n_starts - 2`` random).
+    max_iter : int, default 20
+        Outer (q-step) iterations.
+    inner_iter : int, default 300
+        ADAPT-LIN: FISTA iterations per (g, f1)-step.
+    n_estimators, learning_rate, max_depth, min_child_samples
+        ADAPT-GBRT trees per ensemble, shrinkage, depth (split levels), leaf size.
+    random_state : int, default 0
+
+    Attributes
+    ----------
+    classes_, n_features_in_, feature_groups_, feature_costs_ (ndarray, per feature)
+    high_cost_ : HighCostModel
+    high_cost_proba_ : str
+        "oof" or "fitted": what the q-step used.
+    used_features_ : ndarray of bool
+        Features some row may need (gate, low-cost model, high-cost model).
+    objective_ : float
+        ADAPT-LIN: the (OPT) value of the selected start.
+    history_ : list
+        ADAPT-LIN: (OPT) value per outer iteration; ADAPT-GBRT: (mean q, training accuracy).
+    """
+
+    def __init__(
+        self,
+        high_cost_model: Any = None,
+        method: str = "lin",
+        p_full: float = 0.5,
+        tradeoff: float = 0.01,
+        feature_costs: Mapping[str, float] | Sequence[float] | None = None,
+        feature_groups: Mapping[str, Sequence[int]] | None = None,
+        high_cost_features: Sequence[str] | None = None,
+        fit_high_cost: bool = False,
+        high_cost_proba: str = "auto",
+        cv: int = 5,
+        q_constraint: str = "le",
+        hpc_cost_mode: str = "union",
+        threshold: float = 0.0,
+        n_starts: int = 12,
+        max_iter: int = 20,
+        inner_iter: int = 300,
+        n_estimators: int = 50,
+        learning_rate: float = 0.1,
+        max_depth: int = 3,
+        min_child_samples: int = 5,
+        random_state: int = 0,
+    ) -> None:
+        self.high_cost_model = high_cost_model
+        self.method = method
+        self.p_full = p_full
+        self.tradeoff = tradeoff
+        self.feature_costs = feature_costs
+        self.feature_groups = feature_groups
+        self.high_cost_features = high_cost_features
+        self.fit_high_cost = fit_high_cost
+        self.high_cost_proba = high_cost_proba
+        self.cv = cv
+        self.q_constraint = q_constraint
+        self.hpc_cost_mode = hpc_cost_mode
+        self.threshold = threshold
+        self.n_starts = n_starts
+        self.max_iter = max_iter
+        self.inner_iter = inner_iter
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.min_child_samples = min_child_samples
+        self.random_state = random_state
+
+    def __sklearn_clone__(self) -> AdaptClassifier:
+        """Clone the parameters but keep the fitted high-cost model itself (it is frozen).
+
+        With ``fit_high_cost=True`` the high-cost model is cloned like any parameter.
+        """
+        params = self.get_params(deep=False)
+        hpc = params.pop("high_cost_model")
+        params = {k: clone(v, safe=False) for k, v in params.items()}
+        if self.fit_high_cost:
+            hpc = clone(hpc, safe=False)
+        return type(self)(high_cost_model=hpc, **params)
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.allow_nan = False
+        return tags
+
+    @classmethod
+    def from_index(cls, index: Any, size: float, budget: float, **params: Any) -> AdaptClassifier:
+        """An unfitted ADAPT whose high-cost model is the index's choice at ``(size, budget)``.
+
+        The features, their columns and their costs at ``size`` come from the index
+        (``index.columns``, ``index.costs``); the high-cost model takes the columns of the hit's
+        features.  Fit it on full matrices laid out as the index's training data.
+
+        Parameters
+        ----------
+        index : polydom Index
+            A built index with models (``lookup`` returns a Hit with ``.model``).
+        size, budget : float
+            The query whose answer is approximated (a large budget: the most accurate entry).
+        **params
+            Any other parameter of :class:`AdaptClassifier`.
+
+        Raises
+        ------
+        ValueError
+            If nothing fits ``budget`` at ``size`` or the hit has no model.
+
+        Runtime complexity: one index lookup plus O(features).
+        """
+        hit = index.lookup(size, budget)
+        if hit is None:
+            raise ValueError(f"no index entry fits budget {budget!r} at size {size!r}")
+        if hit.model is None:
+            raise ValueError(f"index entry {hit.key!r} has no fitted model to approximate")
+        groups = {name: list(cols) for name, cols in index.columns.items()}
+        costs = {name: float(index.costs[name](float(size))) for name in groups}
+        features = [name for name in groups if name in hit.features]
+        return cls(
+            high_cost_model=hit.model,
+            feature_groups=groups,
+            feature_costs=costs,
+            high_cost_features=features,
+            **params,
+        )
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self) -> None:
+        if self.method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
+        p = self.p_full
+        if not (isinstance(p, int | float | np.number) and 0.0 <= float(p) <= 1.0):
+            raise ValueError(f"p_full must be a number in [0, 1], got {p!r}")
+        t = self.tradeoff
+        if not (isinstance(t, int | float | np.number) and math.isfinite(t) and t >= 0):
+            raise ValueError(f"tradeoff must be a finite number >= 0, got {t!r}")
+        if not (
+            isinstance(self.threshold, int | float | np.number) and math.isfinite(self.threshold)
+        ):
+            raise ValueError(f"threshold must be a finite number, got {self.threshold!r}")
+        for name, allowed in (
+            ("q_constraint", ("le", "eq")),
+            ("hpc_cost_mode", ("union", "hpc_only")),
+            ("high_cost_proba", ("auto", "oof", "fitted")),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        for name in (
+            "n_starts",
+            "max_iter",
+            "inner_iter",
+            "n_estimators",
+            "max_depth",
+            "min_child_samples",
+            "cv",
+        ):
+            v = getattr(self, name)
+            if not (isinstance(v, int | np.integer) and v >= 1):
+                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        if not (isinstance(self.learning_rate, int | float) and self.learning_rate > 0):
+            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
+
+    def _costs(self, names: list[str]) -> np.ndarray:
+        fc = self.feature_costs
+        if fc is None:
+            return np.ones(len(names))
+        if isinstance(fc, Mapping):
+            unknown = sorted(str(k) for k in fc if k not in names)
+            missing = [n for n in names if n not in fc]
+            if unknown or missing:
+                raise ValueError(
+                    f"feature_costs must give a cost for every feature {names}; "
+                    f"unknown features {unknown}, missing {missing}"
+                )
+            costs = np.array([float(fc[n]) for n in names])
+        else:
+            costs = np.asarray(fc, dtype=np.float64).ravel()
+            if costs.shape != (len(names),):
+                raise ValueError(
+                    f"feature_costs must have one value per feature ({len(names)}), "
+                    f"got {costs.shape[0]}"
+                )
+        if not np.all(np.isfinite(costs) & (costs >= 0)):
+            raise ValueError(f"feature_costs must be finite and >= 0, got {costs.tolist()}")
+        return costs
+
+    def _high_cost_columns(self, groups: dict[str, list[int]], n_columns: int) -> list[int]:
+        if self.high_cost_features is None:
+            return list(range(n_columns))
+        wanted = [str(n) for n in self.high_cost_features]
+        unknown = sorted(set(wanted) - set(groups))
+        if unknown or not wanted:
+            raise ValueError(
+                f"high_cost_features must name features of {list(groups)}, got {wanted!r}"
+            )
+        return [c for name, cols in groups.items() if name in wanted for c in cols]
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X: np.ndarray, y: np.ndarray) -> AdaptClassifier:
+        """Fit the gate and the low-cost model around the high-cost model.
+
+        Parameters
+        ----------
+        X : array-like (rows, columns), finite
+        y : array-like (rows,), two classes
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            For an unfitted (or unsuitable) high-cost model, ``p_full`` outside [0, 1],
+            costs for unknown features, more than two classes, or other bad parameters.
+
+        Runtime complexity: ADAPT-LIN O(n_starts * max_iter * inner_iter * rows * columns);
+        ADAPT-GBRT O(max_iter * n_estimators) LightGBM trees; plus ``cv`` fits of the
+        high-cost model for out-of-fold probabilities.
+        """
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        y_type = type_of_target(y, input_name="y", raise_unknown=True)
+        if y_type != "binary":
+            raise ValueError(
+                "Only binary classification is supported (AdaptClassifier, as the paper). "
+                f"The type of the target is {y_type}."
+            )
+        self.classes_, y_enc = np.unique(y, return_inverse=True)
+        n, k = X.shape
+        self.feature_groups_ = column_groups(self.feature_groups, k)
+        names = list(self.feature_groups_)
+        self.feature_costs_ = self._costs(names)
+        hpc_cols = self._high_cost_columns(self.feature_groups_, k)
+        estimator = self.high_cost_model
+        if self.fit_high_cost:
+            if estimator is None:
+                raise ValueError("high_cost_model must be given (None with fit_high_cost=True)")
+            estimator = clone(estimator).fit(X[:, hpc_cols], y)
+        check_fitted_classifier(estimator, "high_cost_model")
+        self.high_cost_ = HighCostModel(estimator, hpc_cols, k)
+        p0 = self._train_proba(X, y, y_enc)
+        y_sign = np.where(y_enc == 1, 1.0, -1.0)
+        groups = [np.asarray(c, dtype=np.int64) for c in self.feature_groups_.values()]
+        if self.method == "lin":
+            self._fit_lin(X, y_sign, p0, groups)
+        else:
+            self._fit_gbrt(X, y_sign, p0, groups)
+        self.used_features_ = (
+            self._model_used()
+            | group_usage(np.isin(np.arange(k), hpc_cols)[None, :], self.feature_groups_)[0]
+        )
+        return self
+
+    def _train_proba(self, X: np.ndarray, y: np.ndarray, y_enc: np.ndarray) -> np.ndarray:
+        hpc = self.high_cost_
+        mode = self.high_cost_proba
+        smallest = int(np.bincount(y_enc).min())
+        if mode == "auto":
+            clonable = isinstance(hpc.estimator, BaseEstimator)
+            mode = "oof" if clonable and smallest >= self.cv else "fitted"
+        if mode == "oof":
+            if smallest < self.cv:
+                raise ValueError(
+                    f"high_cost_proba='oof' needs cv={self.cv} rows of every class; the "
+                    f"smallest class has {smallest}"
+                )
+            folds = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
+            proba = cross_val_predict(
+                clone(hpc.estimator), X[:, hpc.columns], y, cv=folds, method="predict_proba"
+            )
+            known = list(np.unique(y).tolist())
+            proba = proba[:, [known.index(c) for c in self.classes_.tolist()]]
+        else:
+            proba = hpc.proba_of(X, self.classes_)
+        self.high_cost_proba_ = mode
+        self._hpc_train_correct = np.argmax(proba, axis=1) == y_enc
+        return proba[np.arange(len(y_enc)), y_enc]
+
+    def _fit_lin(self, X, y_sign, p0, groups) -> None:
+        self.mean_ = X.mean(axis=0)
+        scale = X.std(axis=0)
+        self.scale_ = np.where(scale > 0, scale, 1.0)
+        Z = (X - self.mean_) / self.scale_
+        k = X.shape[1]
+        zero = np.zeros(k)
+        starts = [LinearGatePair(zero.copy(), 0.0, zero.copy(), 0.0)]
+        if self.n_starts >= 2:
+            lr = LogisticRegression(C=1.0, max_iter=500).fit(Z, y_sign)
+            starts.append(
+                LinearGatePair(zero.copy(), 0.0, lr.coef_[0].copy(), float(lr.intercept_[0]))
+            )
+        rng = np.random.default_rng(self.random_state)
+        sd = 2.0 / math.sqrt(max(1.0, k / 2.0))
+        for _ in range(self.n_starts - len(starts)):
+            starts.append(
+                LinearGatePair(
+                    rng.normal(0.0, sd, k),
+                    float(rng.normal()),
+                    rng.normal(0.0, sd, k),
+                    float(rng.normal()),
+                )
+            )
+        pair = fit_adapt_lin(
+            Z,
+            y_sign,
+            p0,
+            groups,
+            self.feature_costs_,
+            float(self.tradeoff),
+            float(self.p_full),
+            mode=self.q_constraint,
+            starts=starts,
+            max_iter=self.max_iter,
+            inner_iter=self.inner_iter,
+        )
+        self.gate_coef_, self.gate_intercept_ = pair.wg, pair.bg
+        self.lpc_coef_, self.lpc_intercept_ = pair.wf, pair.bf
+        self.objective_, self.history_, self.start_ = pair.objective, pair.history, pair.start
+        self.n_iter_ = len(pair.history) - 1
+
+    def _fit_gbrt(self, X, y_sign, p0, groups) -> None:
+        pair = fit_adapt_gbrt(
+            X,
+            y_sign,
+            p0,
+            self._hpc_train_correct,
+            groups,
+            self.feature_costs_,
+            float(self.tradeoff),
+            float(self.p_full),
+            mode=self.q_constraint,
+            threshold=float(self.threshold),
+            n_estimators=self.n_estimators,
+            learning_rate=float(self.learning_rate),
+            max_depth=self.max_depth,
+            min_child_samples=self.min_child_samples,
+            max_iter=self.max_iter,
+            random_state=self.random_state,
+        )
+        self._set_boosters(pair.gate, pair.gate_intercept, pair.lpc, pair.lpc_intercept)
+        self.history_ = pair.history
+        self.n_iter_ = len(pair.history)
+
+    def _set_boosters(self, gate, gate_intercept, lpc, lpc_intercept) -> None:
+        self.gate_booster_, self.gate_intercept_ = gate, float(gate_intercept)
+        self.lpc_booster_, self.lpc_intercept_ = lpc, float(lpc_intercept)
+        self.gate_trees_ = TreeEnsemble.from_booster(gate)
+        self.lpc_trees_ = TreeEnsemble.from_booster(lpc)
+
+    def _model_used(self) -> np.ndarray:
+        """Features the gate or the low-cost model may test (per feature)."""
+        if self.method == "lin":
+            cols = (self.gate_coef_ != 0) | (self.lpc_coef_ != 0)
+        else:
+            cols = self.gate_trees_.used_columns | self.lpc_trees_.used_columns
+        return group_usage(cols[None, :], self.feature_groups_)[0]
+
+    # ------------------------------------------------------------------ prediction
+    def _X(self, X: np.ndarray) -> np.ndarray:
+        """Validated rows; NaN is allowed only in columns no part of the model reads (as
+        :class:`ColumnSubsetModel` fills them)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64)
+        needed = [
+            c
+            for name, u in zip(self.feature_groups_, self.used_features_, strict=True)
+            if u
+            for c in self.feature_groups_[name]
+        ]
+        if np.isnan(X[:, needed]).any():
+            raise ValueError("Input X contains NaN in columns the model reads")
+        return X
+
+    def _raw(self, X: np.ndarray, which: str) -> np.ndarray:
+        if self.method == "lin":
+            w = self.gate_coef_ if which == "gate" else self.lpc_coef_
+            b = self.gate_intercept_ if which == "gate" else self.lpc_intercept_
+            act = w != 0
+            z = (X[:, act] - self.mean_[act]) / self.scale_[act]
+            return z @ w[act] + b
+        booster = self.gate_booster_ if which == "gate" else self.lpc_booster_
+        b = self.gate_intercept_ if which == "gate" else self.lpc_intercept_
+        if booster.current_iteration() == 0:
+            return np.full(X.shape[0], b)
+        return booster.predict(X, raw_score=True) + b
+
+    def gate_score(self, X: np.ndarray) -> np.ndarray:
+        """``g(x)``: rows with ``g > threshold`` go to the high-cost model.  O(rows * model)."""
+        return self._raw(self._X(X), "gate")
+
+    def lpc_score(self, X: np.ndarray) -> np.ndarray:
+        """``f1(x)``: the low-cost model's margin (positive: ``classes_[1]``)."""
+        return self._raw(self._X(X), "lpc")
+
+    def routes(self, X: np.ndarray) -> np.ndarray:
+        """Boolean per row: sent to the high-cost model.  O(rows * gate)."""
+        return self.gate_score(X) > self.threshold
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Composite probabilities: the high-cost model's on routed rows, ``sigmoid(f1)`` else.
+
+        Runtime complexity: gate and low-cost model on every row, the high-cost model on the
+        routed rows only.
+        """
+        X = self._X(X)
+        to_hpc = self._raw(X, "gate") > self.threshold
+        p1 = expit(self._raw(X, "lpc"))
+        proba = np.column_stack([1.0 - p1, p1])
+        if to_hpc.any():
+            proba[to_hpc] = self.high_cost_.proba_of(X[to_hpc], self.classes_)
+        return proba
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Composite predictions.  Runtime: that of :meth:`predict_proba`."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
+        """Log-odds of ``classes_[1]`` under the composite model."""
+        p = np.clip(self.predict_proba(X)[:, 1], 1e-15, 1 - 1e-15)
+        return np.log(p) - np.log1p(-p)
+
+    # ------------------------------------------------------------------ cost
+    def _column_usage(self, X: np.ndarray, which: str) -> np.ndarray:
+        if self.method == "lin":
+            w = self.gate_coef_ if which == "gate" else self.lpc_coef_
+            return np.broadcast_to(w != 0, X.shape).copy()
+        booster = self.gate_booster_ if which == "gate" else self.lpc_booster_
+        trees = self.gate_trees_ if which == "gate" else self.lpc_trees_
+        if trees.n_trees == 0:
+            return np.zeros(X.shape, dtype=bool)
+        leaves = np.asarray(booster.predict(X, pred_leaf=True), dtype=np.int64)
+        return trees.column_usage(leaves.reshape(X.shape[0], -1))
+
+    def column_usage(self, X: np.ndarray) -> np.ndarray:
+        """Rows x columns needed: gate, plus low-cost or high-cost model by the route.
+
+        Runtime complexity: O(rows * columns) plus the models' path computations.
+        """
+        X = self._X(X)
+        gate = self._column_usage(X, "gate")
+        to_hpc = self._raw(X, "gate") > self.threshold
+        usage = gate | self._column_usage(X, "lpc")
+        if to_hpc.any():
+            hpc = self.high_cost_.column_usage(X[to_hpc])
+            usage[to_hpc] = hpc if self.hpc_cost_mode == "hpc_only" else hpc | gate[to_hpc]
+        return usage
+
+    def feature_usage(self, X: np.ndarray) -> np.ndarray:
+        """Rows x features (order of ``feature_groups_``): what each row needed, each once.
+
+        Runtime complexity: that of :meth:`column_usage`.
+        """
+        return group_usage(self.column_usage(X), self.feature_groups_)
+
+    def prediction_cost(self, X: np.ndarray) -> np.ndarray:
+        """Per-row cost at the training costs: ``feature_usage(X) @ feature_costs_``."""
+        return self.feature_usage(X) @ self.feature_costs_
+
+    # ------------------------------------------------------------------ on demand
+    def predict_item(self, item: Any, featurizer: OnDemandFeaturizer) -> ItemPrediction:
+        """Predict one item computing features on demand: the gate's first, the rest if needed.
+
+        ADAPT-LIN computes the gate's features, then those of the low-cost model or of the
+        high-cost model (every feature it reads) depending on the route; ADAPT-GBRT walks each
+        tree (:func:`learners.budgeted.on_demand.walk_on_demand`) and computes a feature when a
+        split on the item's path first needs it.  Each feature is computed once.
+
+        Returns
+        -------
+        polydom.ItemPrediction
+            ``label``/``proba`` equal ``predict``/``predict_proba`` on the item's full row;
+            ``raw_score`` is ``[g(x), f1(x)]`` (``f1`` NaN when routed to the high-cost model).
+
+        Runtime complexity: O(model size) plus the computed features.
+        """
+        check_is_fitted(self)
+        if not callable(getattr(featurizer, "compute", None)):
+            raise ValueError(
+                f"featurizer must have a compute(item, name) method, got {featurizer!r}"
+            )
+        cache = _FeatureCache(featurizer, self.feature_groups_)
+        owner = np.empty(self.n_features_in_, dtype=object)
+        for name, cols in self.feature_groups_.items():
+            owner[cols] = name
+        splits = 0
+
+        def score(which: str) -> float:
+            nonlocal splits
+            if self.method == "lin":
+                w = self.gate_coef_ if which == "gate" else self.lpc_coef_
+                for col in np.flatnonzero(w):
+                    cache.compute(item, owner[col])
+                return float(self._raw(cache.row(self.n_features_in_)[None, :], which)[0])
+            trees = self.gate_trees_ if which == "gate" else self.lpc_trees_
+            b = self.gate_intercept_ if which == "gate" else self.lpc_intercept_
+            walk = walk_on_demand(trees, self.feature_groups_, self.n_features_in_, item, cache)
+            splits += walk.split_evaluations
+            return float(walk.raw_score.sum() + b)
+
+        g = score("gate")
+        if g > self.threshold:
+            for col in self.high_cost_.columns:
+                cache.compute(item, owner[col])
+            row = cache.row(self.n_features_in_)
+            proba = self.high_cost_.proba_of(row[None, :], self.classes_)[0]
+            raw = np.array([g, np.nan])
+        else:
+            f = score("lpc")
+            proba = np.array([1.0 - expit(f), expit(f)])
+            raw = np.array([g, f])
+        return ItemPrediction(
+            self.classes_[int(np.argmax(proba))],
+            computed=tuple(cache.order),
+            feature_seconds=dict(cache.seconds),
+            model_features=self.used_feature_names_,
+            proba=proba,
+            raw_score=raw,
+            split_evaluations=splits,
+        )
+
+    # ------------------------------------------------------------------ storage
+    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Fitted state as numeric arrays + JSON, without pickle (``storage``'s array format).
+
+        The high-cost model is stored by :meth:`HighCostModel.to_arrays` (a ``learners``
+        model's arrays, or a skops archive of a scikit-learn estimator); boosters as their
+        LightGBM text.
+
+        Runtime complexity: linear in the size of the three models.
+
+        Raises
+        ------
+        ValueError
+            If not fitted, or a parameter or the high-cost model has no such form.
+        """
+        check_is_fitted(self)
+        params = self.get_params(deep=False)
+        params.pop("high_cost_model")
+        fc = params["feature_costs"]
+        if isinstance(fc, Mapping):
+            params["feature_costs"] = {str(k): float(v) for k, v in fc.items()}
+        elif fc is not None:
+            params["feature_costs"] = np.asarray(fc, dtype=np.float64).tolist()
+        if params["feature_groups"] is not None:
+            params["feature_groups"] = {
+                str(k): [int(c) for c in np.atleast_1d(v)]
+                for k, v in params["feature_groups"].items()
+            }
+        if params["high_cost_features"] is not None:
+            params["high_cost_features"] = [str(n) for n in params["high_cost_features"]]
+        hpc_arrays, hpc_meta = self.high_cost_.to_arrays()
+        arrays = {f"hpc.{k}": v for k, v in hpc_arrays.items()}
+        arrays["feature_costs"] = np.asarray(self.feature_costs_, dtype=np.float64)
+        arrays["classes"] = self.classes_ if not self.classes_.dtype.hasobject else np.zeros(0)
+        meta: dict[str, Any] = {
+            "params": params,
+            "n_features_in": int(self.n_features_in_),
+            "groups": self.feature_groups_,
+            "hpc": hpc_meta,
+            "high_cost_proba": self.high_cost_proba_,
+            "gate_intercept": float(self.gate_intercept_),
+            "lpc_intercept": float(self.lpc_intercept_),
+        }
+        if self.classes_.dtype.hasobject:
+            meta["classes"] = [str(c) for c in self.classes_]
+        if self.method == "lin":
+            arrays.update(
+                gate_coef=self.gate_coef_,
+                lpc_coef=self.lpc_coef_,
+                mean=self.mean_,
+                scale=self.scale_,
+            )
+        else:
+            for which, booster in (("gate", self.gate_booster_), ("lpc", self.lpc_booster_)):
+                arrays[f"{which}_booster"] = np.frombuffer(
+                    booster.model_to_string().encode(), dtype=np.uint8
+                )
+        try:
+            json.dumps(meta, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"parameters of AdaptClassifier have no JSON form: {exc}") from None
+        return arrays, meta
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]):
+        """Rebuild a fitted model from :meth:`to_arrays` (same predictions and usage).
+
+        Runtime complexity: linear in the size of the stored state.
+        """
+        hpc = HighCostModel.from_arrays(
+            {k[4:]: v for k, v in arrays.items() if k.startswith("hpc.")}, meta["hpc"]
+        )
+        model = cls(high_cost_model=hpc.estimator, **meta["params"])
+        model.high_cost_ = hpc
+        model.high_cost_proba_ = meta["high_cost_proba"]
+        model.classes_ = (
+            np.asarray(meta["classes"], dtype=object)
+            if "classes" in meta
+            else np.asarray(arrays["classes"])
+        )
+        model.n_features_in_ = int(meta["n_features_in"])
+        model.feature_groups_ = {str(k): list(v) for k, v in meta["groups"].items()}
+        model.feature_costs_ = np.asarray(arrays["feature_costs"], dtype=np.float64)
+        if model.method == "lin":
+            model.gate_coef_ = np.asarray(arrays["gate_coef"], dtype=np.float64)
+            model.lpc_coef_ = np.asarray(arrays["lpc_coef"], dtype=np.float64)
+            model.mean_ = np.asarray(arrays["mean"], dtype=np.float64)
+            model.scale_ = np.asarray(arrays["scale"], dtype=np.float64)
+            model.gate_intercept_ = float(meta["gate_intercept"])
+            model.lpc_intercept_ = float(meta["lpc_intercept"])
+        else:
+            gate, lpc = (
+                lgb.Booster(model_str=bytes(arrays[f"{w}_booster"]).decode())
+                for w in ("gate", "lpc")
+            )
+            model._set_boosters(gate, meta["gate_intercept"], lpc, meta["lpc_intercept"])
+        model.used_features_ = (
+            model._model_used()
+            | group_usage(
+                np.isin(np.arange(model.n_features_in_), hpc.columns)[None, :],
+                model.feature_groups_,
+            )[0]
+        )
+        return model
