@@ -190,14 +190,19 @@ def greedy(
     """Greedy candidate sequences (the paper's Algorithm 4, after Xu et al.'s Greedy Miser).
 
     For each lambda, start from the empty set and add, one at a time, the feature ``f``
-    maximising ``a(cur + f) - a(cur) - lambda * c(f, size)``; ties go to the smaller
-    ``c(f, size)``, then the larger accuracy gain, then the earlier feature.
+    maximising ``a(cur + f) - a(cur) - lambda * c(f | cur, size)``; ties go to the smaller
+    ``c(f | cur, size)``, then the larger accuracy gain, then the earlier feature.
+    ``c(f | cur, size)`` is the *marginal* cost of ``f``: the cost of its atoms that ``cur``
+    has not paid yet.  Without shared atoms it is ``c(f, size)``, the paper's rule; with a
+    :class:`polydom.CostModel` whose bundles share atoms, a feature whose atoms are already
+    paid costs nothing more, which is what adding it really costs (``c(cur + f) - c(cur)``,
+    as set costs pay each atom once).
     ``lambda = inf`` adds the cheapest feature (accuracy only breaks cost ties, and only
     tied sets are trained).  Sets are memoised across lambdas.
 
     Parameters
     ----------
-    costs : mapping of str to cost curve
+    costs : polydom.CostModel or mapping of str to cost curve
     learner : object with ``expand``
     size : float, default 1.0
         The single size ``n0`` costs are compared at (the paper: median item size; 1 in the
@@ -227,7 +232,14 @@ def greedy(
             expanded[s] = expander(s)
         return expanded[s].accuracy
 
-    unit = [space.curves[name](n0) for name in space.names]
+    atom_cost = {a: c(n0) for a, c in space.model.atoms.items()}
+    feature_atoms = [space.model.atoms_of([name]) for name in space.names]
+
+    def marginal(cur: int, i: int) -> float:
+        """Cost at n0 of adding feature i to the set cur: its atoms not yet paid."""
+        paid = space.atoms(cur) if space.shared else frozenset()
+        return sum(atom_cost[a] for a in sorted(feature_atoms[i] - paid))
+
     acc(0)
     sequences: dict[float, list[int]] = {}
     for lam in lams:
@@ -236,6 +248,7 @@ def greedy(
         cur, rem, seq = 0, list(range(space.m)), []
         while rem:
             base = acc(cur)
+            unit = {i: marginal(cur, i) for i in rem}
             if math.isinf(lam):
                 cheapest = min(unit[i] for i in rem)
                 tied = [i for i in rem if unit[i] == cheapest]

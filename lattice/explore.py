@@ -53,6 +53,9 @@ class Exploration:
     features : tuple of str
         The lattice's feature order (bit ``i`` of a mask is ``features[i]``).
     costs : dict of str to CostCurve
+        Cost curve of each lattice feature alone (a bundle: the sum of its atoms).
+    cost_model : polydom.CostModel
+        The atoms, bundles and columns the costs come from.
     alpha, delta, candidate_alpha : float
     domain : tuple of float
         ``(n_min, n_max)``, the sizes cost comparisons hold on.
@@ -83,6 +86,7 @@ class Exploration:
         self.pruned = {space.names_of(m): r for m, r in pruned.items()}
         self.features = space.names
         self.costs = dict(space.curves)
+        self.cost_model = space.model
         self.alpha = alpha
         self.delta = delta
         self.candidate_alpha = candidate_alpha
@@ -106,14 +110,19 @@ class Exploration:
         return self._space.key(self._space.mask(features))
 
     def cost_of(self, features: frozenset) -> CostCurve:
-        """Cost curve of a feature set (sum of its features' curves)."""
+        """Cost curve of a feature set (sum of its atoms' curves, each atom once)."""
         return self._space.cost(self._space.mask(features))
 
     def all_candidates(self) -> list[Candidate]:
-        """One candidate per expanded set, in expansion order (before dominance pruning)."""
+        """One candidate per expanded set, in expansion order (before dominance pruning).
+
+        Each needs the atoms of its features with probability 1; ``learner`` is
+        ``"lattice"``.
+        """
         sp = self._space
         return [
-            Candidate(sp.key(m), e.accuracy, sp.cost(m), e.features, e.model)
+            Candidate(sp.key(m), e.accuracy, sp.cost(m), e.features, e.model,
+                      needs=dict.fromkeys(sorted(sp.atoms(m)), 1.0), learner="lattice")
             for m, e in zip(self._masks, self.expanded.values(), strict=True)
         ]
 
@@ -421,6 +430,14 @@ def explore(
     (``c_G <= c_F`` as costs are non-negative, and ``a(F) <= a(K) + delta <=
     alpha * (a(G) - delta) + delta <= alpha * a(G)``), or by cost pruning's ``H`` below.
 
+    *Shared atoms.*  With a :class:`polydom.CostModel` whose bundles share atoms, a set's
+    cost (each atom once) is no longer the sum of its features' costs, but it stays
+    *monotone*: ``G <= F`` implies ``atoms(G) <= atoms(F)`` and, the atoms' curves being
+    non-negative, ``c_G(n) <= c_F(n)``.  The sandwich and covering rules use nothing else
+    (``c_G <= c_F`` for the subset, accuracies for the rest); cost pruning compares the
+    actual cost curves of ``H`` and ``F``, never a sum; candidate pruning compares the
+    candidates' curves.  So the guarantee holds unchanged for any monotone set cost.
+
     **Cost pruning** (``cost_pruning=True``, beyond the paper).  A set ``F`` is also not
     expanded when some expanded set ``H`` (any set, not only a subset) has
     ``c_H(n) <= c_F(n)`` for all ``n`` in ``[n_min, n_max]`` and
@@ -439,9 +456,11 @@ def explore(
 
     Parameters
     ----------
-    costs : mapping of str to CostCurve or str or coefficients
+    costs : polydom.CostModel or mapping of str to CostCurve or str or coefficients
         Cost curve of each feature; the mapping's order is the lattice's feature order.
-        Every curve must be non-negative on ``[n_min, n_max]``.
+        A :class:`polydom.CostModel` with bundles makes its bundles the lattice's features
+        and a set pays each of their atoms once.  Every curve must be non-negative on
+        ``[n_min, n_max]``.
     learner : object with ``expand(frozenset) -> polydom.Expansion``
         The black box (see :mod:`learners`).
     alpha : float, default 1.0

@@ -11,6 +11,7 @@ import numpy as np
 
 from lattice.expansion import Expansion
 from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_model import CostModel
 
 __all__ = [
     "BudgetExhausted",
@@ -36,40 +37,52 @@ class BudgetExhausted(Exception):
 
 
 class FeatureSpace:
-    """The ordered features of a lattice with their cost curves, and mask <-> names helpers.
+    """The ordered features of a lattice with their cost model, and mask <-> names helpers.
 
-    Bit ``i`` of a mask is the ``i``-th feature of ``costs`` (the user's order).
+    The features are the cost model's bundles when it has any, else its atoms (a plain
+    mapping ``{name: curve}`` is a model of atoms only).  Bit ``i`` of a mask is the ``i``-th
+    feature (the user's order).  A set costs the sum of the curves of the *atoms* of its
+    features, each atom once: monotone in the set (curves are non-negative), additive when
+    no atom is shared.
     """
 
-    def __init__(self, costs: Mapping[str, Any], n_min: float, n_max: float) -> None:
-        if not isinstance(costs, Mapping):
-            raise ValueError(f"costs must be a mapping of feature name to curve, got {costs!r}")
-        self.names: tuple[str, ...] = tuple(costs)
-        for name in self.names:
-            if not isinstance(name, str):
-                raise ValueError(f"feature names must be strings, got {name!r}")
+    def __init__(self, costs: Mapping[str, Any] | CostModel, n_min: float, n_max: float) -> None:
+        if not isinstance(costs, (Mapping, CostModel)):
+            raise ValueError(
+                f"costs must be a CostModel or a mapping of feature name to curve, got {costs!r}"
+            )
+        if isinstance(costs, Mapping):
+            for name in costs:
+                if not isinstance(name, str):
+                    raise ValueError(f"feature names must be strings, got {name!r}")
+            checked = {}
+            for name, curve in costs.items():
+                try:
+                    checked[name] = CostCurve.coerce(curve)
+                except ValueError as exc:
+                    raise ValueError(f"costs[{name!r}]: {exc}") from None
+            costs = CostModel(checked)
+        self.model: CostModel = costs
+        self.names: tuple[str, ...] = costs.features
         self.m = len(self.names)
         if self.m > 62:
             raise ValueError(f"at most 62 features fit the lattice, got {self.m}")
         self.full = (1 << self.m) - 1
         self.n_min, self.n_max = float(n_min), float(n_max)
-        self.curves: dict[str, CostCurve] = {}
-        for name in self.names:
-            try:
-                curve = CostCurve.coerce(costs[name])
-            except ValueError as exc:
-                raise ValueError(f"costs[{name!r}]: {exc}") from None
-            if not curve.is_nonnegative(self.n_min, self.n_max):
-                raise ValueError(
-                    f"costs[{name!r}] = {curve} is negative somewhere on "
-                    f"[{self.n_min!r}, {self.n_max!r}]"
-                )
-            self.curves[name] = curve
-        width = max((c.coefficients.size for c in self.curves.values()), default=1)
-        self.coef = np.zeros((self.m, width))
-        for i, name in enumerate(self.names):
-            c = self.curves[name].coefficients
-            self.coef[i, : c.size] = c
+        costs.check_nonnegative(self.n_min, self.n_max)
+        #: The cost curve of each feature alone (a bundle: its atoms' sum).
+        self.curves: dict[str, CostCurve] = {name: costs.cost([name]) for name in self.names}
+        self.shared = bool(costs.bundles)
+        if self.shared:
+            # features x atoms incidence; a set's atoms are the union of its rows
+            self._incidence = costs.incidence(self.names).astype(np.int64)
+            self.coef = costs.atom_coefficients()
+        else:
+            width = max((c.coefficients.size for c in self.curves.values()), default=1)
+            self.coef = np.zeros((self.m, width))
+            for i, name in enumerate(self.names):
+                c = self.curves[name].coefficients
+                self.coef[i, : c.size] = c
         self.index = {name: i for i, name in enumerate(self.names)}
 
     def mask(self, features: frozenset) -> int:
@@ -89,14 +102,23 @@ class FeatureSpace:
         """Candidate key of a set: its feature names in the lattice's feature order."""
         return tuple(self.names[i] for i in range(self.m) if mask >> i & 1)
 
+    def atoms(self, mask: int) -> frozenset:
+        """The atomic features a set needs."""
+        return self.model.atoms_of(self.names_of(mask))
+
     def cost(self, mask: int) -> CostCurve:
-        """Cost curve of a set: the sum of its features' curves (paper Eq. 1)."""
+        """Cost curve of a set: the sum of its atoms' curves, each atom once (paper Eq. 1
+        when no atom is shared)."""
+        if self.shared:
+            return self.model.cost(self.names_of(mask))
         return CostCurve.total(self.curves[self.names[i]] for i in range(self.m) if mask >> i & 1)
 
     def cost_coefs(self, masks: Sequence[int] | np.ndarray) -> np.ndarray:
         """Coefficient rows (lowest degree first) of many sets at once."""
         masks = np.asarray(masks, dtype=np.int64)
         bits = (masks[:, None] >> np.arange(self.m)[None, :]) & 1
+        if self.shared:
+            return ((bits @ self._incidence) > 0).astype(np.float64) @ self.coef
         return bits.astype(np.float64) @ self.coef
 
 

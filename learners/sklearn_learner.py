@@ -16,6 +16,7 @@ from sklearn.model_selection import cross_validate
 
 from lattice.expansion import Expansion
 from learners.columns import normalize_features
+from polydom.curves.cost_model import CostModel
 
 __all__ = ["SklearnLearner"]
 
@@ -24,10 +25,12 @@ class SklearnLearner:
     """Train a clone of ``estimator`` on the columns of a feature set and score it.
 
     A lattice feature is a routine that may yield many columns (a histogram, a HOG block, a
-    sensor): ``features`` maps each feature name to its column indices in ``X``.  A model
-    for a feature set is trained on the columns of its features, taken in the learner's
-    feature order (the order of ``features``), which is what :meth:`polydom.Index.predict`
-    feeds it.  The empty set gets the majority-class model
+    sensor): ``features`` maps each feature name to its column indices in ``X``, or is a
+    :class:`polydom.CostModel` whose features (its bundles, else its atoms) get the columns
+    of their atoms (bundles may share atoms, so their columns may overlap).  A model for a
+    feature set is trained on the sorted union of its features' columns (the one column
+    order of :meth:`polydom.CostModel.columns_of`), which is what
+    :meth:`polydom.Index.predict` feeds it.  The empty set gets the majority-class model
     (``DummyClassifier(strategy="most_frequent")``).
 
     Parameters
@@ -38,9 +41,10 @@ class SklearnLearner:
         Training matrix holding every feature's columns.
     y : array of shape (rows,)
         Labels.
-    features : mapping of str to list of int, or list of str, or None
+    features : mapping of str to list of int, or list of str, or CostModel, or None
         Feature name -> column indices; a list of names gives one column each; None names
-        every column ``"x<i>"``.
+        every column ``"x<i>"``; a CostModel with columns for every atom gives its features
+        the columns of their atoms.
     cv : int or cross-validation splitter or tuple (X_test, y_test), default 5
         How accuracy is estimated: k-fold cross-validation on ``X`` (sklearn's
         ``cross_val_score``; stratified for classifiers), or the score on a held-out split.
@@ -62,7 +66,7 @@ class SklearnLearner:
         estimator: Any,
         X: np.ndarray,
         y: np.ndarray,
-        features: Mapping[str, Sequence[int]] | Sequence[str] | None = None,
+        features: Mapping[str, Sequence[int]] | Sequence[str] | CostModel | None = None,
         cv: int | Any | tuple[np.ndarray, np.ndarray] = 5,
         scoring: str = "accuracy",
     ) -> None:
@@ -98,7 +102,21 @@ class SklearnLearner:
             self._test = None
         self._scorer = get_scorer(self.scoring)
         self._X, self._y = X, y
-        self.columns_ = normalize_features(self.features, X.shape[1])
+        if isinstance(self.features, CostModel):
+            model = self.features
+            if not model.has_columns:
+                raise ValueError(
+                    "features as a CostModel needs columns for every atom; atoms without: "
+                    f"{sorted(set(model.atoms) - set(model.columns))}"
+                )
+            bad = [c for cols in model.columns.values() for c in cols if c >= X.shape[1]]
+            if bad:
+                raise ValueError(
+                    f"features: the cost model names column {bad[0]}, outside [0, {X.shape[1]})"
+                )
+            self.columns_ = {name: model.columns_of([name]) for name in model.features}
+        else:
+            self.columns_ = normalize_features(self.features, X.shape[1])
 
     def describe(self) -> str:
         """A stable text naming the estimator, the scoring, the validation and a sha256 of

@@ -8,7 +8,7 @@
 
 from importlib import import_module
 
-from polydom.curves import Candidate, CostCurve, CostProfile, fit_cost_curve
+from polydom.curves import Candidate, CostCurve, CostModel, CostProfile, fit_cost_curve
 from polydom.errors import PolydomError
 from polydom.index import (
     FixedBudgetIndex,
@@ -52,6 +52,7 @@ __all__ = [
     "AdherenceRow",
     "Candidate",
     "CostCurve",
+    "CostModel",
     "CostProfile",
     "Expansion",
     "Featurizer",

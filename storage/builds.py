@@ -17,6 +17,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_model import CostModel
 from polydom.index.built import Index
 from storage import schema as S
 from storage.blobs import dump_model, sha256_hex
@@ -30,9 +31,15 @@ from storage.codec import (
     ordered_names,
 )
 from storage.database import Database, now
-from storage.reader import TABLE_KINDS, build_row, feature_costs, feature_order
+from storage.reader import TABLE_KINDS, build_row, feature_order, stored_cost_model
 
-__all__ = ["TRAINING_NEUTRAL_PARAMS", "KnownModels", "begin_build", "publish"]
+__all__ = [
+    "TRAINING_NEUTRAL_PARAMS",
+    "KnownModels",
+    "begin_build",
+    "build_cost_model",
+    "publish",
+]
 
 #: Build parameters that do not change what training a feature set produces; builds that
 #: differ only in these share their expansions.
@@ -53,37 +60,72 @@ def _json_or_str(value: Any) -> str:
     return json.dumps(value, sort_keys=True, allow_nan=True, default=str)
 
 
+def build_cost_model(
+    costs: CostModel | Mapping[str, CostCurve | str],
+    columns: Mapping[str, Sequence[int]] | None = None,
+) -> CostModel:
+    """The cost model a build stores: ``costs`` with ``columns`` (atom -> columns) when
+    given, else its own columns, else one column per atom in atom order.
+
+    Runtime complexity: O(atoms + columns).
+
+    Raises
+    ------
+    ValueError
+        If ``costs`` is empty or not a cost model, or ``columns`` do not name exactly the
+        atoms.
+    """
+    if not isinstance(costs, (CostModel, Mapping)) or not costs or (
+        isinstance(costs, CostModel) and not costs.atoms
+    ):
+        raise ValueError(f"costs must be a non-empty mapping name -> CostCurve, got {costs!r}")
+    model = CostModel.coerce(
+        {str(k): v for k, v in costs.items()} if isinstance(costs, Mapping) else costs
+    )
+    names = list(model.atoms)
+    if columns is not None:
+        if set(columns) != set(names):
+            raise ValueError(
+                f"columns must name exactly the features of costs {names}, got {list(columns)}"
+            )
+        model = model.with_columns({name: [int(c) for c in columns[name]] for name in names})
+    elif not model.has_columns:
+        model = model.with_columns({name: [i] for i, name in enumerate(names)})
+    return model
+
+
 def begin_build(
     db: Database,
     params: Mapping[str, Any],
-    costs: Mapping[str, CostCurve | str],
+    costs: CostModel | Mapping[str, CostCurve | str],
     columns: Mapping[str, Sequence[int]] | None = None,
 ) -> int:
     """Register a build (or find the unfinished one with identical arguments).
 
     See :meth:`storage.IndexStore.begin_build`.
 
-    Runtime complexity: O(F * d) rows written for F features of degree d.
+    Runtime complexity: O(F * d + B) rows written for F atoms of degree d, B bundle members.
     """
+    db.check_writable()
     if not isinstance(params, Mapping):
         raise ValueError(f"params must be a mapping, got {params!r}")
     params = dict(params)
     canonical_json(params, "params")
-    if not isinstance(costs, Mapping) or not costs:
-        raise ValueError(f"costs must be a non-empty mapping name -> CostCurve, got {costs!r}")
-    curves = {str(name): CostCurve.coerce(c) for name, c in costs.items()}
+    model = build_cost_model(costs, columns)
+    curves = model.atoms
     names = list(curves)
-    if columns is None:
-        columns = {name: [i] for i, name in enumerate(names)}
-    if set(columns) != set(names):
-        raise ValueError(
-            f"columns must name exactly the features of costs {names}, got {list(columns)}"
-        )
-    cols = {name: [int(c) for c in columns[name]] for name in names}
+    cols = model.columns
+    bundles = {name: sorted(members, key=names.index) for name, members in model.bundles.items()}
     coefs = {name: curves[name].coefficients.tolist() for name in names}
-    params_key = digest({"params": params, "costs": coefs, "columns": cols}, "params")
+    described = {"costs": coefs, "columns": cols}
+    if bundles:
+        described["bundles"] = bundles
+    params_key = digest({"params": params, **described}, "params")
     training = {k: v for k, v in params.items() if k not in TRAINING_NEUTRAL_PARAMS}
-    expansion_key = digest({"params": training, "features": names, "columns": cols})
+    lattice = {"features": names, "columns": cols}
+    if bundles:
+        lattice["bundles"] = bundles
+    expansion_key = digest({"params": training, **lattice})
     b = S.builds
     with db.write() as conn:
         found = conn.execute(
@@ -129,6 +171,22 @@ def begin_build(
                 for k, c in enumerate(coefs[name])
             ],
         )
+        if bundles:
+            conn.execute(
+                S.bundles.insert(),
+                [
+                    {"build_id": build_id, "bundle_id": j, "name": name}
+                    for j, name in enumerate(bundles)
+                ],
+            )
+            conn.execute(
+                S.bundle_atoms.insert(),
+                [
+                    {"build_id": build_id, "bundle_id": j, "feature_id": names.index(a)}
+                    for j, members in enumerate(bundles.values())
+                    for a in members
+                ],
+            )
     return int(build_id)
 
 
@@ -141,13 +199,14 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     """
     if not isinstance(index, Index):
         raise ValueError(f"index must be a polydom.Index, got {type(index).__name__}")
+    db.check_writable()
     with db.read() as conn:
         build = build_row(db, conn, build_id)
         build_id = int(build.id)
         if build.status != "building":
             raise ValueError(f"build {build_id} is already {build.status}")
-        order = feature_order(conn, build_id)
-        build_costs = list(feature_costs(conn, build_id).values())
+        stored_model = stored_cost_model(db, conn, build_id)
+        order = feature_order(db, conn, build_id)
         x = S.expansions
         stored = {
             r.feature_mask: (int(r.id), r.model_format)
@@ -157,15 +216,35 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
                 )
             )
         }
-    if list(index.costs) != order:
+    atoms = list(stored_model.atoms)
+    if list(index.costs) != atoms:
         raise ValueError(
             f"index features {list(index.costs)} are not the features of build "
-            f"{build_id} {order}"
+            f"{build_id} {atoms}"
         )
-    if [index.costs[name] for name in order] != build_costs:
+    if list(index.costs.values()) != list(stored_model.atoms.values()):
         raise ValueError(
-            f"index cost curves {[str(index.costs[n]) for n in order]} differ from those "
+            f"index cost curves {[str(index.costs[n]) for n in atoms]} differ from those "
             f"given to begin_build for build {build_id}"
+        )
+    if index.cost_model.bundles != stored_model.bundles:
+        raise ValueError(
+            f"index bundles { {k: sorted(v) for k, v in index.cost_model.bundles.items()} } "
+            f"differ from those given to begin_build for build {build_id}"
+        )
+    atom_id = {name: i for i, name in enumerate(atoms)}
+    need_rows = []
+    for pos, cand in enumerate(index.table.candidates):
+        unknown = sorted(set(cand.needs) - atom_id.keys())
+        if unknown:
+            raise ValueError(
+                f"candidate {cand.key!r} needs atomic feature {unknown[0]!r}, which has no "
+                f"cost curve in build {build_id}"
+            )
+        need_rows.extend(
+            {"build_id": build_id, "candidate_id": pos, "feature_id": atom_id[a],
+             "probability": float(p)}
+            for a, p in cand.needs.items()
         )
     table = index.table
     kind = type(table).__name__
@@ -187,6 +266,7 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
             "features_json": canonical_json(names),
             "feature_mask": mask,
             "expansion_id": None,
+            "learner": cand.learner,
             "model_format": None,
             "model_sha256": None,
             "model_blob": None,
@@ -225,6 +305,8 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     with db.write() as conn:
         conn.execute(S.candidates.insert(), cand_rows)
         conn.execute(S.candidate_costs.insert(), cost_rows)
+        if need_rows:
+            conn.execute(S.candidate_needs.insert(), need_rows)
         conn.execute(S.ranges.insert(), range_rows)
         conn.execute(S.skyline_entries.insert(), entry_rows)
         conn.execute(b.update().where(b.c.is_current).values(is_current=False))
@@ -245,4 +327,4 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         if done.rowcount != 1:
             raise ValueError(f"build {build_id} was completed by another writer")
     # fresh statistics, so that SQL over the views is planned for the new rows
-    db.analyze("candidates, candidate_costs, ranges, skyline_entries")
+    db.analyze("candidates, candidate_costs, candidate_needs, ranges, skyline_entries")

@@ -2,8 +2,9 @@
 
 :class:`Database` opens any SQLAlchemy URL (a plain file path is a SQLite file), makes
 SQLite run real transactions (``BEGIN`` for reads, ``BEGIN IMMEDIATE`` for writes, WAL for
-files), creates the tables and views of :mod:`storage.schema` in an empty database and
-refuses a store of another schema version.  The errors of the store live here too.
+files, set when the store is created), creates the tables and views of
+:mod:`storage.schema` in an empty database, and refuses a store of a schema version it cannot
+read.  Opening an existing store writes nothing.  The errors of the store live here too.
 """
 
 from __future__ import annotations
@@ -101,9 +102,13 @@ class Database:
             if not create and database not in ("", ":memory:") and not Path(database).exists():
                 raise StoreNotFoundError(f"url {self.display_url!r}: no such SQLite file")
             self.engine = sa.create_engine(parsed, connect_args={"timeout": 60})
-            _sqlite_transactions(self.engine, wal=database not in ("", ":memory:"))
+            _sqlite_transactions(self.engine)
+            self._wal = database not in ("", ":memory:")
         else:
             self.engine = sa.create_engine(parsed)
+            self._wal = False
+        #: Schema version of the store (one of :data:`storage.schema.READABLE_VERSIONS`).
+        self.schema_version = S.SCHEMA_VERSION
         try:
             self._ensure_schema(create)
         except BaseException:
@@ -174,6 +179,12 @@ class Database:
                             {"key": "created_at", "value": now()},
                         ],
                     )
+                if self._wal:  # readers never block the writer; persistent in the file
+                    raw = self.engine.raw_connection()
+                    try:
+                        raw.cursor().execute("PRAGMA journal_mode=WAL")
+                    finally:
+                        raw.close()
                 return
             except sa.exc.DBAPIError:  # another process created it at the same moment
                 if attempt:
@@ -183,15 +194,33 @@ class Database:
         value = conn.execute(
             sa.select(S.schema_info.c.value).where(S.schema_info.c.key == "schema_version")
         ).scalar()
-        if value is None or value != str(S.SCHEMA_VERSION):
+        if value not in {str(v) for v in S.READABLE_VERSIONS}:
             raise SchemaVersionError(
                 f"url {self.display_url!r} holds a polydom store of schema version {value}; "
                 f"this version of polydom reads schema version {S.SCHEMA_VERSION} "
                 "(rebuild the index into a new database)"
             )
+        self.schema_version = int(value)
+
+    def check_writable(self) -> None:
+        """Raise :class:`SchemaVersionError` unless the store has the current schema version.
+
+        A store of an older readable version is read, never written: new builds go into a
+        new database.
+
+        Runtime complexity: O(1).
+        """
+        if self.schema_version != S.SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"url {self.display_url!r} holds a polydom store of schema version "
+                f"{self.schema_version}, which this version of polydom reads but does not "
+                f"write (it writes schema version {S.SCHEMA_VERSION}); build into a new "
+                "database: polydom build CONFIG with another store, or "
+                "polydom.build_index(..., store=NEW_URL)"
+            )
 
 
-def _sqlite_transactions(engine: sa.Engine, wal: bool) -> None:
+def _sqlite_transactions(engine: sa.Engine) -> None:
     """Make pysqlite emit real transactions: BEGIN for reads, BEGIN IMMEDIATE for writes."""
 
     @sa.event.listens_for(engine, "connect")
@@ -203,8 +232,6 @@ def _sqlite_transactions(engine: sa.Engine, wal: bool) -> None:
             cursor.execute("SELECT power(2.0, 3)")
         except sqlite3.OperationalError:
             dbapi_connection.create_function("power", 2, math.pow, deterministic=True)
-        if wal:
-            cursor.execute("PRAGMA journal_mode=WAL")
         cursor.close()
 
     @sa.event.listens_for(engine, "begin")

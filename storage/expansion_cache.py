@@ -39,7 +39,7 @@ class ExpansionCache(MutableMapping):
             row = build_row(db, conn, build_id)
             self.build_id = int(row.id)
             self._key = row.expansion_key
-            self.features = feature_order(conn, self.build_id)
+            self.features = feature_order(db, conn, self.build_id)
 
     def __repr__(self) -> str:
         return f"ExpansionCache(build={self.build_id}, store={self._db.display_url!r})"
@@ -94,6 +94,7 @@ class ExpansionCache(MutableMapping):
                 f"expansion.features {sorted(expansion.features)} differ from the key "
                 f"{sorted(features)}"
             )
+        self._db.check_writable()
         dumped = dump_model(expansion.model)
         blob, fmt = dumped if dumped is not None else (None, None)
         values = {
@@ -131,6 +132,7 @@ class ExpansionCache(MutableMapping):
         mask = self._mask(features)
         if mask is None:
             raise KeyError(features)
+        self._db.check_writable()
         x = S.expansions
         try:
             with self._db.write() as conn:

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_model import CostModel
 from polydom.index.built import Index
 from polydom.index.polydom_index import IndexAll, PolyDomIndex
 from polydom.index.table import SkylineTable
@@ -27,7 +28,10 @@ __all__ = [
     "BuildRecord",
     "build_row",
     "feature_costs",
+    "atom_order",
+    "bundle_members",
     "feature_order",
+    "stored_cost_model",
     "list_builds",
     "load_index",
     "skyline_rows",
@@ -87,13 +91,73 @@ def build_row(db: Database, conn: sa.Connection, build_id: int | None) -> sa.Row
     return row
 
 
-def feature_order(conn: sa.Connection, build_id: int) -> list[str]:
-    """Feature names of a build in their stored order (bit ``i`` of a mask is name ``i``)."""
+def atom_order(conn: sa.Connection, build_id: int) -> list[str]:
+    """Atomic feature names of a build in their stored order."""
     f = S.features
     rows = conn.execute(
         sa.select(f.c.name).where(f.c.build_id == build_id).order_by(f.c.feature_id)
     )
     return [r.name for r in rows]
+
+
+def bundle_members(db: Database, conn: sa.Connection, build_id: int) -> dict[str, list[str]]:
+    """Bundles of a build in their stored order, each with its atoms (empty when the lattice
+    ran over the atoms, and for a store of schema version 1)."""
+    if db.schema_version < 2:
+        return {}
+    u, ua, f = S.bundles, S.bundle_atoms, S.features
+    out: dict[str, list[str]] = {
+        r.name: []
+        for r in conn.execute(
+            sa.select(u.c.name).where(u.c.build_id == build_id).order_by(u.c.bundle_id)
+        )
+    }
+    joined = ua.join(
+        u, (u.c.build_id == ua.c.build_id) & (u.c.bundle_id == ua.c.bundle_id)
+    ).join(f, (f.c.build_id == ua.c.build_id) & (f.c.feature_id == ua.c.feature_id))
+    rows = conn.execute(
+        sa.select(u.c.name, f.c.name.label("atom"))
+        .select_from(joined)
+        .where(ua.c.build_id == build_id)
+        .order_by(ua.c.bundle_id, ua.c.feature_id)
+    )
+    for r in rows:
+        out[r.name].append(r.atom)
+    return out
+
+
+def feature_order(db: Database, conn: sa.Connection, build_id: int) -> list[str]:
+    """The lattice's feature names of a build, in order (bit ``i`` of an expansion's mask
+    is name ``i``): its bundles when it has any, else its atoms."""
+    bundles = bundle_members(db, conn, build_id)
+    return list(bundles) if bundles else atom_order(conn, build_id)
+
+
+def stored_cost_model(db: Database, conn: sa.Connection, build_id: int) -> CostModel:
+    """The cost model of a build: atoms with curves and columns, and bundles.
+
+    Runtime complexity: O(atoms * degree + bundle members) rows.
+
+    Raises
+    ------
+    ValueError
+        If the stored rows do not form a valid cost model (naming what is wrong).
+    """
+    f = S.features
+    rows = conn.execute(
+        sa.select(f.c.feature_id, f.c.name, f.c.columns)
+        .where(f.c.build_id == build_id)
+        .order_by(f.c.feature_id)
+    ).all()
+    curves = feature_costs(conn, build_id)
+    missing = [r.name for r in rows if r.feature_id not in curves]
+    if missing:
+        raise ValueError(f"build {build_id}: atoms {missing} have no stored cost coefficients")
+    return CostModel(
+        {r.name: curves[r.feature_id] for r in rows},
+        bundle_members(db, conn, build_id) or None,
+        {r.name: json.loads(r.columns) for r in rows},
+    )
 
 
 def feature_costs(conn: sa.Connection, build_id: int) -> dict[int, CostCurve]:
@@ -121,13 +185,8 @@ def load_index(
         build_id = int(row.id)
         if row.status != "complete":
             raise ValueError(f"build {build_id} is not complete (status {row.status!r})")
-        f = S.features
-        feats = conn.execute(
-            sa.select(f.c.feature_id, f.c.name, f.c.columns)
-            .where(f.c.build_id == build_id)
-            .order_by(f.c.feature_id)
-        ).all()
-        curves = feature_costs(conn, build_id)
+        cost_model = stored_cost_model(db, conn, build_id)
+        atoms = list(cost_model.atoms)
         c, cc, x = S.candidates, S.candidate_costs, S.expansions
         cols = [
             c.c.candidate_id,
@@ -138,6 +197,8 @@ def load_index(
             c.c.expansion_id,
             c.c.model_format,
         ]
+        if db.schema_version >= 2:
+            cols.append(c.c.learner)
         if models:
             cols += [c.c.model_sha256, c.c.model_blob]
         cands = conn.execute(
@@ -150,6 +211,19 @@ def load_index(
             )
         ):
             ccoef.setdefault(cid, {})[degree] = coefficient
+        needs: dict[int, dict[str, float]] = {}
+        if db.schema_version >= 2:
+            cn = S.candidate_needs
+            for cid, fid, p in conn.execute(
+                sa.select(cn.c.candidate_id, cn.c.feature_id, cn.c.probability)
+                .where(cn.c.build_id == build_id)
+                .order_by(cn.c.candidate_id, cn.c.feature_id)
+            ):
+                if not 0 <= fid < len(atoms):
+                    raise ValueError(
+                        f"build {build_id}: candidate {cid} needs unknown atom id {fid}"
+                    )
+                needs.setdefault(cid, {})[atoms[fid]] = p
         exp_rows = {}
         if models:
             linked = (
@@ -211,16 +285,17 @@ def load_index(
                              f"candidate {r.key!r} of build {build_id}"),
                 features,
                 payload,
+                needs=needs.get(r.candidate_id, {}) if db.schema_version >= 2 else None,
+                learner=r.learner if db.schema_version >= 2 else None,
             )
         )
     table = TABLE_KINDS.get(row.index_kind, PolyDomIndex)(
         candidates, row.n_min, row.n_max, breaks, sky, json.loads(row.stats or "{}")
     )
-    costs = {r.name: curves[r.feature_id] for r in feats}
-    columns = {r.name: json.loads(r.columns) for r in feats}
     info = json.loads(row.info or "{}")
     info["build_id"] = build_id
-    return Index(table, costs, columns, info)
+    info["schema_version"] = db.schema_version
+    return Index(table, cost_model, info=info)
 
 
 def list_builds(db: Database) -> list[BuildRecord]:

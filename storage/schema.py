@@ -1,15 +1,26 @@
 """The tables and SQL views of an index store (SQLAlchemy Core; SQLite and PostgreSQL).
 
-Every row of a build (features, candidates, ranges, skyline entries) carries its ``build_id``;
+Every row of a build (atomic features, bundles, candidates and their needs, ranges, skyline
+entries) carries its ``build_id``;
 rows of a published build are never modified again, so a reader that picked a build sees a
 fixed index.  Expansions are shared by builds whose training parameters agree
 (``expansion_key``), so a resumed or repeated build reuses them.
+
+The table ``features`` holds a build's *atomic* features (each with its columns and cost
+curve, ``feature_costs``); ``bundles`` / ``bundle_atoms`` the named bundles of atoms that
+the lattice explored (none when the lattice ran over the atoms); ``candidate_needs`` the
+atoms each candidate needs with the probability that it needs them; ``candidates.learner``
+the learner that produced it.
+
+Schema version 2 added bundles, needs and ``candidates.learner``; a store of version 1 is
+read (its features are atoms, a candidate needs its features with probability 1), never
+written.
 
 Views (plain SQL, the same text on SQLite and PostgreSQL):
 
 ``skyline``
     The skylines of the current build: one row per (range, rank) with the candidate's key,
-    feature names, accuracy, cost expression and cost at ``n_lo``.
+    learner, feature names, accuracy, cost expression and cost at ``n_lo``.
 ``skyline_all``
     The same for every complete build (filter on ``build_id``).
 ``build_summary``
@@ -20,10 +31,14 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["SCHEMA_VERSION", "metadata", "VIEWS", "TABLES", "LOOKUP_SQL"]
+__all__ = ["SCHEMA_VERSION", "READABLE_VERSIONS", "metadata", "VIEWS", "TABLES", "LOOKUP_SQL"]
 
-#: Version of the layout below; a store of another version is refused when opened.
-SCHEMA_VERSION = 1
+#: Version of the layout below; a store of another version is refused when opened, except
+#: version 1 stores, which are read (:data:`READABLE_VERSIONS`).
+SCHEMA_VERSION = 2
+
+#: Schema versions this code reads; only :data:`SCHEMA_VERSION` is written.
+READABLE_VERSIONS = (1, 2)
 
 metadata = sa.MetaData()
 
@@ -79,6 +94,27 @@ feature_costs = sa.Table(
     ),
 )
 
+bundles = sa.Table(
+    "bundles",
+    metadata,
+    sa.Column("build_id", sa.Integer, sa.ForeignKey("builds.id"), primary_key=True),
+    sa.Column("bundle_id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.UniqueConstraint("build_id", "name"),
+)
+
+bundle_atoms = sa.Table(
+    "bundle_atoms",
+    metadata,
+    sa.Column("build_id", sa.Integer, primary_key=True),
+    sa.Column("bundle_id", sa.Integer, primary_key=True),
+    sa.Column("feature_id", sa.Integer, primary_key=True),
+    sa.ForeignKeyConstraint(["build_id", "bundle_id"], ["bundles.build_id", "bundles.bundle_id"]),
+    sa.ForeignKeyConstraint(
+        ["build_id", "feature_id"], ["features.build_id", "features.feature_id"]
+    ),
+)
+
 expansions = sa.Table(
     "expansions",
     metadata,
@@ -111,9 +147,25 @@ candidates = sa.Table(
     sa.Column("features_json", sa.Text, nullable=False),
     sa.Column("feature_mask", sa.String(256)),
     sa.Column("expansion_id", sa.Integer, sa.ForeignKey("expansions.id")),
+    sa.Column("learner", sa.Text),
     sa.Column("model_format", sa.String(16)),
     sa.Column("model_sha256", sa.String(64)),
     sa.Column("model_blob", sa.LargeBinary),
+)
+
+candidate_needs = sa.Table(
+    "candidate_needs",
+    metadata,
+    sa.Column("build_id", sa.Integer, primary_key=True),
+    sa.Column("candidate_id", sa.Integer, primary_key=True),
+    sa.Column("feature_id", sa.Integer, primary_key=True),
+    sa.Column("probability", sa.Double, nullable=False),
+    sa.ForeignKeyConstraint(
+        ["build_id", "candidate_id"], ["candidates.build_id", "candidates.candidate_id"]
+    ),
+    sa.ForeignKeyConstraint(
+        ["build_id", "feature_id"], ["features.build_id", "features.feature_id"]
+    ),
 )
 
 candidate_costs = sa.Table(
@@ -161,6 +213,7 @@ SELECT e.build_id AS build_id,
        e.rank AS rank,
        c.candidate_id AS candidate_id,
        c.key AS candidate,
+       c.learner AS learner,
        c.features AS features,
        c.accuracy AS accuracy,
        c.cost AS cost,
@@ -192,6 +245,7 @@ SELECT b.id AS build_id,
        b.created_at AS created_at,
        b.completed_at AS completed_at,
        (SELECT COUNT(*) FROM features f WHERE f.build_id = b.id) AS n_features,
+       (SELECT COUNT(*) FROM bundles u WHERE u.build_id = b.id) AS n_bundles,
        (SELECT COUNT(*) FROM expansions x WHERE x.expansion_key = b.expansion_key)
            AS n_expansions,
        (SELECT COUNT(*) FROM candidates c WHERE c.build_id = b.id) AS n_candidates,

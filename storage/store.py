@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_model import CostModel
 from polydom.index.built import Index
 from storage import builds, reader
 from storage.builds import KnownModels
@@ -78,20 +79,29 @@ class IndexStore:
     def begin_build(
         self,
         params: Mapping[str, Any],
-        costs: Mapping[str, CostCurve | str],
+        costs: CostModel | Mapping[str, CostCurve | str],
         columns: Mapping[str, Sequence[int]] | None = None,
     ) -> int:
         """Register a build (or find the unfinished one with identical arguments).
 
         ``params`` (alpha, delta, a learner description, the domain, ...) must be
         JSON-serialisable; ``alpha``, ``delta`` and ``learner`` also get their own columns.
-        If a build with the same ``params``, ``costs`` and ``columns`` exists and is not
-        complete, its id is returned so that the build resumes from its expansions.
+        ``costs`` is a :class:`polydom.CostModel` (atoms with curves and columns, bundles)
+        or a plain mapping (atoms only); ``columns`` (atom -> columns) replaces the model's
+        columns (default: one column per atom).  If a build with the same ``params``,
+        cost model and columns exists and is not complete, its id is returned so that the
+        build resumes from its expansions.
 
         Expansions are shared by every build whose params agree apart from
-        :data:`TRAINING_NEUTRAL_PARAMS` and whose feature names and columns agree.
+        :data:`TRAINING_NEUTRAL_PARAMS` and whose atoms, columns and bundles agree.
 
-        Runtime complexity: O(F * d) rows written for F features of degree d.
+        Runtime complexity: O(F * d + B) rows written for F atoms of degree d and B bundle
+        members.
+
+        Raises
+        ------
+        storage.SchemaVersionError
+            If the store has an older schema version (read, never written).
 
         Returns
         -------

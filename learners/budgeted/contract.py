@@ -31,6 +31,7 @@ from sklearn.metrics import accuracy_score
 from learners.columns import column_groups
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_model import CostModel
 
 __all__ = [
     "BudgetedClassifierMixin",
@@ -197,6 +198,12 @@ class ColumnSubsetModel:
         """Class probabilities from the model's own columns."""
         return self.estimator.predict_proba(self._full(X))
 
+    def __getattr__(self, name: str) -> Any:
+        # on-demand serving: predict_item(item, featurizer) when the estimator has it
+        if name == "predict_item" and "estimator" in self.__dict__:
+            return self.estimator.predict_item
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
 
 class BudgetedClassifierMixin:
     """Cost accounting shared by budgeted classifiers.
@@ -226,15 +233,22 @@ class BudgetedClassifierMixin:
         """Cost curve of every feature the model may use for some row."""
         return worst_cost_curve(self.used_features_, costs, self.feature_names_)
 
-    def subset_model(self) -> ColumnSubsetModel:
-        """This model behind a :class:`ColumnSubsetModel` taking only its used features' columns.
+    def subset_model(self, columns: Sequence[int] | None = None) -> ColumnSubsetModel:
+        """This model behind a :class:`ColumnSubsetModel` taking only the columns it may need.
 
-        The columns are in the order of ``feature_groups_`` (as ``polydom.Index`` cuts them
-        when its feature mapping lists the features in the same order).
+        ``columns`` (full-matrix positions, in the order the model will receive them)
+        defaults to the sorted union of the columns of its used features: the order of
+        :meth:`polydom.CostModel.columns_of`, in which :meth:`polydom.Index.predict` cuts
+        rows.
+
+        Runtime complexity: O(columns).
         """
-        used = set(self.used_feature_names_)
-        cols = [c for name, cs in self.feature_groups_.items() if name in used for c in cs]
-        return ColumnSubsetModel(self, cols, self.n_features_in_)
+        if columns is None:
+            used = self.used_feature_names_
+            columns = sorted(
+                {c for name, cs in self.feature_groups_.items() if name in used for c in cs}
+            )
+        return ColumnSubsetModel(self, columns, self.n_features_in_)
 
     @property
     def used_feature_names_(self) -> frozenset:
@@ -243,14 +257,37 @@ class BudgetedClassifierMixin:
             n for n, u in zip(self.feature_names_, self.used_features_, strict=True) if u
         )
 
+    def candidate_needs(
+        self, X: np.ndarray, cost_model: CostModel | Mapping[str, Any], cost: str = "expected"
+    ) -> dict[str, float]:
+        """The atoms this model needs, with the probability that each is needed.
+
+        Every atom of a feature the model may use is listed (so that the index hands the
+        model all the columns it may read); with ``cost="expected"`` its probability is the
+        fraction of the rows of ``X`` that needed it (per-row union of the atoms of the
+        features each row used, :meth:`polydom.CostModel.needs_from_usage`), with
+        ``"worst"`` it is 1.
+
+        Runtime complexity: that of ``feature_usage(X)`` plus O(rows * atoms).
+        """
+        model = CostModel.coerce(cost_model)
+        used = model.atoms_of(self.used_feature_names_)
+        if cost == "worst":
+            return dict.fromkeys(sorted(used), 1.0)
+        if cost != "expected":
+            raise ValueError(f"cost must be 'expected' or 'worst', got {cost!r}")
+        p = model.needs_from_usage(self.feature_usage(X), self.feature_names_)
+        return {a: p.get(a, 0.0) for a in sorted(used | set(p))}
+
     def to_candidate(
         self,
         X: np.ndarray,
         y: np.ndarray,
-        costs: Mapping[str, Any],
+        costs: CostModel | Mapping[str, Any],
         key: Hashable,
         cost: str = "expected",
         split_cost: CostCurve | str | float | None = None,
+        learner: str | None = None,
     ) -> Candidate:
         """This fitted model as a :class:`polydom.Candidate`, scored on held-out ``(X, y)``.
 
@@ -258,31 +295,34 @@ class BudgetedClassifierMixin:
         ----------
         X, y : held-out rows and labels
             Accuracy and the usage probabilities are measured on them.
-        costs : mapping of str to CostCurve or str
-            Cost curve of every feature (all names of ``feature_names_``).
+        costs : polydom.CostModel or mapping of str to CostCurve or str
+            The cost model: every name of ``feature_names_`` must be one of its atoms or
+            bundles (a plain mapping is a model of atoms only).
         key : hashable
             The candidate's key.
         cost : {"expected", "worst"}
-            ``"expected"``: ``sum_f P(f used) c_f(n)`` over the rows of ``X``;
-            ``"worst"``: the sum over every feature the model may use.
+            ``"expected"``: needs are the fraction of the rows of ``X`` that needed each
+            atom, cost ``sum_a p_a c_a(n)``; ``"worst"``: every atom the model may use, at 1.
         split_cost : CostCurve or str or float, optional
             Cost of evaluating one split node for one row (the paper's ``alpha``, possibly
             depending on ``n``).  Adds ``E[split evaluations] * split_cost(n)`` (``"expected"``)
             or ``max`` over the rows of ``X`` (``"worst"``); needs ``split_evaluations(X)``.
+        learner : str, optional
+            Name of the learner recorded on the candidate (default: the class name).
 
         Returns
         -------
         Candidate
-            ``features`` = the features the model may use; ``payload`` = :meth:`subset_model`.
+            ``features`` = the features the model may use; ``needs`` = :meth:`candidate_needs`;
+            cost = ``cost_model.expected_cost(needs)`` (+ the split cost); ``payload`` =
+            :meth:`subset_model` taking ``cost_model.columns_of(needs)`` when the model has
+            columns, else its used features' columns.
 
         Runtime complexity: that of ``predict(X)`` plus ``feature_usage(X)``.
         """
-        if cost == "expected":
-            curve = self.expected_cost(X, costs)
-        elif cost == "worst":
-            curve = self.worst_cost(costs)
-        else:
-            raise ValueError(f"cost must be 'expected' or 'worst', got {cost!r}")
+        model = CostModel.coerce(costs)
+        needs = self.candidate_needs(X, model, cost)
+        curve = model.expected_cost(needs)
         if split_cost is not None:
             if not callable(getattr(self, "split_evaluations", None)):
                 raise ValueError(
@@ -293,7 +333,25 @@ class BudgetedClassifierMixin:
             per_row = float(splits.mean() if cost == "expected" else splits.max(initial=0.0))
             curve = curve + per_row * CostCurve.coerce(split_cost)
         acc = float(accuracy_score(y, self.predict(X)))
-        return Candidate(key, acc, curve, self.used_feature_names_, self.subset_model())
+        columns = model.columns_of(needs) if model.has_columns and model.atoms else None
+        return Candidate(
+            key, acc, curve, self.used_feature_names_, self.subset_model(columns),
+            needs=needs, learner=learner or type(self).__name__,
+        )
+
+
+def _training_names(estimator: Any, model: CostModel, plain: bool, n_columns: int) -> list[str]:
+    """The feature names a sweep trains ``estimator`` on (its groups, else the model's)."""
+    groups = estimator.get_params().get("feature_groups")
+    if groups is not None:
+        names = [str(n) for n in groups]
+    elif plain:
+        names = list(model.atoms)
+    else:
+        names = [f"x{j}" for j in range(n_columns)]
+    for name in names:
+        model.atoms_of([name])  # ValueError naming a feature the cost model lacks
+    return names
 
 
 def sweep_candidates(
@@ -308,6 +366,7 @@ def sweep_candidates(
     cost: str = "expected",
     key: str | None = None,
     split_cost: CostCurve | str | float | None = None,
+    learner: str | None = None,
 ) -> list[Candidate]:
     """Fit ``estimator`` over a grid of trade-offs and reference sizes; one Candidate each.
 
@@ -320,12 +379,17 @@ def sweep_candidates(
     Parameters
     ----------
     estimator : budgeted classifier
-        Prototype with ``tradeoff``, ``feature_costs`` and ``feature_groups`` parameters; its
-        ``feature_groups`` names must be the keys of ``costs``.
+        Prototype with ``tradeoff``, ``feature_costs`` and ``feature_groups`` parameters.
+        Its features (``feature_groups`` names) must be atoms or bundles of ``costs``.
+        Without ``feature_groups``: with a plain mapping, its keys; with a CostModel whose
+        atoms' columns partition the columns of ``X_train``, the atoms (``feature_groups``
+        is set to them); else ``"x{j}"`` per column.
     tradeoffs : iterable of float
     X_train, y_train : training data (all columns)
     X_eval, y_eval : held-out data for accuracy and usage probabilities
-    costs : mapping of str to CostCurve or str
+    costs : polydom.CostModel or mapping of str to CostCurve or str
+        Training costs of a feature are ``cost_model.cost([feature])`` at each reference
+        size (a bundle: its atoms' sum); candidates' curves come from their needs.
     sizes : iterable of float, default (1.0,)
         Reference sizes at which the training costs are taken.
     cost : {"expected", "worst"}
@@ -335,6 +399,8 @@ def sweep_candidates(
         Per-row cost of one split evaluation, added to the candidates' curves (see
         :meth:`BudgetedClassifierMixin.to_candidate`).  For CEGB it is also the training
         penalty ``split_cost=split_cost(s)`` at each reference size.
+    learner : str, optional
+        Name recorded on every candidate (default: the estimator's class name).
 
     Returns
     -------
@@ -344,11 +410,23 @@ def sweep_candidates(
     Runtime complexity: ``len(tradeoffs) * len(sizes)`` fits.
     """
     prefix = key or type(estimator).__name__
+    plain = not isinstance(costs, CostModel)
+    model = CostModel.coerce(costs)
+    n_columns = np.asarray(X_train).shape[1]
+    params: dict[str, Any] = {}
+    if (
+        not plain
+        and estimator.get_params().get("feature_groups") is None
+        and model.has_columns
+        and sorted(c for cols in model.columns.values() for c in cols) == list(range(n_columns))
+    ):
+        params["feature_groups"] = model.columns  # the atoms, when they partition the columns
+        names = list(model.atoms)
+    else:
+        names = _training_names(estimator, model, plain, n_columns)
     out = []
-    names = list(costs)
     for s in sizes:
-        ref = {n: float(CostCurve.coerce(costs[n])(float(s))) for n in names}
-        params: dict[str, Any] = {"feature_costs": ref}
+        params["feature_costs"] = {n: float(model.cost([n])(float(s))) for n in names}
         if split_cost is not None:
             params["split_cost"] = float(CostCurve.coerce(split_cost)(float(s)))
         for t in tradeoffs:
@@ -358,10 +436,11 @@ def sweep_candidates(
                 est.to_candidate(
                     X_eval,
                     y_eval,
-                    costs,
+                    model,
                     f"{prefix}(tradeoff={t:g}, n={s:g})",
                     cost=cost,
                     split_cost=split_cost,
+                    learner=learner,
                 )
             )
     return out

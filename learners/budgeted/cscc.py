@@ -53,9 +53,10 @@ class CSCCClassifier(OneVsRestOutputs, CostTreeBase):
                  tradeoff: float = 1.0, feature_groups: Mapping[str, Sequence[int]] | None = None,
                  n_stages: int = 4, rho: float = 1e-3, feature_map: str = "identity",
                  n_trees: int = 100, tree_depth: int = 4, tree_learning_rate: float = 0.1,
-                 tree_cost: float = 0.0, structure: str = "prune",
+                 tree_cost: float = 0.0, tree_cost_tradeoff: float = 0.0,
+                 structure: str = "prune",
                  validation_fraction: float | None = 0.2, max_sweeps: int = 5,
-                 irls_iters: int = 5, tol: float = 1e-4, routing_temperature: float = 1.0,
+                 irls_iters: int = 50, tol: float = 1e-4, routing_temperature: float = 1.0,
                  support_threshold: float = 0.0, finetune: bool = True,
                  finetune_routing: str = "soft", class_weight: Any = None,
                  fit_intercept: bool = True, random_state: int | None = None) -> None:
@@ -69,6 +70,7 @@ class CSCCClassifier(OneVsRestOutputs, CostTreeBase):
         self.tree_depth = tree_depth
         self.tree_learning_rate = tree_learning_rate
         self.tree_cost = tree_cost
+        self.tree_cost_tradeoff = tree_cost_tradeoff
         self.structure = structure
         self.validation_fraction = validation_fraction
         self.max_sweeps = max_sweeps

@@ -134,12 +134,15 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
             check_number("tree_depth", self.tree_depth, 1)
             check_number("tree_learning_rate", self.tree_learning_rate, 0.0, low_ok=False)
             check_number("tree_cost", self.tree_cost, 0.0)
+            check_number("tree_cost_tradeoff", self.tree_cost_tradeoff, 0.0)
 
     def _new_map(self, owner: np.ndarray, n_atoms: int):
         if self.feature_map == "boosted":
             return BoostedTreeMap(owner, n_atoms, int(self.n_trees), int(self.tree_depth),
                                   float(self.tree_learning_rate), float(self.tree_cost),
-                                  bool(self.fit_intercept), self.random_state)
+                                  bool(self.fit_intercept), self.random_state,
+                                  column_penalty=self.feature_costs_[owner],
+                                  penalty_tradeoff=float(self.tree_cost_tradeoff))
         return LinearMap(owner, n_atoms, self.feature_map == "standard",
                          bool(self.fit_intercept))
 
@@ -170,10 +173,8 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
         structure = self._structure()
         tr, va = self._split(len(X), strat)
         self.maps_, self.trees_, self.objective_traces_ = [], [], []
-        # the products are small: BLAS threads cost far more than they save (10x measured)
-        with threadpool_limits(1, user_api="blas"):
-            for target in targets:
-                self._fit_output(X, target, weights, owner, structure, tr, va, metric)
+        for target in targets:
+            self._fit_output(X, target, weights, owner, structure, tr, va, metric)
         self._derive()
 
     def _fit_output(self, X, target, weights, owner, structure, tr, va, metric) -> None:
@@ -493,12 +494,16 @@ class CSTCClassifier(OneVsRestOutputs, CostTreeBase):
         trick (LightGBM regression trees on the training target).
     n_trees, tree_depth, tree_learning_rate, tree_cost : boosting-trick settings
         Defaults 100, 4, 0.1, 0.0 (``tree_cost`` is each tree's evaluation cost ``e_t``).
+    tree_cost_tradeoff : float, default 0.0
+        Grow the boosting trick's trees cost-aware (GreedyMiser-style: LightGBM's coupled
+        feature penalty, ``feature_costs`` times this); 0 is the paper's plain boosting.
     structure : {"prune", "full"}, default "prune"
         Prune the initialised full tree bottom-up on the validation split, or keep it.
     validation_fraction : float or None, default 0.2
         Rows held out (stratified) for pruning and early stopping; None (or too few rows)
         trains on all rows, without either.
-    max_sweeps, irls_iters, tol : optimisation (Algorithm 1) limits; defaults 5, 5, 1e-4.
+    max_sweeps, irls_iters, tol : optimisation (Algorithm 1) limits; defaults 5, 50, 1e-4
+        (sweeps, Lemma-1 re-weightings per node and block, relative change to stop).
     routing_temperature : float, default 1.0
         ``tau`` of ``sigmoid(tau * (phi @ beta - theta))`` (1 = the paper).
     support_threshold : float, default 0.0
@@ -532,9 +537,10 @@ class CSTCClassifier(OneVsRestOutputs, CostTreeBase):
                  tradeoff: float = 1.0, feature_groups: Mapping[str, Sequence[int]] | None = None,
                  depth: int = 3, rho: float = 1e-3, feature_map: str = "identity",
                  n_trees: int = 100, tree_depth: int = 4, tree_learning_rate: float = 0.1,
-                 tree_cost: float = 0.0, structure: str = "prune",
+                 tree_cost: float = 0.0, tree_cost_tradeoff: float = 0.0,
+                 structure: str = "prune",
                  validation_fraction: float | None = 0.2, max_sweeps: int = 5,
-                 irls_iters: int = 5, tol: float = 1e-4, routing_temperature: float = 1.0,
+                 irls_iters: int = 50, tol: float = 1e-4, routing_temperature: float = 1.0,
                  support_threshold: float = 0.0, finetune: bool = True,
                  finetune_routing: str = "soft", class_weight: Any = None,
                  fit_intercept: bool = True, random_state: int | None = None) -> None:
@@ -548,6 +554,7 @@ class CSTCClassifier(OneVsRestOutputs, CostTreeBase):
         self.tree_depth = tree_depth
         self.tree_learning_rate = tree_learning_rate
         self.tree_cost = tree_cost
+        self.tree_cost_tradeoff = tree_cost_tradeoff
         self.structure = structure
         self.validation_fraction = validation_fraction
         self.max_sweeps = max_sweeps
@@ -571,9 +578,10 @@ class CSTCRegressor(RegressorMixin, CostTreeBase):
                  tradeoff: float = 1.0, feature_groups: Mapping[str, Sequence[int]] | None = None,
                  depth: int = 3, rho: float = 1e-3, feature_map: str = "identity",
                  n_trees: int = 100, tree_depth: int = 4, tree_learning_rate: float = 0.1,
-                 tree_cost: float = 0.0, structure: str = "prune",
+                 tree_cost: float = 0.0, tree_cost_tradeoff: float = 0.0,
+                 structure: str = "prune",
                  validation_fraction: float | None = 0.2, max_sweeps: int = 5,
-                 irls_iters: int = 5, tol: float = 1e-4, routing_temperature: float = 1.0,
+                 irls_iters: int = 50, tol: float = 1e-4, routing_temperature: float = 1.0,
                  support_threshold: float = 0.0, finetune: bool = True,
                  finetune_routing: str = "soft", fit_intercept: bool = True,
                  random_state: int | None = None) -> None:
@@ -587,6 +595,7 @@ class CSTCRegressor(RegressorMixin, CostTreeBase):
         self.tree_depth = tree_depth
         self.tree_learning_rate = tree_learning_rate
         self.tree_cost = tree_cost
+        self.tree_cost_tradeoff = tree_cost_tradeoff
         self.structure = structure
         self.validation_fraction = validation_fraction
         self.max_sweeps = max_sweeps

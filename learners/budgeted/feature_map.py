@@ -109,13 +109,23 @@ class BoostedTreeMap:
         Evaluation cost ``e_t`` of every tree (the paper's unit in LTR: 1).
     fit_intercept : bool
     random_state : int, optional
+    column_penalty : sequence of float, optional
+        Cost of every input column's atom.  With ``penalty_tradeoff > 0`` the trees are grown
+        cost-aware, GreedyMiser-style (spec 2.10): LightGBM's coupled CEGB penalty charges a
+        column's cost the first time the ensemble splits on it.
+    penalty_tradeoff : float, default 0.0
+        0 is the paper's plain least-squares boosting.
     """
 
     kind = "boosted"
 
     def __init__(self, owner, n_atoms: int, n_trees: int, depth: int, learning_rate: float,
-                 tree_cost: float, fit_intercept: bool, random_state: int | None = None) -> None:
+                 tree_cost: float, fit_intercept: bool, random_state: int | None = None,
+                 column_penalty=None, penalty_tradeoff: float = 0.0) -> None:
         self.owner = np.asarray(owner, dtype=np.int64)
+        self.column_penalty = (None if column_penalty is None
+                               else np.asarray(column_penalty, dtype=np.float64))
+        self.penalty_tradeoff = float(penalty_tradeoff)
         self.n_atoms = int(n_atoms)
         self.n_trees = int(n_trees)
         self.depth = int(depth)
@@ -137,6 +147,9 @@ class BoostedTreeMap:
                   "min_data_in_leaf": 5, "num_threads": 1, "verbosity": -1,
                   "deterministic": True, "seed": 0 if self.random_state is None
                   else int(self.random_state)}
+        if self.penalty_tradeoff > 0 and self.column_penalty is not None:
+            params["cegb_tradeoff"] = self.penalty_tradeoff
+            params["cegb_penalty_feature_coupled"] = self.column_penalty.tolist()
         self.booster = lgb.train(params, lgb.Dataset(X, target), num_boost_round=self.n_trees)
         self.ensemble = TreeEnsemble.from_booster(self.booster)
         return self

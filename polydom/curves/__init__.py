@@ -5,6 +5,7 @@ Depends on numpy, scipy and sympy only; everything else in the distribution buil
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_model import CostModel
 from polydom.curves.fitting import CostProfile, fit_cost_curve
 
-__all__ = ["Candidate", "CostCurve", "CostProfile", "fit_cost_curve"]
+__all__ = ["Candidate", "CostCurve", "CostModel", "CostProfile", "fit_cost_curve"]

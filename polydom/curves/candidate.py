@@ -1,9 +1,9 @@
-"""Candidate: one trained model as the index sees it (key, accuracy, cost curve)."""
+"""Candidate: one trained model as the index sees it (key, accuracy, cost curve, needs)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,9 +29,20 @@ class Candidate:
         Names of the features the model uses (informational for the index).
     payload : object, default None
         Anything attached (a fitted model, an expansion); ignored by comparisons.
+    needs : mapping of str to float, optional
+        The atomic features the model needs, with the probability that each is needed
+        (1 for a static model; the fraction of rows for an adaptive one).  Default: every
+        name of ``features`` with probability 1.  With a :class:`polydom.CostModel` the
+        cost curve is ``cost_model.expected_cost(needs)`` (plus a learner's own overhead).
+        Ignored by comparisons.
+    learner : str, optional
+        Name of the learner that produced the candidate (``"lattice"``, ``"cegb"``, ...).
+        Ignored by comparisons.
 
     >>> Candidate("a", 0.8, "3 + n").cost(2.0)
     5.0
+    >>> Candidate("b", 0.9, "n", features={"x"}).needs
+    {'x': 1.0}
     """
 
     key: Hashable
@@ -39,6 +50,8 @@ class Candidate:
     cost: CostCurve
     features: frozenset = frozenset()
     payload: Any = field(default=None, compare=False, hash=False, repr=False)
+    needs: Mapping[str, float] | None = field(default=None, compare=False, hash=False, repr=False)
+    learner: str | None = field(default=None, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
         try:
@@ -63,3 +76,32 @@ class Candidate:
                 f"got {self.features!r}"
             )
         object.__setattr__(self, "features", frozenset(self.features))
+        if self.needs is None:
+            needs = {name: 1.0 for name in sorted(self.features)}
+        elif isinstance(self.needs, Mapping):
+            needs = {}
+            for atom, p in self.needs.items():
+                if not isinstance(atom, str):
+                    raise ValueError(
+                        f"needs of candidate {self.key!r} must name atoms by string, got {atom!r}"
+                    )
+                try:
+                    p = float(p)
+                except (TypeError, ValueError):
+                    p = math.nan
+                if not 0.0 <= p <= 1.0:
+                    raise ValueError(
+                        f"needs of candidate {self.key!r}: probability of {atom!r} must be in "
+                        f"[0, 1], got {self.needs[atom]!r}"
+                    )
+                needs[atom] = p
+        else:
+            raise ValueError(
+                f"needs of candidate {self.key!r} must be a mapping atom -> probability, "
+                f"got {self.needs!r}"
+            )
+        object.__setattr__(self, "needs", needs)
+        if self.learner is not None and not isinstance(self.learner, str):
+            raise ValueError(
+                f"learner of candidate {self.key!r} must be a string, got {self.learner!r}"
+            )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +10,7 @@ import numpy as np
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_model import CostModel
 from polydom.index.item_prediction import ItemPrediction
 from polydom.index.table import SkylineTable
 
@@ -51,28 +52,41 @@ class Index:
     ----------
     table : SkylineTable
         The poly-dominance index over the candidates (their payload is the fitted model).
-    costs : mapping of str to CostCurve
-        Cost curve of every feature.
+    costs : CostModel or mapping of str to CostCurve
+        The cost model: atoms with their cost curves (and bundles); a plain mapping is a
+        model of atoms only.
     columns : mapping of str to list of int, optional
-        Columns of the training matrix that each feature occupies; used by :meth:`predict`
-        to cut the columns a model needs out of a full row.  One column per feature, in the
-        order of ``costs``, when omitted.
+        Columns of the training matrix that each atom occupies (replacing the cost model's
+        columns); :meth:`predict` cuts a model's columns out of a full row with
+        :meth:`CostModel.columns_of` of its candidate's needs.  One column per atom, in
+        atom order, when neither gives columns.
     info : mapping, optional
         Build parameters and counts (alpha, delta, expansions, ...).
+
+    Raises
+    ------
+    ValueError
+        If ``columns`` names something that is not an atom, or two atoms claim a column.
     """
 
     def __init__(
         self,
         table: SkylineTable,
-        costs: Mapping[str, CostCurve],
+        costs: CostModel | Mapping[str, CostCurve],
         columns: Mapping[str, list[int]] | None = None,
         info: Mapping[str, Any] | None = None,
     ) -> None:
         self.table = table
-        self.costs = {name: CostCurve.coerce(c) for name, c in costs.items()}
-        if columns is None:
-            columns = {name: [i] for i, name in enumerate(self.costs)}
-        self.columns = {name: list(cols) for name, cols in columns.items()}
+        model = CostModel.coerce(costs)
+        if columns is not None:
+            model = model.with_columns(columns)
+        elif not model.columns:
+            model = model.with_columns({name: [i] for i, name in enumerate(model.atoms)})
+        self.cost_model = model
+        #: Cost curve of every atom (the cost model's atoms).
+        self.costs = model.atoms
+        #: Columns of every atom that has some.
+        self.columns = model.columns
         self.info = dict(info or {})
 
     def __repr__(self) -> str:
@@ -83,10 +97,18 @@ class Index:
         """Every candidate of the index."""
         return self.table.candidates
 
-    def model_columns(self, features: frozenset) -> list[int]:
-        """Columns of a full row that a model on ``features`` takes, in training order."""
-        order = [name for name in self.columns if name in features]
-        return [col for name in order for col in self.columns[name]]
+    @property
+    def n_columns(self) -> int:
+        """Width of a full row: one more than the largest column of any atom."""
+        return 1 + max((c for cols in self.columns.values() for c in cols), default=-1)
+
+    def model_columns(self, names: Iterable[str]) -> list[int]:
+        """Columns of a full row that a model on ``names`` (atoms or bundles, e.g. a
+        candidate's needs) takes: :meth:`CostModel.columns_of`, the sorted union.
+
+        Runtime complexity: O(c log c) for c columns.
+        """
+        return self.cost_model.columns_of(names)
 
     def _hit(self, position: int, size: float) -> Hit | None:
         if position < 0:
@@ -108,8 +130,9 @@ class Index:
     def predict(self, X_rows: np.ndarray, size: float, budget: float) -> np.ndarray:
         """Predict rows of full feature matrices with the model chosen for (size, budget).
 
-        ``X_rows`` holds every feature's columns (as in training); only the chosen model's
-        columns are passed to it.
+        ``X_rows`` holds every atom's columns (as in training); only the columns of the
+        atoms the chosen model needs are passed to it, in :meth:`CostModel.columns_of`
+        order.
 
         Raises
         ------
@@ -123,10 +146,10 @@ class Index:
         if hit.model is None:
             raise ValueError(f"candidate {hit.key!r} has no fitted model to predict with")
         X = np.asarray(X_rows)
-        width = sum(len(c) for c in self.columns.values())
+        width = self.n_columns
         if X.ndim != 2 or X.shape[1] != width:
             raise ValueError(f"X_rows must have shape (rows, {width}), got {X.shape}")
-        return hit.model.predict(X[:, self.model_columns(hit.features)])
+        return hit.model.predict(X[:, self.model_columns(hit.candidate.needs)])
 
     def predict_item(
         self, item: Any, budget: float, featurizer: Any, anytime: bool = False

@@ -9,7 +9,8 @@ from typing import Any
 
 import lattice
 from polydom.curves.candidate import Candidate
-from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_model import CostModel
+from polydom.curves.domain import check_domain
 from polydom.index.built import Index
 from polydom.index.polydom_index import PolyDomIndex
 from polydom.pipeline.open import register_learner_models
@@ -40,8 +41,10 @@ def build_index(
 
     Parameters
     ----------
-    costs : mapping of str to CostCurve or str or coefficients
-        Cost curve of every feature (non-negative on ``[n_min, n_max]``).
+    costs : polydom.CostModel or mapping of str to CostCurve or str or coefficients
+        The cost model: atomic features with cost curves (non-negative on
+        ``[n_min, n_max]``), and optionally bundles of atoms (the lattice's features) and
+        the atoms' columns.  A plain mapping is a model of atoms only.
     learner : object with ``expand(frozenset) -> Expansion``
         For example :class:`learners.SklearnLearner`; its ``feature_columns()`` become the
         index's ``columns`` (what :meth:`Index.predict` cuts out of a row).
@@ -53,7 +56,9 @@ def build_index(
     n_min, n_max : float
         The size domain of the index.
     extra_candidates : iterable of Candidate
-        More candidates for the pool (keys must differ from the lattice's tuple keys).
+        More candidates for the pool (keys must differ from the lattice's tuple keys), for
+        instance a budgeted learner's sweep over single-column atoms next to a lattice over
+        bundles: every candidate's ``needs`` must name atoms of the cost model.
     cache : mutable mapping of frozenset to Expansion, optional
         Earlier expansions (a database-backed mapping makes builds resumable): consulted
         before training, and every new expansion is written as soon as it is trained.
@@ -83,15 +88,24 @@ def build_index(
     >>> index.lookup(size=10.0, budget=5.0).features == frozenset({"a"})
     True
     """
+    extra = list(extra_candidates)
+    for c in extra:
+        if not isinstance(c, Candidate):
+            raise ValueError(
+                f"extra_candidates must be polydom.Candidate, got {type(c).__name__}"
+            )
+    model = _cost_model(costs, learner)
+    check_needs(extra, model)
+    model.check_nonnegative(*check_domain(n_min, n_max))  # bad input: nothing stored
     publish = None
     if store is not None:
         if cache is not None:
             raise ValueError("give either cache or store, not both")
-        cache, publish = _open_store(store, costs, learner, alpha, delta, n_min, n_max,
+        cache, publish = _open_store(store, model, learner, alpha, delta, n_min, n_max,
                                      explore_options)
     exploration = lattice.explore(
-        costs, learner, alpha=alpha, delta=delta, cache=cache, n_min=n_min, n_max=n_max,
-        **explore_options,
+        costs if not isinstance(costs, CostModel) else model, learner, alpha=alpha,
+        delta=delta, cache=cache, n_min=n_min, n_max=n_max, **explore_options,
     )
     if not exploration.complete:
         warnings.warn(
@@ -100,16 +114,8 @@ def build_index(
             RuntimeWarning,
             stacklevel=2,
         )
-    extra = list(extra_candidates)
-    for c in extra:
-        if not isinstance(c, Candidate):
-            raise ValueError(
-                f"extra_candidates must be polydom.Candidate, got {type(c).__name__}"
-            )
     candidates = exploration.candidates
     table = PolyDomIndex.build([*candidates, *extra], n_min, n_max)
-    get_columns = getattr(learner, "feature_columns", None)
-    columns = get_columns() if get_columns is not None else None
     info = {
         "alpha": exploration.alpha,
         "delta": exploration.delta,
@@ -130,18 +136,84 @@ def build_index(
         "complete": exploration.complete,
         "candidates": len(candidates),
         "extra_candidates": len(extra),
+        "learners": sorted({c.learner or "?" for c in [*candidates, *extra]}),
         "ranges": len(table),
         "entries": table.entries,
     }
-    index = Index(table, exploration.costs, columns, info)
+    index = Index(table, model, info=info)
     if publish is not None:
         publish(index)
     return index
 
 
+def check_needs(candidates: Iterable[Candidate], model: CostModel) -> None:
+    """Every candidate's needs must name atoms of ``model`` (with columns, when it has some).
+
+    Runtime complexity: O(total needs).
+
+    Raises
+    ------
+    ValueError
+        Naming the candidate and the atom.
+    """
+    atoms = model.atoms
+    for c in candidates:
+        for atom in c.needs:
+            if atom not in atoms:
+                raise ValueError(
+                    f"candidate {c.key!r} needs atomic feature {atom!r}, which has no cost "
+                    f"curve in the cost model (atoms: {list(atoms)})"
+                )
+            if model.columns and atom not in model.columns:
+                raise ValueError(
+                    f"candidate {c.key!r} needs atomic feature {atom!r}, which has no columns "
+                    "in the cost model"
+                )
+
+
+def _cost_model(costs: CostModel | Mapping[str, Any], learner: Any) -> CostModel:
+    """The index's cost model: ``costs`` with the learner's columns when it declares them.
+
+    For a model of atoms only, the learner's ``feature_columns()`` become the atoms'
+    columns.  A model with bundles must carry its atoms' columns itself, and they must give
+    every bundle the columns the learner trains it on.
+    """
+    if not isinstance(costs, (CostModel, Mapping)):
+        raise ValueError(f"costs must be a CostModel or a mapping name -> curve, got {costs!r}")
+    model = CostModel.coerce(costs)
+    get_columns = getattr(learner, "feature_columns", None)
+    if get_columns is None:
+        return model
+    learned = get_columns()
+    if set(learned) != set(model.features):
+        return model  # lattice.explore names the mismatch
+    if not model.bundles:
+        if not model.columns:
+            return model.with_columns(learned)
+        for name in model.features:
+            if model.columns_of([name]) != sorted(learned[name]):
+                raise ValueError(
+                    f"columns of atom {name!r} differ: cost model {model.columns_of([name])}, "
+                    f"learner {sorted(learned[name])}"
+                )
+        return model
+    if not model.has_columns:
+        raise ValueError(
+            "a CostModel with bundles needs columns for every atom when the learner has "
+            f"columns; atoms without: {sorted(set(model.atoms) - set(model.columns))}"
+        )
+    for name in model.features:
+        if model.columns_of([name]) != sorted(learned[name]):
+            raise ValueError(
+                f"columns of bundle {name!r} differ: cost model {model.columns_of([name])}, "
+                f"learner {sorted(learned[name])}"
+            )
+    return model
+
+
 def _open_store(
     url: str,
-    costs: Mapping[str, Any],
+    model: CostModel,
     learner: Any,
     alpha: float,
     delta: float,
@@ -159,11 +231,8 @@ def _open_store(
         "domain": [float(n_min), float(n_max) if math.isfinite(n_max) else "inf"],
         "explore": {k: repr(v) for k, v in sorted(explore_options.items())},
     }
-    curves = {name: CostCurve.coerce(c) for name, c in costs.items()}
-    get_columns = getattr(learner, "feature_columns", None)
-    columns = get_columns() if get_columns is not None else None
     st = IndexStore(url)
-    build_id = st.begin_build(params, curves, columns)
+    build_id = st.begin_build(params, model)
 
     def publish(index: Index) -> None:
         st.publish(build_id, index)

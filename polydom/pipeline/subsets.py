@@ -55,8 +55,8 @@ def index_over_subsets(
 
     Each subset becomes a candidate: key from :func:`subset_key`, accuracy on a stratified
     held-out split of ``(X, y)`` (the model kept is the one fitted on the rest), cost the
-    sum of its features' curves, payload the fitted model.  The columns of a subset are
-    taken in the order of ``columns`` (as :meth:`polydom.Index.model_columns` cuts them).
+    sum of its features' curves, payload the fitted model.  A model receives the sorted
+    union of its subset's columns (as :meth:`polydom.Index.model_columns` cuts them).
 
     Runtime complexity: one fit per subset, then the index build.
 
@@ -123,14 +123,14 @@ def index_over_subsets(
         if key in seen:
             continue
         seen.add(key)
-        cols = [c for name in order if name in s for c in columns[name]]
+        cols = sorted({c for name in s for c in columns[name]})
         model = clone(estimator).fit(X[np.ix_(train, cols)], y[train])
         acc = float(np.mean(model.predict(X[np.ix_(test, cols)]) == y[test]))
         cost = CostCurve.total(curves[name] for name in s)
         cands.append(Candidate(key, acc, cost, features=s, payload=model))
     table = PolyDomIndex.build(cands, n_min=n_min, n_max=n_max)
     info = {"subsets": len(cands), "test_size": test_size, "seed": seed}
-    return Index(table, curves, columns={k: list(v) for k, v in columns.items()}, info=info)
+    return Index(table, curves, columns={k: list(columns[k]) for k in curves}, info=info)
 
 
 def with_costs(

@@ -55,7 +55,7 @@ class ItemServer:
         names = featurizer.names
         fz_columns = featurizer.columns
         cands: list[Candidate] = index.candidates
-        used = set().union(*(c.features for c in cands)) if cands else set()
+        used = set().union(*(c.needs for c in cands)) if cands else set()
         missing = sorted(used - set(names))
         if missing:
             raise ValueError(
@@ -76,7 +76,7 @@ class ItemServer:
         self._position = {c.key: i for i, c in enumerate(cands)}
         self._mask = np.zeros((len(cands), len(names)), dtype=bool)
         for i, c in enumerate(cands):
-            for f in c.features:
+            for f in c.needs:
                 self._mask[i, self._pos[f]] = True
         self._acc = np.array([c.accuracy for c in cands])
         self._has_model = np.array([c.payload is not None for c in cands], dtype=bool)
@@ -104,7 +104,7 @@ class ItemServer:
         return int(np.argmax(acc))
 
     def _predict(self, cand: Candidate, row: np.ndarray) -> Any:
-        cols = self.index.model_columns(cand.features)
+        cols = self.index.model_columns(cand.needs)
         return cand.payload.predict(row[cols][None, :])[0]
 
     # ------------------------------------------------------------------ serving
@@ -112,7 +112,10 @@ class ItemServer:
         """Serve one item within ``budget`` seconds of feature time.
 
         Plain mode: the index's choice for (size, budget) answers, after computing exactly
-        its features (in registration order), however long they take.
+        the atomic features it needs (in registration order; a featurizer feature is an
+        atom), however long they take.  A model with its own ``predict_item(item,
+        featurizer)`` (an adaptive model such as CEGB behind its column subset) computes
+        the atoms its path needs, on demand.
 
         Any-time mode (``anytime=True``): features are computed one at a time.  Before each,
         with ``S`` the features computed, ``a`` the accuracy of the best stored model on
@@ -122,8 +125,9 @@ class ItemServer:
         is the cheapest missing one of the cheapest candidate (by missing cost) inside
         ``S`` plus the goal's features that beats ``a``, so each completed step leaves a
         better stored model on ``S``; once one model is complete there is always one to
-        answer.  The best model on ``S`` answers.  Candidate costs are taken to be the sums
-        of their features' costs (Eq. 1 of the paper).
+        answer.  The best model on ``S`` answers.  A candidate's remaining cost is the sum of
+        the costs of the atoms it needs that are not computed yet (each atom once: an atom
+        shared by two candidates is computed once and counts for both).
 
         Runtime complexity: O(log R + d log S) for the lookup, plus the routines; any-time
         adds O(K * F) vectorised work per computed feature for K candidates, F features.
@@ -158,7 +162,15 @@ class ItemServer:
                                     size, budget, anytime, wall)
             if hit.model is None:
                 raise ValueError(f"candidate {hit.key!r} has no fitted model to predict with")
-            for name in fz.check_features(hit.features):
+            on_demand = getattr(hit.model, "predict_item", None)
+            if callable(on_demand):
+                # an adaptive model computes an atom only when its path needs it
+                out = on_demand(item, fz)
+                computed.extend(out.computed)
+                seconds.update(out.feature_seconds)
+                return self._result(hit.candidate, out.label, computed, seconds, planned_key,
+                                    predicted, size, budget, anytime, wall)
+            for name in fz.check_features(hit.candidate.needs):
                 run(name)
             return self._result(hit.candidate, self._predict(hit.candidate, row), computed,
                                 seconds, planned_key, predicted, size, budget, anytime, wall)

@@ -218,3 +218,15 @@ def test_storage_stores_and_loads_cstc_without_trust(cancer):
     assert fmt == "arrays"
     back = load_model(blob, fmt, sha256_hex(blob))
     np.testing.assert_array_equal(back.predict(X_te[:, sub.columns]), model.predict(X_te))
+
+
+def test_cost_aware_boosting_trick_trees_read_cheaper_features(cancer):
+    X, y, _, _ = cancer
+    costs = np.repeat([1.0, 5.0, 20.0], 10).tolist()
+    spent = []
+    for tct in (0.0, 0.1):
+        model = CSTCClassifier(costs, tradeoff=1e-4, feature_map="boosted", n_trees=30,
+                               tree_cost_tradeoff=tct, random_state=0).fit(X, y)
+        F = model.maps_[0].cost_arrays(model.feature_costs_).F
+        spent.append(float(F.any(axis=1) @ np.asarray(costs)))
+    assert spent[1] < spent[0]

@@ -37,7 +37,7 @@ def test_index_serves_trained_models_and_predicts_on_their_columns(cancer_index)
     assert index.columns == groups
     hit = index.lookup(size=10.0, budget=1000.0)
     assert hit.accuracy == max(e.accuracy for e in cache.values())
-    cols = [c for name in groups if name in hit.features for c in groups[name]]
+    cols = sorted(c for name in hit.features for c in groups[name])  # CostModel.columns_of
     assert index.model_columns(hit.features) == cols
     np.testing.assert_array_equal(index.predict(X[:50], 10.0, 1000.0),
                                   hit.model.predict(X[:50, cols]))
