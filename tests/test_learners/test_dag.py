@@ -11,6 +11,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import lattice
+import polydom
 from learners import SklearnLearner
 from learners.budgeted.dag import DAGClassifier, dag_sweep_candidates
 from learners.budgeted.subset_bank import SubsetBank
@@ -276,6 +277,21 @@ def test_sweep_trains_the_bank_once_and_gives_expected_cost_curves(wine):
                    for m, p in zip(WINE, usage.mean(axis=0), strict=True))
     assert cands[1].cost(3.0) == pytest.approx(expected)
     assert cands[-1].cost(3.0) == 0.0
+    assert {c.learner for c in cands} == {"dag"}
+    assert set(cands[1].needs) <= set(WINE)
+
+
+def test_sweep_over_a_cost_model_takes_its_atoms_as_sensors(wine):
+    Xtr, Xte, ytr, yte = wine
+    model = polydom.CostModel({"chem": "1 + n", "phenols": "2", "colour": "0.5*n"},
+                              columns=WINE)
+    cands = dag_sweep_candidates(DAGClassifier(cv=3), [0.01, 0.1], Xtr, ytr, Xte, yte, model)
+    dag = cands[0].payload.estimator
+    assert dag.feature_groups_ == WINE
+    p = dag.feature_usage(Xte).mean(axis=0)
+    assert cands[0].needs == {m: pytest.approx(q) for m, q in zip(WINE, p, strict=True)
+                              if q > 0 or dag.used_features_[list(WINE).index(m)]}
+    assert cands[0].cost(3.0) == pytest.approx(model.expected_cost(cands[0].needs)(3.0))
 
 
 class Sensors:
