@@ -80,7 +80,8 @@ def split(X, y, seed):
 
 
 def cols_of(groups, subset):
-    return [c for m in groups if m in subset for c in groups[m]]
+    """The sorted union of the subset's columns: the order every model reads them in."""
+    return sorted({c for m in groups if m in subset for c in groups[m]})
 
 
 def fixed_candidates(models, groups, Xval, yval, prefix):
