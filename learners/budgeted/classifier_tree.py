@@ -54,6 +54,7 @@ __all__ = [
     "finetune_leaves",
     "finetune_objective",
     "fit_tree",
+    "grow",
     "initialise",
     "internal_surrogate",
     "leaf_solve",
@@ -531,15 +532,62 @@ def initialise(Phi, y, w, st, cm, lam, rho, tau, mode, iters, tol):
     B = np.zeros((K, T))
     theta = np.where(st.is_leaf, -np.inf, 0.0)
     for k in range(K):
-        P, _, _ = routing(Phi @ B.T - theta, st, tau)
-        anc = st.path[k].copy()
-        anc[k] = 0.0
-        pk = P[:, k]
-        B[k] = leaf_solve(Phi, y, w * pk, float(pk.mean()), anc @ (B * B), cm, lam, rho,
-                          None, iters, tol)
+        B[k], pk = _init_node(Phi, y, w, B, theta, st, k, cm, lam, rho, tau, iters, tol)
         if not st.is_leaf[k]:
             theta[k] = weighted_median_threshold(Phi @ B[k], w * pk)
     return B, theta
+
+
+def _init_node(Phi, y, w, B, theta, st, k, cm, lam, rho, tau, iters, tol):
+    """Node ``k`` solved as a leaf below its (fixed) ancestors: initialisation's step."""
+    P, _, _ = routing(Phi @ B.T - theta, st, tau)
+    anc = st.path[k].copy()
+    anc[k] = 0.0
+    pk = P[:, k]
+    return leaf_solve(Phi, y, w * pk, float(pk.mean()), anc @ (B * B), cm, lam, rho, None,
+                      iters, tol), pk
+
+
+def grow(Phi, y, w, cm, lam, rho, tau, mode, iters, tol, Phi_va, y_va, metric,
+         max_depth: int):
+    """Greedy structure building (paper 3.6.2): add the potential node that helps most.
+
+    Starts from the root alone.  A potential node is a free child slot of a classifier node
+    (a cascade: only the next stage), within ``max_depth`` levels; it is initialised as a
+    leaf with everything else fixed, and when its parent was a leaf the parent's threshold
+    is set to send half of the validation rows up.  Each round keeps the potential node that
+    raises the validation metric most; growth stops when none raises it.
+
+    Runtime complexity: O(nodes^2) leaf solves, each O(rows * T^2 + iters * T^3).
+    """
+    st = TreeStructure((0,))
+    B, theta = initialise(Phi, y, w, st, cm, lam, rho, tau, mode, iters, tol)
+    best = metric(predict_terminals(Phi_va, B, theta, st), y_va)
+    while True:
+        slots = [c for h in st.heap for c in ((2 * h + 1,) if mode == "cascade"
+                                              else (2 * h + 1, 2 * h + 2))
+                 if c not in st.heap and int(np.log2(c + 1)) < max_depth]
+        if mode == "cascade":
+            slots = slots[-1:]
+        choice = None
+        for c in slots:
+            cand = TreeStructure((*st.heap, c))
+            pos = {h: k for k, h in enumerate(cand.heap)}
+            Bc = np.zeros((cand.n_nodes, B.shape[1]))
+            tc = np.where(cand.is_leaf, -np.inf, 0.0)
+            for k, h in enumerate(st.heap):
+                Bc[pos[h]] = B[k]
+                if not cand.is_leaf[pos[h]]:
+                    tc[pos[h]] = theta[k] if np.isfinite(theta[k]) else float(
+                        np.median(Phi_va @ B[k]))
+            k = pos[c]
+            Bc[k], _ = _init_node(Phi, y, w, Bc, tc, cand, k, cm, lam, rho, tau, iters, tol)
+            m = metric(predict_terminals(Phi_va, Bc, tc, cand), y_va)
+            if m > best + 1e-12 and (choice is None or m > choice[0]):
+                choice = (m, cand, Bc, tc)
+        if choice is None:
+            return B, theta, st
+        best, st, B, theta = choice
 
 
 def predict_terminals(Phi, B, theta, st):
@@ -590,30 +638,37 @@ class TreeFit:
 
 def fit_tree(Phi, y, w, cm: CostModelArrays, *, structure: TreeStructure, lam: float,
              rho: float, tau: float = 1.0, mode: str = "tree", prune_structure: bool = True,
+             grow_structure: bool = False,
              validation=None, metric=None, max_sweeps: int = 5, irls_iters: int = 5,
              tol: float = 1e-4, support_threshold: float = 0.0, finetune: bool = True,
              finetune_routing: str = "soft") -> TreeFit:
     """Initialise, prune, optimise (Algorithm 1 with early stopping), threshold, fine-tune.
 
     ``validation = (Phi_va, y_va)`` and ``metric(pred, y) -> float`` (higher is better) drive
-    pruning and early stopping; without them neither happens.
+    pruning (or, with ``grow_structure``, greedy growth up to the depth of ``structure``)
+    and early stopping; without them none of these happens.
 
     Runtime complexity: O(sweeps * nodes * irls_iters * L-BFGS evaluations * rows * T).
     """
     # the products are small: BLAS threads cost far more than they save (10x measured)
     with threadpool_limits(1, user_api="blas"):
         return _fit_tree(Phi, y, w, cm, structure, lam, rho, tau, mode, prune_structure,
-                         validation, metric, max_sweeps, irls_iters, tol, support_threshold,
-                         finetune, finetune_routing)
+                         grow_structure, validation, metric, max_sweeps, irls_iters, tol,
+                         support_threshold, finetune, finetune_routing)
 
 
-def _fit_tree(Phi, y, w, cm, structure, lam, rho, tau, mode, prune_structure, validation,
-              metric, max_sweeps, irls_iters, tol, support_threshold, finetune,
+def _fit_tree(Phi, y, w, cm, structure, lam, rho, tau, mode, prune_structure, grow_structure,
+              validation, metric, max_sweeps, irls_iters, tol, support_threshold, finetune,
               finetune_routing) -> TreeFit:
     st = structure
-    B, theta = initialise(Phi, y, w, st, cm, lam, rho, tau, mode, irls_iters, tol)
     use_val = validation is not None and metric is not None
-    if use_val and prune_structure:
+    if use_val and grow_structure:
+        B, theta, st = grow(Phi, y, w, cm, lam, rho, tau, mode, irls_iters, tol,
+                            validation[0], validation[1], metric,
+                            int(st.depth.max()) + 1)
+    else:
+        B, theta = initialise(Phi, y, w, st, cm, lam, rho, tau, mode, irls_iters, tol)
+    if use_val and prune_structure and not grow_structure:
         B, theta, st = prune(B, theta, st, validation[0], validation[1], metric)
     args = (cm, lam, rho, tau, mode)
     J = objective(Phi, y, w, B, theta, st, cm, lam, rho, tau, mode)

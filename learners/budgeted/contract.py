@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
+from lattice.executor import make_executor
 from learners.columns import column_groups
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
@@ -57,11 +59,11 @@ def group_usage(column_usage: np.ndarray, groups: Mapping[str, Sequence[int]]) -
     return out
 
 
-def _curves(costs: Mapping[str, Any], names: Sequence[str]) -> list[CostCurve]:
+def _model(costs: Mapping[str, Any], names: Sequence[str]) -> CostModel:
     missing = [n for n in names if n not in costs]
     if missing:
         raise ValueError(f"costs has no curve for features {missing}")
-    return [CostCurve.coerce(costs[n]) for n in names]
+    return CostModel({n: costs[n] for n in names})
 
 
 def expected_cost_curve(
@@ -69,20 +71,17 @@ def expected_cost_curve(
 ) -> CostCurve:
     """Expected cost ``sum_f P(f used) * c_f(n)`` with ``P`` the fraction of rows using ``f``.
 
+    The features are atoms here: :meth:`polydom.CostModel.needs_from_usage` then
+    :meth:`polydom.CostModel.expected_cost` (their one home).
+
     Runtime complexity: O(rows * features + features * degree).
 
     >>> u = np.array([[True, False], [True, True]])
     >>> expected_cost_curve(u, {"a": "1", "b": "2*n"}, ["a", "b"])(3.0)
     4.0
     """
-    usage = np.asarray(usage, dtype=bool)
-    if usage.ndim != 2 or usage.shape[1] != len(names) or usage.shape[0] == 0:
-        raise ValueError(f"usage must have shape (rows>0, {len(names)}), got {usage.shape}")
-    p = usage.mean(axis=0)
-    curves = _curves(costs, names)
-    return CostCurve.total(
-        [float(pf) * c for pf, c in zip(p, curves, strict=True)] or [CostCurve([0.0])]
-    )
+    model = _model(costs, names)
+    return model.expected_cost(model.needs_from_usage(usage, names))
 
 
 def worst_cost_curve(used: np.ndarray, costs: Mapping[str, Any], names: Sequence[str]) -> CostCurve:
@@ -97,10 +96,7 @@ def worst_cost_curve(used: np.ndarray, costs: Mapping[str, Any], names: Sequence
         used = used.any(axis=0)
     if used.shape != (len(names),):
         raise ValueError(f"used must cover {len(names)} features, got shape {used.shape}")
-    curves = _curves(costs, names)
-    return CostCurve.total(
-        [c for u, c in zip(used, curves, strict=True) if u] or [CostCurve([0.0])]
-    )
+    return _model(costs, names).cost([n for n, u in zip(names, used, strict=True) if u])
 
 
 def row_costs(
@@ -111,7 +107,8 @@ def row_costs(
     Runtime complexity: O(rows * features).
     """
     usage = np.asarray(usage, dtype=bool)
-    values = np.array([float(c(float(size))) for c in _curves(costs, names)])
+    atoms = _model(costs, names).atoms
+    values = np.array([float(atoms[n](float(size))) for n in names])
     return usage.astype(np.float64) @ values
 
 
@@ -367,6 +364,7 @@ def sweep_candidates(
     key: str | None = None,
     split_cost: CostCurve | str | float | None = None,
     learner: str | None = None,
+    executor: Any = None,
 ) -> list[Candidate]:
     """Fit ``estimator`` over a grid of trade-offs and reference sizes; one Candidate each.
 
@@ -401,13 +399,18 @@ def sweep_candidates(
         penalty ``split_cost=split_cost(s)`` at each reference size.
     learner : str, optional
         Name recorded on every candidate (default: the estimator's class name).
+    executor : None, str, lattice.Executor or distributed.Client
+        Where the fits run (see :func:`lattice.make_executor`): one task per
+        (trade-off, reference size), the data shipped to each worker once.  The candidates
+        are the same, in the same order, with every executor.
 
     Returns
     -------
     list of Candidate
-        Keys ``"{key}(tradeoff=..., n=...)"``; payloads are fitted models.
+        Keys ``"{key}(tradeoff=..., n=...)"``, sizes outer and trade-offs inner; payloads
+        are fitted models.
 
-    Runtime complexity: ``len(tradeoffs) * len(sizes)`` fits.
+    Runtime complexity: ``len(tradeoffs) * len(sizes)`` fits, ``workers`` at a time.
     """
     prefix = key or type(estimator).__name__
     plain = not isinstance(costs, CostModel)
@@ -424,23 +427,55 @@ def sweep_candidates(
         names = list(model.atoms)
     else:
         names = _training_names(estimator, model, plain, n_columns)
-    out = []
-    for s in sizes:
-        params["feature_costs"] = {n: float(model.cost([n])(float(s))) for n in names}
-        if split_cost is not None:
-            params["split_cost"] = float(CostCurve.coerce(split_cost)(float(s)))
-        for t in tradeoffs:
-            est = clone(estimator).set_params(tradeoff=float(t), **params)
-            est.fit(X_train, y_train)
-            out.append(
-                est.to_candidate(
-                    X_eval,
-                    y_eval,
-                    model,
-                    f"{prefix}(tradeoff={t:g}, n={s:g})",
-                    cost=cost,
-                    split_cost=split_cost,
-                    learner=learner,
-                )
-            )
+    ts = list(tradeoffs)
+    grid = [(t, s) for s in sizes for t in ts]
+    sweep = _Sweep(estimator, X_train, y_train, X_eval, y_eval, model, names, params, cost,
+                   prefix, split_cost, learner)
+    ex = make_executor(executor)
+    out: list[Any] = [None] * len(grid)
+    try:
+        with ex.session(sweep) as session:
+            for position, candidate in session.map_unordered(_fit_sweep_point, grid):
+                out[position] = candidate
+    finally:
+        if ex is not executor:
+            ex.close()
     return out
+
+
+@dataclass(frozen=True)
+class _Sweep:
+    """What every fit of a sweep shares (shipped to each worker once)."""
+
+    estimator: Any
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_eval: np.ndarray
+    y_eval: np.ndarray
+    model: CostModel
+    names: list[str]
+    params: dict[str, Any]
+    cost: str
+    prefix: str
+    split_cost: CostCurve | str | float | None
+    learner: str | None
+
+
+def _fit_sweep_point(sweep: _Sweep, t: float, s: float) -> Candidate:
+    """One fit of a sweep (an executor task): the estimator at trade-off ``t`` and
+    reference size ``s``, as a Candidate."""
+    params = dict(sweep.params)
+    params["feature_costs"] = {n: float(sweep.model.cost([n])(float(s))) for n in sweep.names}
+    if sweep.split_cost is not None:
+        params["split_cost"] = float(CostCurve.coerce(sweep.split_cost)(float(s)))
+    est = clone(sweep.estimator).set_params(tradeoff=float(t), **params)
+    est.fit(sweep.X_train, sweep.y_train)
+    return est.to_candidate(
+        sweep.X_eval,
+        sweep.y_eval,
+        sweep.model,
+        f"{sweep.prefix}(tradeoff={t:g}, n={s:g})",
+        cost=sweep.cost,
+        split_cost=sweep.split_cost,
+        learner=sweep.learner,
+    )

@@ -28,8 +28,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import sklearn
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
+from sklearn.utils.fixes import parse_version
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
@@ -43,7 +46,9 @@ from learners.budgeted.classifier_tree import (
 )
 from learners.budgeted.contract import BudgetedClassifierMixin
 from learners.budgeted.feature_map import BoostedTreeMap, LinearMap, map_from_arrays
+from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature
 from learners.columns import column_groups
+from polydom.index.item_prediction import ItemPrediction
 
 __all__ = [
     "CSTCClassifier",
@@ -52,6 +57,7 @@ __all__ = [
     "OneVsRestOutputs",
     "check_number",
     "class_weights",
+    "cstc_criterion",
     "validate_feature_costs",
 ]
 
@@ -121,8 +127,9 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
         if self.feature_map not in ("identity", "standard", "boosted"):
             raise ValueError("feature_map must be 'identity', 'standard' or 'boosted', got "
                              f"{self.feature_map!r}")
-        if self.structure not in ("prune", "full"):
-            raise ValueError(f"structure must be 'prune' or 'full', got {self.structure!r}")
+        if self.structure not in ("prune", "greedy", "full"):
+            raise ValueError("structure must be 'prune', 'greedy' or 'full', got "
+                             f"{self.structure!r}")
         if self.finetune_routing not in ("soft", "hard"):
             raise ValueError("finetune_routing must be 'soft' or 'hard', got "
                              f"{self.finetune_routing!r}")
@@ -188,6 +195,7 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
             lam=float(self.tradeoff), rho=float(self.rho),
             tau=float(self.routing_temperature), mode=self._mode,
             prune_structure=self.structure == "prune",
+            grow_structure=self.structure == "greedy",
             validation=None if validation is None else validation[:2],
             metric=None if validation is None else _bind(metric, validation[2]),
             max_sweeps=int(self.max_sweeps), irls_iters=int(self.irls_iters),
@@ -283,6 +291,62 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
             atoms |= at[term]
             total += cols[term] @ cm.e
         return total + atoms @ self.feature_costs_
+
+    def predict_item(self, item: Any, featurizer: OnDemandFeaturizer) -> ItemPrediction:
+        """Predict one item, computing a feature only when a node on its path needs it.
+
+        The tree (every one-vs-rest tree, in turn) is walked from the root: before a node is
+        evaluated, the atomic features its non-zero weights read that are not computed yet
+        are computed (``featurizer.compute(item, name)``, timed) and cached.  Features off the
+        item's paths are never computed; the features computed are ``feature_usage`` of the
+        item's row.
+
+        Returns
+        -------
+        polydom.ItemPrediction
+            ``label`` equals ``predict`` on the item's full row (a regressor: the value);
+            ``raw_score`` holds the exit scores (``decision_function``); ``split_evaluations``
+            counts the classifier nodes evaluated.
+
+        Runtime complexity: O(path length * T) per output plus the computed features.
+        """
+        check_is_fitted(self)
+        if not callable(getattr(featurizer, "compute", None)):
+            raise ValueError(
+                f"featurizer must have a compute(item, name) method, got {featurizer!r}")
+        names = list(self.feature_groups_)
+        x = np.zeros((1, self.n_features_in_))
+        seconds: dict[str, float] = {}
+        order: list[str] = []
+        scores, nodes = [], 0
+        for fmap, (st, B, theta), (cm, _, _) in zip(self.maps_, self.trees_, self._paths,
+                                                    strict=True):
+            k = 0
+            while True:
+                for a in np.flatnonzero(cm.F[:, B[k] != 0].any(axis=1)):
+                    name = names[a]
+                    if name not in seconds:
+                        cols = self.feature_groups_[name]
+                        x[0, cols], seconds[name] = compute_feature(featurizer, item, name,
+                                                                    len(cols))
+                        order.append(name)
+                nodes += 1
+                z = float(fmap.transform(x)[0] @ B[k])
+                nxt = -1 if st.is_leaf[k] else (st.up[k] if z > theta[k] else st.low[k])
+                if nxt < 0:
+                    scores.append(z)
+                    break
+                k = int(nxt)
+        raw = np.array(scores)
+        if not hasattr(self, "classes_"):
+            label = raw[0]
+        elif len(self.classes_) == 2:
+            label = self.classes_[int(raw[0] > 0)]
+        else:
+            label = self.classes_[int(np.argmax(raw))]
+        return ItemPrediction(label, computed=tuple(order), feature_seconds=seconds,
+                              model_features=self.used_feature_names_, raw_score=raw,
+                              split_evaluations=nodes)
 
     def path_costs_(self) -> list[np.ndarray]:
         """Exact cost of every terminal's path, per output (at the training costs)."""
@@ -497,8 +561,10 @@ class CSTCClassifier(OneVsRestOutputs, CostTreeBase):
     tree_cost_tradeoff : float, default 0.0
         Grow the boosting trick's trees cost-aware (GreedyMiser-style: LightGBM's coupled
         feature penalty, ``feature_costs`` times this); 0 is the paper's plain boosting.
-    structure : {"prune", "full"}, default "prune"
-        Prune the initialised full tree bottom-up on the validation split, or keep it.
+    structure : {"prune", "greedy", "full"}, default "prune"
+        Prune the initialised full tree bottom-up on the validation split (the paper's
+        choice), grow it greedily node by node while validation improves (paper 3.6.2; at
+        most ``depth`` levels), or keep the full tree.
     validation_fraction : float or None, default 0.2
         Rows held out (stratified) for pruning and early stopping; None (or too few rows)
         trains on all rows, without either.
@@ -623,3 +689,55 @@ class CSTCRegressor(RegressorMixin, CostTreeBase):
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Exit-node predictions (hard routing).  Runtime: O(rows * (T * nodes + depth))."""
         return self._scores(X)[:, 0]
+
+
+# scikit-learn 1.8 deprecates ``penalty`` for ``l1_ratio``; before it, l1_ratio needs elasticnet
+_L1 = {"l1_ratio": 1.0} if parse_version(sklearn.__version__) >= parse_version("1.8") else {
+    "penalty": "l1"}
+
+
+def cstc_criterion(X: np.ndarray, y: np.ndarray, C: float = 1.0) -> tuple[np.ndarray, bool]:
+    """The paper's test of whether CSTC suits a data set (JMLR 2014, section 6.8).
+
+    For every pair of neighbouring labels (sorted: 0v1, 1v2, ...) an l1-regularised logistic
+    regression is fitted on the rows of those two labels; ``J[i, j]`` is the Jaccard
+    coefficient of the supports of classifiers ``i`` and ``j``.  CSTC assumes that similar
+    labels are predicted from similar features, i.e. ``J`` decreases away from its diagonal.
+
+    Parameters
+    ----------
+    X : array of shape (rows, columns)
+    y : array of shape (rows,), at least 3 ordered labels
+    C : float, default 1.0
+        Inverse l1 strength (``LogisticRegression(penalty="l1", solver="liblinear", C=C)``).
+
+    Returns
+    -------
+    J : ndarray of shape (labels - 1, labels - 1)
+        Symmetric, unit diagonal, entries in [0, 1].
+    monotone : bool
+        Whether every row of ``J`` is non-increasing away from the diagonal.
+
+    Runtime complexity: ``labels - 1`` liblinear fits.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    labels = np.unique(y)
+    if len(labels) < 3:
+        raise ValueError(f"cstc_criterion needs at least 3 labels in y, got {len(labels)}")
+    supports = []
+    for lo, hi in zip(labels[:-1], labels[1:], strict=True):
+        rows = (y == lo) | (y == hi)
+        clf = LogisticRegression(solver="liblinear", C=C, **_L1)
+        clf.fit(X[rows], y[rows] == hi)
+        supports.append(set(np.flatnonzero(clf.coef_[0]).tolist()))
+    m = len(supports)
+    J = np.ones((m, m))
+    for i in range(m):
+        for j in range(i + 1, m):
+            union = supports[i] | supports[j]
+            J[i, j] = J[j, i] = len(supports[i] & supports[j]) / len(union) if union else 1.0
+    monotone = all(
+        (np.diff(J[i, i:]) <= 1e-12).all() and (np.diff(J[i, : i + 1]) >= -1e-12).all()
+        for i in range(m))
+    return J, bool(monotone)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
+import os
 import warnings
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
 import lattice
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_model import CostModel
-from polydom.curves.domain import check_domain
+from polydom.curves.domain import check_domain, shown
 from polydom.index.built import Index
 from polydom.index.polydom_index import PolyDomIndex
 from polydom.pipeline.open import register_learner_models
@@ -29,6 +30,9 @@ def build_index(
     extra_candidates: Iterable[Candidate] = (),
     cache: MutableMapping | None = None,
     store: str | None = None,
+    executor: Any = None,
+    progress: Callable[[lattice.Expansion], Any] | None = None,
+    cost_unit: str = "units",
     **explore_options: Any,
 ) -> Index:
     """Explore the feature-set lattice with ``learner``, then index the candidates.
@@ -68,15 +72,41 @@ def build_index(
         again with the same arguments retrains nothing that was stored; the finished index
         (candidates, ranges, skylines, models) becomes current in one transaction.  Open it
         with :func:`polydom.open_index`.  Not together with ``cache``.
+    executor : None, str, lattice.Executor or distributed.Client
+        Where the trainings run: in-process (default), ``"processes:N"``,
+        ``"dask://host:port"`` or a Dask client (see :func:`lattice.make_executor`).  It is
+        resolved (a scheduler connected) before anything is stored or trained; results are
+        committed to the store by this process as they arrive, so workers need no access to
+        the database.  The index is the same with every executor, and the executor is not
+        part of the build's parameters (a build may resume on another one).
+    progress : callable, optional
+        Called with each newly trained expansion as it arrives (a progress bar).
+    cost_unit : str, default "units"
+        The unit of every cost and budget (``"s"`` for measured seconds, ``"ms"``, ...):
+        kept in ``info["cost_unit"]``, stored with the build, printed by the command line
+        and the plots.
     **explore_options
         Passed to :func:`lattice.explore` (``traversal``, ``scope``, ``cost_pruning``,
         ``candidate_alpha``, ``max_expansions``, ...).
+
+    Raises
+    ------
+    TypeError
+        If ``costs`` is not a mapping, ``learner`` has no ``expand``, or ``store`` is not a
+        URL or path.
+    ValueError
+        If ``costs`` is empty, or any argument is out of range (see :func:`lattice.explore`).
 
     Returns
     -------
     Index
         ``info`` holds alpha, delta, the domain, counts of expansions / trainings / cache
         hits / candidates, and the index shape.
+
+    Raises
+    ------
+    lattice.ExecutorError
+        On a bad ``executor``, before anything is stored or trained.
 
     Runtime complexity: the exploration (E trainings, O(2**m * E) checks) plus the index
     build, O(K * S) dominance tests and O((S + X) log S) for the sweep.
@@ -88,6 +118,7 @@ def build_index(
     >>> index.lookup(size=10.0, budget=5.0).features == frozenset({"a"})
     True
     """
+    _check_arguments(costs, learner, store, cost_unit)
     extra = list(extra_candidates)
     for c in extra:
         if not isinstance(c, Candidate):
@@ -97,16 +128,22 @@ def build_index(
     model = _cost_model(costs, learner)
     check_needs(extra, model)
     model.check_nonnegative(*check_domain(n_min, n_max))  # bad input: nothing stored
-    publish = None
-    if store is not None:
-        if cache is not None:
-            raise ValueError("give either cache or store, not both")
-        cache, publish = _open_store(store, model, learner, alpha, delta, n_min, n_max,
-                                     explore_options)
-    exploration = lattice.explore(
-        costs if not isinstance(costs, CostModel) else model, learner, alpha=alpha,
-        delta=delta, cache=cache, n_min=n_min, n_max=n_max, **explore_options,
-    )
+    if store is not None and cache is not None:
+        raise ValueError("give either cache or store, not both")
+    ex = lattice.make_executor(executor)
+    try:
+        publish = None
+        if store is not None:
+            cache, publish = _open_store(store, model, learner, alpha, delta, n_min, n_max,
+                                         explore_options)
+        exploration = lattice.explore(
+            costs if not isinstance(costs, CostModel) else model, learner, alpha=alpha,
+            delta=delta, cache=cache, n_min=n_min, n_max=n_max, executor=ex,
+            progress=progress, **explore_options,
+        )
+    finally:
+        if ex is not executor:
+            ex.close()
     if not exploration.complete:
         warnings.warn(
             "the exploration stopped at max_expansions before the lattice was covered; "
@@ -139,11 +176,38 @@ def build_index(
         "learners": sorted({c.learner or "?" for c in [*candidates, *extra]}),
         "ranges": len(table),
         "entries": table.entries,
+        "cost_unit": cost_unit,
     }
     index = Index(table, model, info=info)
     if publish is not None:
         publish(index)
     return index
+
+
+def _check_arguments(costs: Any, learner: Any, store: Any, cost_unit: Any) -> None:
+    """Refuse what would build nothing useful, before any store is touched."""
+    if not isinstance(costs, (CostModel, Mapping)):
+        raise TypeError(
+            f"costs must be a CostModel or a mapping of feature name to cost curve, got "
+            f"{shown(costs)} ({type(costs).__name__})"
+        )
+    if not (costs.features if isinstance(costs, CostModel) else costs):
+        raise ValueError(
+            "costs must name at least one feature (an empty lattice indexes only the empty "
+            "model)"
+        )
+    if not callable(getattr(learner, "expand", None)):
+        raise TypeError(
+            f"learner must have an expand(features) method (a lattice.Learner), got "
+            f"{shown(learner)} ({type(learner).__name__})"
+        )
+    if store is not None and not isinstance(store, (str, os.PathLike)):
+        raise TypeError(
+            f"store must be a SQLAlchemy URL or a file path, got {shown(store)} "
+            f"({type(store).__name__})"
+        )
+    if not isinstance(cost_unit, str) or not cost_unit.strip():
+        raise TypeError(f"cost_unit must be a non-empty string such as 's', got {cost_unit!r}")
 
 
 def check_needs(candidates: Iterable[Candidate], model: CostModel) -> None:
@@ -186,7 +250,10 @@ def _cost_model(costs: CostModel | Mapping[str, Any], learner: Any) -> CostModel
         return model
     learned = get_columns()
     if set(learned) != set(model.features):
-        return model  # lattice.explore names the mismatch
+        raise ValueError(
+            f"costs name features {sorted(model.features)!r} but the learner has "
+            f"{sorted(learned)!r}"
+        )
     if not model.bundles:
         if not model.columns:
             return model.with_columns(learned)

@@ -230,3 +230,82 @@ def test_cost_aware_boosting_trick_trees_read_cheaper_features(cancer):
         F = model.maps_[0].cost_arrays(model.feature_costs_).F
         spent.append(float(F.any(axis=1) @ np.asarray(costs)))
     assert spent[1] < spent[0]
+
+
+class RowFeaturizer:
+    """Computes a feature of a row index by reading its columns; records the calls."""
+
+    def __init__(self, X, groups):
+        self.X, self.groups, self.calls = X, groups, []
+
+    def compute(self, i, name):
+        self.calls.append(name)
+        return self.X[i, self.groups[name]]
+
+
+@pytest.mark.parametrize("cls, fmap", [(CSTCClassifier, "standard"),
+                                       (CSCCClassifier, "boosted"),
+                                       (CSTCClassifier, "boosted")])
+def test_predict_item_computes_only_the_features_on_the_path(cls, fmap, cancer):
+    X, y, X_te, _ = cancer
+    groups = {"mean": list(range(10)), "se": list(range(10, 20)), "worst": list(range(20, 30))}
+    model = cls({"mean": 1.0, "se": 5.0, "worst": 20.0}, tradeoff=0.003, feature_groups=groups,
+                feature_map=fmap, n_trees=20, random_state=0).fit(X, y)
+    usage = model.feature_usage(X_te)
+    pred = model.predict(X_te)
+    for i in range(25):
+        fz = RowFeaturizer(X_te, groups)
+        out = model.predict_item(i, fz)
+        assert out.label == pred[i]
+        assert len(fz.calls) == len(set(fz.calls))
+        assert set(out.computed) == {g for g, u in zip(groups, usage[i], strict=True) if u}
+
+
+def test_cstc_criterion_is_a_symmetric_jaccard_matrix():
+    from sklearn.datasets import load_wine
+
+    from learners.budgeted.cstc import cstc_criterion
+
+    X, y = load_wine(return_X_y=True)
+    J, monotone = cstc_criterion(X / X.max(axis=0), y, C=1.0)
+    assert J.shape == (2, 2) and np.allclose(J, J.T) and (np.diag(J) == 1).all()
+    assert ((J >= 0) & (J <= 1)).all() and monotone in (True, False)
+    with pytest.raises(ValueError, match="3 labels"):
+        cstc_criterion(X[y < 2], y[y < 2])
+
+
+@pytest.mark.slow
+def test_build_index_with_cstc_and_cscc_candidates_persists_and_reopens(tmp_path, cancer):
+    pytest.importorskip("storage")
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    import polydom
+    from learners import SklearnLearner
+
+    X, y, X_va, y_va = cancer
+    groups = {"a": list(range(10)), "b": list(range(10, 20)), "c": list(range(20, 30))}
+    costs = {"a": "1 + 0.01*n", "b": "2 + 0.01*n", "c": "4 + 0.02*n"}
+    extra = []
+    for proto in (CSTCClassifier(feature_groups=groups, feature_map="standard", depth=2),
+                  CSCCClassifier(feature_groups=groups, feature_map="boosted", n_trees=10)):
+        extra += sweep_candidates(proto, [0.001, 0.1], X, y, X_va, y_va, costs, sizes=[100.0],
+                                  key=type(proto).__name__)
+    learner = SklearnLearner(make_pipeline(StandardScaler(), LogisticRegression()), X, y,
+                             features=groups, cv=(X_va, y_va))
+    url = f"sqlite:///{tmp_path / 'index.db'}"
+    built = polydom.build_index(costs, learner, extra_candidates=extra, store=url)
+    reopened = polydom.open_index(url)
+    for c in built.candidates:
+        assert c.key in {r.key for r in reopened.candidates}
+    for size, budget in [(100.0, 3.0), (100.0, 10.0), (1000.0, 40.0), (1000.0, 1e4)]:
+        a, b = built.lookup(size, budget), reopened.lookup(size, budget)
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert a.key == b.key
+            np.testing.assert_array_equal(reopened.predict(X_va, size, budget),
+                                          built.predict(X_va, size, budget))
+    assert any(isinstance(c.payload, ColumnSubsetModel)
+               and isinstance(c.payload.estimator, CSTCClassifier | CSCCClassifier)
+               for c in reopened.candidates)

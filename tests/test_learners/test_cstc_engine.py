@@ -16,6 +16,8 @@ from learners.budgeted.classifier_tree import (
     finetune_leaves,
     finetune_objective,
     fit_tree,
+    grow,
+    initialise,
     internal_surrogate,
     leaf_solve,
     objective,
@@ -338,3 +340,23 @@ def test_structure_without_a_subtree_turns_its_slot_into_a_terminal():
     st_._check()
     with pytest.raises(ValueError, match="parent"):
         TreeStructure((0, 3))
+
+
+@pytest.mark.parametrize("mode", ["tree", "cascade"])
+def test_greedy_growth_only_adds_nodes_that_raise_the_validation_metric(mode):
+    Phi, y, cm = quadrant_problem(n=400)
+    Pv, yv, _ = quadrant_problem(seed=1, n=300)
+
+    def metric(p, t):
+        return -float(np.mean((p - t) ** 2))
+
+    root = TreeStructure((0,))
+    B0, t0 = initialise(Phi, y, np.ones(len(y)), root, cm, 0.02, 0.01, 1.0, mode, 20, 1e-6)
+    B, theta, grown = grow(Phi, y, np.ones(len(y)), cm, 0.02, 0.01, 1.0, mode, 20, 1e-6,
+                           Pv, yv, metric, 3)
+    grown._check()
+    assert grown.n_nodes > 1 and max(grown.depth) <= 2
+    if mode == "cascade":
+        assert grown.heap == TreeStructure.cascade(grown.n_nodes).heap
+    assert metric(predict_terminals(Pv, B, theta, grown), yv) > metric(
+        predict_terminals(Pv, B0, t0, root), yv)

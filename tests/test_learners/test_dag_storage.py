@@ -54,3 +54,59 @@ def test_an_index_with_dag_candidates_is_stored_and_reopened_unchanged(tmp_path)
                                       opened.predict(Xte, size=10.0, budget=budget))
         served += a.key in dag_keys
     assert served
+
+
+def test_the_dag_is_a_registered_budgeted_learner_with_its_own_sweep():
+    import learners
+
+    spec = learners.get_learner("dag")
+    assert spec.kind == "budgeted" and spec.classes() == [DAGClassifier]
+    proto = spec.make(seed=3, tradeoff=0.1)
+    assert isinstance(proto, DAGClassifier) and proto.random_state == 3
+    X, y = load_wine(return_X_y=True)
+    cands = spec.sweep(DAGClassifier(feature_groups=WINE, cv=2), [0.05], X, y, X, y, COSTS,
+                       sizes=(1.0,), cost="expected", key="dag", learner="dag")
+    assert [c.key for c in cands] == ["dag(tradeoff=0.05, n=1)"] and cands[0].learner == "dag"
+
+
+DAG_TOML = """
+data = "breast_cancer"
+learner = "logistic"
+store = "dag.db"
+atoms = "columns"
+cv = 2
+
+[features]
+mean = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+error = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
+worst = [20, 21, 22, 23, 24, 25, 26, 27, 28, 29]
+
+[costs]
+mean = "1"
+error = "5"
+worst = "20"
+
+[[budgeted]]
+learner = "dag"
+tradeoffs = [0.0005, 0.005]
+[budgeted.params]
+cv = 2
+
+[budgeted.params.feature_groups]   # the DAG's sensors: the three bundles
+mean = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+error = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
+worst = [20, 21, 22, 23, 24, 25, 26, 27, 28, 29]
+"""
+
+
+@pytest.mark.slow
+def test_a_build_config_runs_the_dag_next_to_the_lattice(tmp_path, capsys):
+    from polydom.app.cli import main
+
+    path = tmp_path / "dag.toml"
+    path.write_text(DAG_TOML)
+    assert main(["build", str(path)]) == 0
+    assert "budgeted: 2 candidates from dag" in capsys.readouterr().out
+    index = polydom.open_index(tmp_path / "dag.db")
+    dags = [c for c in index.candidates if c.learner == "dag"]
+    assert len(dags) == 2 and all(set(c.needs) <= set(index.cost_model.atoms) for c in dags)
