@@ -210,6 +210,26 @@ def _greedymiser(seed: int = 0, **params: Any) -> Any:
     return GreedyMiserClassifier(random_state=seed, **params)
 
 
+def _adapt(seed: int = 0, high_cost: str = "logistic", **params: Any) -> Any:
+    """ADAPT around the estimator of the registered lattice learner ``high_cost`` (unfitted:
+    the build's sweep, :func:`learners.budgeted.adapt_sweep.sweep_adapt_build`, fits it once)."""
+    from learners.budgeted.adapt import AdaptClassifier
+
+    spec = get_learner(high_cost)
+    if spec.kind != "lattice" or spec.name == "synthetic":
+        raise ValueError(
+            f"high_cost of learner 'adapt' must name a lattice estimator (e.g. 'logistic', "
+            f"'tree'), got {high_cost!r}"
+        )
+    return AdaptClassifier(spec.make(seed), fit_high_cost=True, random_state=seed, **params)
+
+
+def _adapt_sweep(*args: Any, **kwargs: Any) -> Any:
+    from learners.budgeted.adapt_sweep import sweep_adapt_build
+
+    return sweep_adapt_build(*args, **kwargs)
+
+
 def _dag(seed: int = 0, **params: Any) -> Any:
     from learners.budgeted.dag import DAGClassifier
 
@@ -231,5 +251,7 @@ register_learner("cegb", _cegb, kind="budgeted",
                  model_classes=("learners.budgeted.cegb:CEGBClassifier",))
 register_learner("greedymiser", _greedymiser, kind="budgeted",
                  model_classes=("learners.budgeted.cegb:GreedyMiserClassifier",))
+register_learner("adapt", _adapt, kind="budgeted",
+                 model_classes=("learners.budgeted.adapt:AdaptClassifier",), sweep=_adapt_sweep)
 register_learner("dag", _dag, kind="budgeted",
                  model_classes=("learners.budgeted.dag:DAGClassifier",), sweep=_dag_sweep)
