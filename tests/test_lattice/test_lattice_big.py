@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 import tracemalloc
 
 import numpy as np
@@ -39,9 +38,8 @@ def test_the_paper_traversal_of_24_features_visits_only_neighbours_of_expanded_s
     assert peak < 64 * 2**20
 
 
+@pytest.mark.timeout(120)  # without the budget: minutes (a hang guard, not a speed claim)
 def test_a_time_budget_stops_a_complete_traversal_in_its_checks():
     costs, learner = saturating(22)  # 4 million sets to check: minutes without a budget
-    start = time.perf_counter()
     with pytest.raises(ValueError, match="does not complete alpha=1"):
         lattice.progressive(costs, learner, max_seconds=0.5, start=1.0, stop=1.0)
-    assert time.perf_counter() - start < 5.0
