@@ -309,3 +309,50 @@ def test_build_index_with_cstc_and_cscc_candidates_persists_and_reopens(tmp_path
     assert any(isinstance(c.payload, ColumnSubsetModel)
                and isinstance(c.payload.estimator, CSTCClassifier | CSCCClassifier)
                for c in reopened.candidates)
+
+
+def block_cost_model():
+    """Breast cancer with per-column atoms (mean 1, error 5, worst 20) and three bundles."""
+    import polydom
+
+    price = {"mean": 1.0, "error": 5.0, "worst": 20.0}
+    atoms, columns, bundles = {}, {}, {}
+    for b, (block, cost) in enumerate(price.items()):
+        bundles[block] = [f"x{j}" for j in range(10 * b, 10 * b + 10)]
+        for j in range(10 * b, 10 * b + 10):
+            atoms[f"x{j}"], columns[f"x{j}"] = [cost], [j]
+    return polydom.CostModel(atoms, bundles=bundles, columns=columns)
+
+
+@pytest.mark.slow
+def test_cstc_and_cscc_join_a_mixed_pool_over_a_cost_model(tmp_path, cancer):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    import polydom
+    from learners import SklearnLearner
+
+    X, y, X_va, y_va = cancer
+    model = block_cost_model()
+    extra = sweep_candidates(CSTCClassifier(feature_map="standard", depth=2, random_state=0),
+                             [0.003, 0.03], X, y, X_va, y_va, model, learner="cstc")
+    extra += sweep_candidates(CSCCClassifier(feature_map="boosted", n_trees=10, random_state=0),
+                              [1e-4], X, y, X_va, y_va, model, learner="cscc")
+    for cand in extra:
+        assert cand.learner in ("cstc", "cscc") and set(cand.needs) <= set(model.atoms)
+        assert cand.cost == model.expected_cost(cand.needs)
+        assert list(cand.payload.estimator.feature_groups_) == list(model.atoms)
+    learner = SklearnLearner(make_pipeline(StandardScaler(), LogisticRegression()), X, y,
+                             features=model, cv=(X_va, y_va))
+    url = f"sqlite:///{tmp_path / 'mixed.db'}"
+    built = polydom.build_index(model, learner, extra_candidates=extra, store=url)
+    reopened = polydom.open_index(url)
+    assert {c.learner for c in built.candidates} >= {"lattice"}
+    for budget in (5.0, 12.0, 60.0, 300.0):
+        a, b = built.lookup(1.0, budget), reopened.lookup(1.0, budget)
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert a.key == b.key
+            np.testing.assert_array_equal(reopened.predict(X_va, 1.0, budget),
+                                          built.predict(X_va, 1.0, budget))
