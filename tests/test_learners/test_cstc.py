@@ -356,3 +356,19 @@ def test_cstc_and_cscc_join_a_mixed_pool_over_a_cost_model(tmp_path, cancer):
             assert a.key == b.key
             np.testing.assert_array_equal(reopened.predict(X_va, 1.0, budget),
                                           built.predict(X_va, 1.0, budget))
+
+
+def test_predict_item_of_a_one_vs_rest_model_and_a_regressor_match_predict():
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:300] / 16, y[:300] % 3
+    groups = {f"row{r}": list(range(8 * r, 8 * r + 8)) for r in range(8)}
+    clf = CSTCClassifier(np.ones(8).tolist(), tradeoff=0.01, feature_groups=groups, depth=2,
+                         random_state=0).fit(X, y)
+    reg = CSTCRegressor(np.ones(8).tolist(), tradeoff=0.01, feature_groups=groups, depth=2,
+                        random_state=0).fit(X, y.astype(float))
+    for model in (clf, reg):
+        pred, usage = model.predict(X[:15]), model.feature_usage(X[:15])
+        for i in range(15):
+            out = model.predict_item(i, RowFeaturizer(X, groups))
+            assert out.label == pytest.approx(pred[i])
+            assert set(out.computed) == {g for g, u in zip(groups, usage[i], strict=True) if u}
