@@ -25,7 +25,7 @@ from lattice.expansion import Expansion
 from lattice.feature_space import BudgetExhausted, Expander, FeatureSpace, set_key
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
-from polydom.curves.domain import check_domain
+from polydom.curves.domain import check_domain, check_real
 from polydom.curves.poly import ACC_TOL
 from polydom.index.dominance import cost_le_many, prune_dominated
 
@@ -370,10 +370,7 @@ def _parents(s: int, full: int) -> list[int]:
 
 def check_alpha_delta(alpha: float, delta: float) -> tuple[float, float]:
     """Validate ``alpha >= 1`` and ``delta >= 0`` (finite); return them as floats."""
-    try:
-        a, d = float(alpha), float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"alpha and delta must be numbers, got {alpha!r}, {delta!r}") from None
+    a, d = check_real(alpha, "alpha"), check_real(delta, "delta")
     if not (math.isfinite(a) and a >= 1.0):
         raise ValueError(f"alpha must be finite and >= 1, got {alpha!r}")
     if not (math.isfinite(d) and d >= 0.0):
@@ -385,12 +382,7 @@ def resolve_candidate_alpha(candidate_alpha: float | str, alpha: float) -> float
     """``candidate_alpha``: a number >= 1, or ``"same"`` for the exploration's alpha."""
     if candidate_alpha == "same":
         return alpha
-    try:
-        ca = float(candidate_alpha)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"candidate_alpha must be a number >= 1 or 'same', got {candidate_alpha!r}"
-        ) from None
+    ca = check_real(candidate_alpha, "candidate_alpha")
     if not (math.isfinite(ca) and ca >= 1.0):
         raise ValueError(
             f"candidate_alpha must be a number >= 1 or 'same', got {candidate_alpha!r}"

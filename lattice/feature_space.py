@@ -12,6 +12,7 @@ import numpy as np
 from lattice.expansion import Expansion
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
+from polydom.curves.domain import check_feature_name, shown
 
 __all__ = [
     "BudgetExhausted",
@@ -48,19 +49,19 @@ class FeatureSpace:
 
     def __init__(self, costs: Mapping[str, Any] | CostModel, n_min: float, n_max: float) -> None:
         if not isinstance(costs, (Mapping, CostModel)):
-            raise ValueError(
-                f"costs must be a CostModel or a mapping of feature name to curve, got {costs!r}"
+            raise TypeError(
+                "costs must be a CostModel or a mapping of feature name to curve, got "
+                f"{shown(costs)}"
             )
         if isinstance(costs, Mapping):
             for name in costs:
-                if not isinstance(name, str):
-                    raise ValueError(f"feature names must be strings, got {name!r}")
+                check_feature_name(name, "a feature name in costs")
             checked = {}
             for name, curve in costs.items():
                 try:
                     checked[name] = CostCurve.coerce(curve)
-                except ValueError as exc:
-                    raise ValueError(f"costs[{name!r}]: {exc}") from None
+                except (TypeError, ValueError) as exc:
+                    raise type(exc)(f"costs[{name!r}]: {exc}") from None
             costs = CostModel(checked)
         self.model: CostModel = costs
         self.names: tuple[str, ...] = costs.features

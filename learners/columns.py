@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
+
+from polydom.curves.domain import check_column, check_feature_name, shown
 
 __all__ = ["column_groups", "normalize_features"]
 
@@ -20,8 +22,9 @@ def normalize_features(
     ``None`` names each column ``"x<i>"``; a sequence of names gives one column each (in
     order); a mapping gives each feature its column indices.  Every column may belong to at
     most one feature, every index must be in ``[0, n_columns)`` and every feature needs one
-    column at least; with ``cover`` every column must belong to a feature.  Errors name the
-    argument as ``what``.
+    column at least; with ``cover`` every column must belong to a feature.  Names are
+    non-blank strings and columns integers (``2.0``, ``"3"``, ``True`` are refused).  Errors
+    name the argument as ``what``.
 
     Runtime complexity: O(total columns).
 
@@ -32,23 +35,28 @@ def normalize_features(
 
     Raises
     ------
+    TypeError
+        Naming the feature: a name that is not a string, a column that is not an integer,
+        columns that are not a sequence.
     ValueError
         Naming the feature and the column: a column outside ``[0, n_columns)`` or in two
-        features, a feature without columns, a name that is not a string, an uncovered
-        column (with ``cover``).
+        features, a feature without columns, a blank name, an uncovered column (with
+        ``cover``).
     """
     if features is None:
         return {f"x{i}": [i] for i in range(n_columns)}
-    if isinstance(features, str):
-        raise ValueError(f"{what} must be a mapping or a sequence of names, got {features!r}")
+    if isinstance(features, str) or not isinstance(features, (Mapping, Iterable)):
+        raise TypeError(f"{what} must be a mapping or a sequence of names, got {shown(features)}")
     if isinstance(features, Mapping):
         mapping = {}
         for name, cols in features.items():
-            if isinstance(cols, (int, str, np.integer)):
-                raise ValueError(
+            check_feature_name(name, f"a feature name of {what}")
+            if isinstance(cols, (str, bytes)) or not isinstance(cols, Iterable):
+                raise TypeError(
                     f"{what}[{name!r}] must be a sequence of column indices, got {cols!r}"
                 )
-            mapping[name] = [int(c) for c in np.asarray(list(cols)).ravel()]
+            mapping[name] = [check_column(c, f"a column of {what}[{name!r}]")
+                             for c in np.asarray(list(cols)).ravel()]
     else:
         names = list(features)
         if len(names) != n_columns:
@@ -59,8 +67,7 @@ def normalize_features(
         mapping = {name: [i] for i, name in enumerate(names)}
     seen: dict[int, str] = {}
     for name, cols in mapping.items():
-        if not isinstance(name, str):
-            raise ValueError(f"{what}: feature names must be strings, got {name!r}")
+        check_feature_name(name, f"a feature name of {what}")
         if not cols:
             raise ValueError(f"{what}[{name!r}] has no columns (empty)")
         for c in cols:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -48,7 +49,8 @@ class SklearnLearner:
     cv : int or cross-validation splitter or tuple (X_test, y_test), default 5
         How accuracy is estimated: k-fold cross-validation on ``X`` (sklearn's
         ``cross_val_score``; stratified for classifiers), or the score on a held-out split.
-        The returned model is always refitted on all rows of ``X``.
+        The returned model is always refitted on all rows of ``X``.  An integer is a
+        number of folds in ``[2, rows]`` (``2.5`` raises ``TypeError``).
     scoring : str, default "accuracy"
         A scikit-learn scorer name whose values lie in ``[0, 1]``.
 
@@ -158,11 +160,16 @@ class SklearnLearner:
 
         Raises
         ------
+        TypeError
+            If ``cv`` is a number that is not an integer.
         ValueError
-            On an unknown feature name, or a score outside ``[0, 1]``.
+            On an unknown feature name, an integer ``cv`` outside ``[2, rows]``, or a score
+            outside ``[0, 1]``.
         """
         features = frozenset(features)
         cols = self.columns_of(features)
+        if self._test is None:
+            _check_folds(self.cv, self._X.shape[0])
         start = time.perf_counter()
         est = clone(self.estimator) if cols else DummyClassifier(strategy="most_frequent")
         Xf = self._X[:, cols]
@@ -191,3 +198,13 @@ class SklearnLearner:
             )
         self.calls_ = getattr(self, "calls_", 0) + 1
         return Expansion(features, score, model, time.perf_counter() - start, predictions)
+
+
+def _check_folds(cv: Any, rows: int) -> None:
+    """An integer ``cv`` is a number of folds in ``[2, rows]`` (not 2.5, not True)."""
+    if isinstance(cv, (bool, np.bool_)) or (
+        isinstance(cv, numbers.Real) and not isinstance(cv, numbers.Integral)
+    ):
+        raise TypeError(f"cv must be an integer number of folds, got {cv!r}")
+    if isinstance(cv, numbers.Integral) and not 2 <= cv <= rows:
+        raise ValueError(f"cv must be between 2 and the number of rows ({rows}), got {cv!r}")

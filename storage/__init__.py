@@ -11,11 +11,13 @@ Modules: :mod:`storage.store` (the :class:`IndexStore` facade), :mod:`storage.da
 """
 
 from storage.blobs import (
+    BlobDigest,
     ModelIntegrityError,
     UntrustedModelError,
     dump_model,
     load_model,
     register_array_model,
+    register_model_class,
 )
 from storage.builds import TRAINING_NEUTRAL_PARAMS
 from storage.database import SchemaVersionError, StoreNotFoundError, normalize_url
@@ -25,6 +27,7 @@ from storage.schema import LOOKUP_SQL, SCHEMA_VERSION
 from storage.store import IndexStore
 
 __all__ = [
+    "BlobDigest",
     "BuildRecord",
     "ExpansionCache",
     "IndexStore",
@@ -39,4 +42,5 @@ __all__ = [
     "load_model",
     "normalize_url",
     "register_array_model",
+    "register_model_class",
 ]

@@ -11,23 +11,34 @@ Formats, chosen by :func:`dump_model` from the model's type:
     A LightGBM ``Booster`` or scikit-learn wrapper (``LGBMClassifier``, ``LGBMRegressor``):
     the booster's text model plus JSON for the wrapper's parameters and fitted attributes.
 ``"skops"``
-    Any other scikit-learn estimator, written with ``skops.io``.  On load, the types skops
-    reports as untrusted must be classes from scikit-learn, numpy or scipy; anything else
-    (functions, other packages) is refused unless ``trusted=True``.
+    Any other scikit-learn estimator, written with ``skops.io``.  On load, the blob's
+    schema is walked before anything is built: every object must be of a class on the
+    allow-list (:data:`SKOPS_ALLOWED_CLASSES`: the scikit-learn estimators the project
+    stores, the classes of the project's own packages, and what a user adds with
+    :func:`register_model_class`), and no parameter may hold a function or a class other
+    than a numpy scalar type (``FunctionTransformer(func=numpy.memmap)`` is refused).
+    Anything else needs ``trusted=True``.
 ``"pickle"``
     Anything else.  Loaded only with ``trusted=True``: unpickling can run arbitrary code.
 
-Every blob is stored with its sha256 and is only decoded after the digest matches.
+Every blob is stored with a digest and is only decoded after the digest matches: its
+sha256, or, when the store has a key (``POLYDOM_STORE_KEY`` or a ``key`` argument), its
+HMAC-SHA256 under that key, which a writer without the key cannot forge (see
+:class:`BlobDigest`).  A blob whose digest matches but that does not decode (truncated,
+garbage) raises :class:`ModelIntegrityError` too, never the decoder's own exception.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import importlib
 import io
 import json
+import os
 import pickle
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import numpy as np
@@ -36,17 +47,63 @@ from polydom.errors import PolydomError
 
 __all__ = [
     "ArrayModel",
+    "BlobDigest",
+    "KEY_ENV",
     "ModelIntegrityError",
+    "SKOPS_ALLOWED_CLASSES",
     "UntrustedModelError",
     "dump_model",
     "load_model",
     "register_array_model",
+    "register_model_class",
     "sha256_hex",
-    "SKOPS_TRUSTED_PACKAGES",
+    "skops_refusals",
 ]
 
-#: Top-level packages whose *classes* a skops blob may name without ``trusted=True``.
-SKOPS_TRUSTED_PACKAGES = ("sklearn", "numpy", "scipy")
+#: Environment variable holding the store key (any text; its UTF-8 bytes are the HMAC key).
+KEY_ENV = "POLYDOM_STORE_KEY"
+
+#: scikit-learn classes a skops blob may hold without ``trusted=True``: the estimators the
+#: project stores (config learners, lattice and budgeted-learner sub-models) and the helper
+#: objects inside them.  Extend it with :func:`register_model_class`.
+SKOPS_ALLOWED_CLASSES = {
+    f"sklearn.{name}"
+    for name in (
+        "pipeline.Pipeline",
+        "preprocessing.StandardScaler",
+        "preprocessing.MinMaxScaler",
+        "preprocessing.LabelEncoder",
+        "linear_model.LogisticRegression",
+        "linear_model.SGDClassifier",
+        "linear_model.Lasso",
+        "linear_model.Ridge",
+        "linear_model.LinearRegression",
+        "tree.DecisionTreeClassifier",
+        "tree.DecisionTreeRegressor",
+        "ensemble.RandomForestClassifier",
+        "ensemble.RandomForestRegressor",
+        "ensemble.ExtraTreesClassifier",
+        "dummy.DummyClassifier",
+        "dummy.DummyRegressor",
+        "svm.SVC",
+        "naive_bayes.GaussianNB",
+        "neighbors.KNeighborsClassifier",
+        "calibration.CalibratedClassifierCV",
+        "calibration._CalibratedClassifier",
+        "calibration._SigmoidCalibration",
+        "isotonic.IsotonicRegression",
+    )
+}
+#: Top-level packages of the project: their classes (never their functions) are allowed.
+PROJECT_PACKAGES = ("learners", "lattice", "polydom", "storage")
+#: skops nodes that hold data only (arrays, containers, trees, losses, random states).
+_DATA_NODES = {
+    "JsonNode", "ListNode", "DictNode", "TupleNode", "SetNode", "NdArrayNode",
+    "SparseMatrixNode", "TreeNode", "LossNode", "SGDNode", "RandomStateNode",
+    "RandomGeneratorNode", "BytesNode", "BytearrayNode", "SliceNode", "DtypeNode",
+}
+_DATA_PACKAGES = ("builtins", "numpy", "scipy", "sklearn")
+_allowed_cache: set[str] | None = None
 
 _META_KEY = "__polydom_meta__"
 _ARRAY_MODELS: dict[str, type] = {}
@@ -59,6 +116,75 @@ class ModelIntegrityError(PolydomError, ValueError):
 
 class UntrustedModelError(PolydomError, ValueError):
     """A model blob that could run code when loaded, refused without ``trusted=True``."""
+
+
+class BlobDigest:
+    """The digest of model blobs: sha256, or HMAC-SHA256 under a store key.
+
+    A plain sha256 detects corruption and accidental edits; anyone who can write the
+    database can recompute it.  With a key, the stored digest is ``HMAC-SHA256(key, blob)``:
+    a blob whose digest matches was written by a holder of the key.
+
+    Parameters
+    ----------
+    key : bytes or str or None
+        The key (text is taken as its UTF-8 bytes); None: plain sha256.  See
+        :meth:`resolve` for the environment variable.
+
+    >>> BlobDigest(b"k").of(b"x") != BlobDigest().of(b"x")
+    True
+    """
+
+    @classmethod
+    def resolve(cls, key: bytes | str | None = None) -> BlobDigest:
+        """The digest for ``key``, or for ``POLYDOM_STORE_KEY`` when ``key`` is None (plain
+        sha256 when that is unset or empty)."""
+        return cls(key if key is not None else (os.environ.get(KEY_ENV) or None))
+
+    def __init__(self, key: bytes | str | None = None) -> None:
+        if isinstance(key, str):
+            key = key.encode()
+        if key is not None and (not isinstance(key, bytes) or not key):
+            raise TypeError(f"key must be non-empty bytes or text, got {type(key).__name__}")
+        self._key = key
+
+    @property
+    def keyed(self) -> bool:
+        """Whether digests are HMACs under a key."""
+        return self._key is not None
+
+    @property
+    def key_id(self) -> str | None:
+        """A fingerprint naming the key (not revealing it): HMAC of a fixed text, 16 hex."""
+        if self._key is None:
+            return None
+        return hmac.new(self._key, b"polydom store key id", hashlib.sha256).hexdigest()[:16]
+
+    def of(self, blob: bytes) -> str:
+        """Hex digest of ``blob`` (64 characters either way)."""
+        if self._key is None:
+            return sha256_hex(blob)
+        return hmac.new(self._key, blob, hashlib.sha256).hexdigest()
+
+    def matches(self, blob: bytes, stored: str | None) -> bool:
+        """Whether ``stored`` is the digest of ``blob`` (constant-time comparison)."""
+        return isinstance(stored, str) and hmac.compare_digest(self.of(blob), stored)
+
+
+def register_model_class(cls: type) -> type:
+    """Allow skops blobs to hold instances of ``cls`` (usable as a class decorator).
+
+    For a user's own scikit-learn-compatible estimator stored with skops.  Registering a
+    class says its code is trusted: loading builds it from the blob's state.
+
+    Runtime complexity: O(1).
+    """
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a class, got {cls!r}")
+    SKOPS_ALLOWED_CLASSES.add(f"{cls.__module__}.{cls.__qualname__}")
+    global _allowed_cache
+    _allowed_cache = None
+    return cls
 
 
 class ArrayModel(Protocol):
@@ -209,18 +335,21 @@ def load_model(
     *,
     trusted: bool = False,
     what: str = "model",
+    digest: BlobDigest | None = None,
 ) -> Any:
-    """Check a blob's sha256 and decode it; ``what`` names the row in error messages.
+    """Check a blob's digest and decode it; ``what`` names the row in error messages.
+
+    ``digest`` says how the stored digest was made (default: plain sha256).
 
     Runtime complexity: linear in the blob size.
 
     Raises
     ------
     ModelIntegrityError
-        If the digest of ``blob`` is not ``sha256``.
+        If the digest of ``blob`` is not the stored one, or the blob does not decode.
     UntrustedModelError
-        For a pickle blob, or a skops blob naming types outside the allow-list, when
-        ``trusted`` is false.
+        For a pickle blob, or a skops blob holding a class outside the allow-list or a
+        function, when ``trusted`` is false.
     ValueError
         For an unknown format or an unregistered array-model class.
     """
@@ -229,16 +358,36 @@ def load_model(
     if blob is None:
         raise ModelIntegrityError(f"{what}: format {fmt!r} is recorded but the blob is missing")
     blob = bytes(blob)
-    digest = sha256_hex(blob)
-    if digest != sha256:
+    digest = digest or _PLAIN
+    if not digest.matches(blob, sha256):
+        kind = "HMAC (store key)" if digest.keyed else "sha256"
         raise ModelIntegrityError(
-            f"{what}: blob fails its sha256 check (stored {sha256}, computed {digest}); "
-            "the database row was altered or corrupted, refusing to load it"
+            f"{what}: blob fails its {kind} check (stored {sha256}, computed "
+            f"{digest.of(blob)}); the database row was altered or corrupted"
+            + (", or written without the store key" if digest.keyed else "")
+            + ", refusing to load it"
         )
     loader = _LOADERS.get(fmt)
     if loader is None:
         raise ValueError(f"{what}: unknown model format {fmt!r}")
-    return loader(blob, trusted, what)
+    try:
+        return loader(blob, trusted, what)
+    except (UntrustedModelError, ModelIntegrityError):
+        raise
+    except ValueError as exc:
+        if "is not registered" in str(exc):
+            raise
+        raise _corrupt(what, fmt, exc) from None
+    except Exception as exc:  # noqa: BLE001 - any decoder failure of a checked blob
+        raise _corrupt(what, fmt, exc) from None
+
+
+def _corrupt(what: str, fmt: str, exc: BaseException) -> ModelIntegrityError:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return ModelIntegrityError(
+        f"{what}: {fmt} blob matches its digest but does not decode "
+        f"({type(exc).__name__}: {reason[:120]}); it was written truncated or corrupt"
+    )
 
 
 def _load_arrays(blob: bytes, trusted: bool, what: str) -> Any:
@@ -259,7 +408,13 @@ def _load_lightgbm(blob: bytes, trusted: bool, what: str) -> Any:
     import lightgbm
 
     doc = json.loads(blob.decode())
-    booster = lightgbm.Booster(model_str=doc["model"])
+    text = doc["model"]
+    # LightGBM prints a "[Fatal]" line on stdout before raising on text it cannot parse:
+    # check the frame of its text format first.
+    if not (isinstance(text, str) and text.startswith("tree\n") and "num_class=" in text
+            and "\nend of trees" in text):
+        raise ValueError("not a LightGBM text model (no 'tree' header or 'end of trees')")
+    booster = lightgbm.Booster(model_str=text)
     kind = doc["kind"]
     if kind == "Booster":
         return booster
@@ -289,11 +444,26 @@ def _load_lightgbm(blob: bytes, trusted: bool, what: str) -> Any:
     return model
 
 
-def _resolves_to_class(name: str) -> bool:
-    """Whether a dotted name from an allowed package names a class (not a function)."""
-    if name.split(".")[0] not in SKOPS_TRUSTED_PACKAGES:
-        return False
-    parts = name.split(".")
+def _allowed_classes() -> set[str]:
+    """Dotted names (``module.QualName``, as skops writes them) of the allowed classes."""
+    global _allowed_cache
+    if _allowed_cache is None:
+        names = set()
+        for dotted in SKOPS_ALLOWED_CLASSES:
+            module, _, name = dotted.rpartition(".")
+            try:
+                cls = getattr(importlib.import_module(module), name)
+            except (ImportError, AttributeError):
+                names.add(dotted)  # registered by name, or private: keep as written
+                continue
+            names.add(dotted)
+            names.add(f"{cls.__module__}.{cls.__qualname__}")
+        _allowed_cache = names
+    return _allowed_cache
+
+
+def _resolve(dotted: str) -> Any:
+    parts = dotted.split(".")
     for cut in range(len(parts) - 1, 0, -1):
         try:
             obj: Any = importlib.import_module(".".join(parts[:cut]))
@@ -303,22 +473,74 @@ def _resolves_to_class(name: str) -> bool:
             for attr in parts[cut:]:
                 obj = getattr(obj, attr)
         except AttributeError:
-            return False
-        return isinstance(obj, type)
-    return False
+            return None
+        return obj
+    return None
+
+
+def _skops_nodes(node: Any) -> Iterator[dict]:
+    """Every node of a skops schema (dicts carrying ``__loader__``), depth first."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "__loader__" in item:
+                yield item
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def skops_refusals(blob: bytes) -> list[str]:
+    """What in a skops blob is outside the allow-list (empty: safe to load).
+
+    Walks the archive's schema without building anything: objects must be of an allowed
+    class (:data:`SKOPS_ALLOWED_CLASSES`, the project's packages); functions and methods
+    are refused; a type used as a value must be a builtin or a numpy scalar type; data nodes
+    must come from builtins, numpy, scipy or scikit-learn.
+
+    Runtime complexity: O(nodes of the schema).
+    """
+    import numpy
+
+    with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+        schema = json.loads(archive.read("schema.json"))
+    allowed = _allowed_classes()
+    refused: list[str] = []
+    for node in _skops_nodes(schema):
+        loader = node["__loader__"]
+        dotted = f"{node.get('__module__')}.{node.get('__class__')}"
+        root = str(node.get("__module__", "")).split(".")[0]
+        if loader in ("ObjectNode", "ReduceNode"):
+            ok = dotted in allowed or (
+                root in PROJECT_PACKAGES and isinstance(_resolve(dotted), type)
+            )
+        elif loader == "TypeNode":
+            obj = _resolve(dotted) if root in ("builtins", "numpy") else None
+            ok = root == "builtins" or (
+                isinstance(obj, type) and issubclass(obj, (numpy.generic, numpy.dtype))
+            )
+        elif loader in _DATA_NODES:
+            ok = root in _DATA_PACKAGES
+        else:  # FunctionNode, MethodNode, PartialNode, OperatorFuncNode, unknown loaders
+            ok = False
+        if not ok:
+            refused.append(f"{dotted} ({loader})")
+    return sorted(set(refused))
 
 
 def _load_skops(blob: bytes, trusted: bool, what: str) -> Any:
     import skops.io
 
-    untrusted = skops.io.get_untrusted_types(data=blob)
-    refused = [name for name in untrusted if not _resolves_to_class(name)]
+    refused = skops_refusals(blob)
     if refused and not trusted:
         raise UntrustedModelError(
-            f"{what}: skops blob names types outside the allow-list ({', '.join(refused)}); "
-            "pass trusted=True only if you trust this database"
+            f"{what}: skops blob holds what the allow-list refuses ({', '.join(refused)}): "
+            "only the estimator classes polydom stores (storage.register_model_class adds "
+            "yours), no functions as parameters; pass trusted=True only if you trust this "
+            "database"
         )
-    return skops.io.loads(blob, trusted=untrusted)
+    return skops.io.loads(blob, trusted=skops.io.get_untrusted_types(data=blob))
 
 
 def _load_pickle(blob: bytes, trusted: bool, what: str) -> Any:
@@ -329,6 +551,8 @@ def _load_pickle(blob: bytes, trusted: bool, what: str) -> Any:
         )
     return pickle.loads(blob)
 
+
+_PLAIN = BlobDigest()
 
 _LOADERS: dict[str, Callable[[bytes, bool, str], Any]] = {
     "arrays": _load_arrays,

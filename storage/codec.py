@@ -87,11 +87,14 @@ def decode_key(text: str) -> Hashable:
 
 
 def display_key(key: Hashable) -> str:
-    """Readable form of a key for SQL views: strings as is, sets as ``{a, b}``."""
+    """Readable form of a key for SQL views and the command line: strings as is, sets as
+    ``{a, b}``, a lattice key (a tuple of feature names) as ``a+b`` (``{}`` when empty)."""
     if isinstance(key, str):
         return key
     if isinstance(key, frozenset):
         return "{" + ", ".join(sorted(display_key(k) for k in key)) + "}"
+    if isinstance(key, tuple) and all(isinstance(k, str) for k in key):
+        return "+".join(key) if key else "{}"
     return repr(key)
 
 

@@ -20,11 +20,11 @@ import argparse
 import math
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from polydom.app.tables import format_table
+from polydom.app.tables import clip, cost_unit, features_text, format_table
 
-__all__ = ["main", "build_parser", "SUBCOMMANDS"]
+__all__ = ["main", "build_parser", "version", "SUBCOMMANDS"]
 
 PROG = "polydom"
 
@@ -46,6 +46,25 @@ def _non_negative(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    """An integer >= 0 (a count, a seed); the same check for every command."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _build_id(text: str) -> int:
+    """A build id: an integer >= 1."""
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a build id >= 1, got {text!r}")
+    return value
+
+
 def add_inspect(subparsers: argparse._SubParsersAction) -> None:
     """Register ``inspect``."""
     p = subparsers.add_parser(
@@ -56,15 +75,29 @@ def add_inspect(subparsers: argparse._SubParsersAction) -> None:
         "of one complete build.  Reads no model blobs.",
     )
     p.add_argument("url", metavar="URL", help="SQLAlchemy URL or SQLite file path")
-    p.add_argument("--build", type=int, help="build id (default: the current build)")
+    p.add_argument("--build", type=_build_id, help="build id (default: the current build)")
     p.add_argument(
         "--ranges",
-        type=int,
+        type=_count,
         default=20,
         metavar="K",
         help="print the skylines of the first K ranges only; 0 prints all (default 20)",
     )
     p.set_defaults(run=run_inspect)
+
+
+def _chosen_build(builds: Sequence[Any], build: int | None, url: str) -> Any:
+    """The build record ``build`` names (the current one when None), checked before anything
+    is printed: it must exist and be complete.  None when the store has no complete build."""
+    if build is None:
+        return next((b for b in builds if b.is_current), None)
+    known = {b.build_id: b for b in builds}
+    if build not in known:
+        ids = ", ".join(str(i) for i in known) or "none"
+        raise ValueError(f"build {build} does not exist in {url} (builds: {ids})")
+    if known[build].status != "complete":
+        raise ValueError(f"build {build} is {known[build].status}, not complete")
+    return known[build]
 
 
 def run_inspect(args: argparse.Namespace) -> int:
@@ -73,33 +106,38 @@ def run_inspect(args: argparse.Namespace) -> int:
 
     with IndexStore(args.url, create=False) as store:
         builds = store.list_builds()
-        print(f"builds in {store.display_url}")
-        print(
-            format_table(
-                ["build", "status", "current", "alpha", "delta", "learner", "n_min", "n_max",
-                 "features", "expansions", "candidates", "ranges", "entries", "completed"],
-                [
-                    [b.build_id, b.status, "*" if b.is_current else "", b.alpha, b.delta,
-                     " ".join((b.learner or "-").split()), b.n_min, b.n_max, b.n_features,
-                     b.n_expansions, b.n_candidates, b.n_ranges, b.n_entries, b.completed_at or "-"]
-                    for b in builds
-                ],
-            )
-        )
-        if not any(b.status == "complete" for b in builds) and args.build is None:
-            print("\nno complete build yet")
-            return 0
-        rows = store.skyline_rows(args.build)
-    build_id = rows[0]["build_id"] if rows else args.build
-    n_ranges = len({r["range_id"] for r in rows})
-    shown = [r for r in rows if args.ranges <= 0 or r["range_id"] < args.ranges]
-    print(f"\nskylines of build {build_id}: {n_ranges} ranges, {len(rows)} entries")
+        chosen = _chosen_build(builds, args.build, store.display_url)
+        url = store.display_url
+        if chosen is not None:
+            rows = store.skyline_rows(chosen.build_id)
+            unit = cost_unit(store.load_index(build=chosen.build_id, models=False).info)
+    print(f"builds in {url}")
     print(
         format_table(
-            ["range", "n_lo", "n_hi", "rank", "candidate", "features", "accuracy", "cost",
-             "cost(n_lo)", "model"],
+            ["build", "status", "current", "alpha", "delta", "learner", "n_min", "n_max",
+             "features", "expansions", "candidates", "ranges", "entries", "completed"],
             [
-                [r["range_id"], r["n_lo"], r["n_hi"], r["rank"], r["candidate"], r["features"],
+                [b.build_id, b.status, "*" if b.is_current else "", b.alpha, b.delta,
+                 clip(b.learner or "-", 48), b.n_min, b.n_max, b.n_features,
+                 b.n_expansions, b.n_candidates, b.n_ranges, b.n_entries, b.completed_at or "-"]
+                for b in builds
+            ],
+        )
+    )
+    if chosen is None:
+        print("\nno complete build yet")
+        return 0
+    n_ranges = len({r["range_id"] for r in rows})
+    shown = [r for r in rows if args.ranges <= 0 or r["range_id"] < args.ranges]
+    print(f"\nskylines of build {chosen.build_id}: {n_ranges} ranges, {len(rows)} entries; "
+          f"costs in {unit}")
+    print(
+        format_table(
+            ["range", "n_lo", "n_hi", "rank", "candidate", "features", "accuracy",
+             f"cost curve ({unit})", f"cost(n_lo) ({unit})", "model"],
+            [
+                [r["range_id"], r["n_lo"], r["n_hi"], r["rank"], clip(r["candidate"], 32),
+                 clip(r["features"].replace(", ", "+") or "{} (no features)", 60),
                  r["accuracy"], r["cost"], r["cost_at_n_lo"], r["model_format"] or "-"]
                 for r in shown
             ],
@@ -117,53 +155,51 @@ def add_lookup(subparsers: argparse._SubParsersAction) -> None:
         "lookup",
         help="the most accurate model whose cost at a size fits a budget",
         description="Answer one query against a stored index: among the candidates whose "
-        "cost at size N is at most C, the most accurate.  Exits with status 1 when "
-        "nothing fits.  Models are not loaded.",
+        "cost at size N is at most C, the most accurate.  Exit status 0 when a model fits "
+        "(the empty model, which uses no features, included: it is named as such), 1 when "
+        "nothing fits (\"nothing fits: ...\"), 2 on an error.  Models are not loaded.",
     )
     p.add_argument("url", metavar="URL", help="SQLAlchemy URL or SQLite file path")
     p.add_argument("--size", type=_non_negative, required=True, metavar="N",
                    help="item size n")
     p.add_argument("--budget", type=_non_negative, required=True, metavar="C",
-                   help="cost budget")
-    p.add_argument("--build", type=int, help="build id (default: the current build)")
+                   help="cost budget, in the unit of the store's costs (see inspect)")
+    p.add_argument("--build", type=_build_id, help="build id (default: the current build)")
     p.set_defaults(run=run_lookup)
 
 
 def run_lookup(args: argparse.Namespace) -> int:
-    """Print the hit for (size, budget)."""
+    """Print the hit for (size, budget); exit status 1 (and says so) when nothing fits."""
     from storage import IndexStore
-    from storage.codec import cost_expression
+    from storage.codec import cost_expression, display_key
 
     with IndexStore(args.url, create=False) as store:
         index = store.load_index(build=args.build, models=False)
-        formats = {r["candidate_id"]: r["model_format"] for r in store.skyline_rows(args.build)}
+        formats = {r["candidate_id"]: r["model_format"]
+                   for r in store.skyline_rows(index.info["build_id"])}
+    unit = cost_unit(index.info)
     hit = index.lookup(args.size, args.budget)
     if hit is None:
-        print(f"no candidate of build {index.info['build_id']} costs at most "
-              f"{args.budget:g} at size {args.size:g}")
+        print(f"nothing fits: no candidate of build {index.info['build_id']} costs at most "
+              f"{args.budget:g} {unit} at size {args.size:g}")
         return 1
     position = index.candidates.index(hit.candidate)
     print(
         format_table(
-            ["build", "candidate", "features", "accuracy", "cost", "cost expression", "model"],
-            [[index.info["build_id"], str(hit.key), ", ".join(sorted(map(str, hit.features))),
+            ["build", "candidate", "features", "accuracy", f"cost ({unit})", "cost expression",
+             "model"],
+            [[index.info["build_id"], display_key(hit.key), features_text(hit.features),
               hit.accuracy, hit.cost, cost_expression(hit.candidate.cost),
               formats.get(position) or "-"]],
         )
     )
+    if not hit.features:
+        print("the empty model answers: it uses no features (it predicts without looking at "
+              "the item, e.g. the majority class)")
     return 0
 
 
-
 # ---------------------------------------------------------------------------- demo
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
 
 
 def _alpha(text: str) -> float:
@@ -183,7 +219,8 @@ def add_demo(subparsers: argparse._SubParsersAction) -> None:
         "a scikit-learn pipeline, store the index, reopen it and print its skylines, serve "
         "held-out digits within budgets (plain and any-time) and write plots.  --quick: 6 "
         "features, sides 8-64, about half a minute; full: 12 features, sides 8-128, about "
-        "five minutes.",
+        "30-80 s on 2 cores.  Checks the optional dependencies (scikit-image, "
+        "tqdm, matplotlib unless --no-plots) before it starts.",
     )
     p.add_argument("--quick", action="store_true", help="the small configuration (~30-60 s)")
     p.add_argument("--store", default="polydom_demo.db", metavar="PATH",
@@ -192,7 +229,7 @@ def add_demo(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--plots", default="polydom_demo_plots", metavar="DIR",
                    help="folder for the PNG plots (default polydom_demo_plots)")
     p.add_argument("--no-plots", action="store_true", help="write no plots")
-    p.add_argument("--seed", type=_positive_int, default=0, metavar="N",
+    p.add_argument("--seed", type=_count, default=0, metavar="N",
                    help="seed of the digit draw and split (default 0)")
     p.add_argument("--timer", choices=("wall", "cpu"), default="wall",
                    help="time features by wall clock (default) or by this process's CPU time "
@@ -260,9 +297,9 @@ def add_plot(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("url", metavar="URL", help="SQLAlchemy URL or SQLite file path")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the PNG files")
-    p.add_argument("--build", type=int, help="build id (default: the current build)")
-    p.add_argument("--ranges", type=_positive_int, default=6, metavar="K",
-                   help="draw at most K ranges, spread evenly (default 6)")
+    p.add_argument("--build", type=_build_id, help="build id (default: the current build)")
+    p.add_argument("--ranges", type=_count, default=6, metavar="K",
+                   help="draw at most K ranges, spread evenly; 0 draws all (default 6)")
     p.set_defaults(run=run_plot)
 
 
@@ -270,17 +307,22 @@ def run_plot(args: argparse.Namespace) -> int:
     """Plot a stored index."""
     from pathlib import Path
 
+    from polydom.app.demo import require_modules
     from polydom.app.plots import plot_cost_curves, plot_skylines
     from storage import IndexStore
 
+    require_modules("matplotlib")
     with IndexStore(args.url, create=False) as store:
         index = store.load_index(build=args.build, models=False)
     folder = Path(args.out)
     folder.mkdir(parents=True, exist_ok=True)
     n_min, n_max = float(index.table.domain[0]), float(index.table.domain[1])
+    unit = cost_unit(index.info)
     paths = [
-        plot_skylines(index, folder / "skylines.png", max_ranges=max(1, args.ranges)),
-        plot_cost_curves(index.costs, n_min, n_max, folder / "cost_curves.png"),
+        plot_skylines(index, folder / "skylines.png", max_ranges=args.ranges,
+                      unit=f"cost at n ({unit})"),
+        plot_cost_curves(index.costs, n_min, n_max, folder / "cost_curves.png",
+                         unit=f"cost ({unit})"),
     ]
     print(f"build {index.info.get('build_id', '-')}: {len(index.table.ranges)} ranges; wrote "
           + ", ".join(str(p) for p in paths))
@@ -293,6 +335,17 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
 ]
 
 
+def version() -> str:
+    """The installed distribution's version (``polydom --version``)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("polydom")
+    except PackageNotFoundError:
+        return "(not installed: running from a checkout)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``polydom`` parser with every subcommand of :data:`SUBCOMMANDS`."""
     parser = _Parser(
@@ -302,6 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="URL: a SQLAlchemy URL (sqlite:///index.db, postgresql+psycopg://...) or a "
         "SQLite file path.",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add in SUBCOMMANDS:
         add(subparsers)

@@ -8,8 +8,10 @@ A configuration (TOML shown; JSON takes the same keys)::
     alpha = 1.1                     # default 1.0
     delta = 0.0                     # default 0.0
     domain = [1, 100]               # [n_min, n_max]; digits: default [min side, max side]
-    cv = 3                          # folds (default 3)
+    cv = 3                          # folds (an integer, default 3)
     seed = 0
+    cost_unit = "ms"                # unit of the costs, printed everywhere (default "units";
+                                    # "s" for profiled digits)
 
     [features]                      # breast_cancer: name -> column indices or names
     mean = [0, 1, 2, 3]             # (default: groups "mean", "error", "worst")
@@ -20,7 +22,8 @@ A configuration (TOML shown; JSON takes the same keys)::
     worst = "5 + 0.01*n**2"
 
 For ``data = "digits"``: ``features`` is a list of image feature names (default all 12),
-``sides`` (default [8, 16, 32]), ``digits`` (how many, default 300) and either ``costs`` or
+``sides`` (integers in [8, 512], default [8, 16, 32]), ``digits`` (how many, 10 to 1797,
+default 300) and either ``costs`` or
 ``profile = true`` (time the features and fit ``statistic`` curves, default "p90").  Every
 digit is rendered once, at a side drawn from ``sides``, so folds never share a digit.
 
@@ -39,10 +42,12 @@ from typing import Any
 
 import numpy as np
 
+from polydom.app.tables import DEFAULT_COST_UNIT
 from polydom.errors import PolydomError
 from storage.database import normalize_url
 
-__all__ = ["ConfigError", "LEARNERS", "load_config", "build_from_config", "make_learner"]
+__all__ = ["ConfigError", "LEARNERS", "MAX_SIDE", "load_config", "build_from_config",
+           "make_learner"]
 
 
 class ConfigError(PolydomError, ValueError):
@@ -87,7 +92,11 @@ LEARNERS: dict[str, Callable[[int], Any]] = {
 }
 
 _KEYS = {"data", "learner", "store", "alpha", "delta", "domain", "cv", "seed", "features",
-         "costs", "profile", "statistic", "sides", "digits", "repeats"}
+         "costs", "profile", "statistic", "sides", "digits", "repeats", "cost_unit"}
+
+#: Largest image side of a digits config: a side of n renders n*n pixels per digit and
+#: features cost up to O(n**3), so [8, 20000] would exhaust memory.
+MAX_SIDE = 512
 
 
 def make_learner(name: Any, seed: int = 0) -> Any:
@@ -126,6 +135,24 @@ def _number(config: Mapping, key: str, default: float, low: float) -> float:
             math.isfinite(value) and value >= low):
         raise ConfigError(f"{key} must be a finite number >= {low:g}, got {value!r}")
     return float(value)
+
+
+def _integer(config: Mapping, key: str, default: int, low: int, high: int | None = None) -> int:
+    """``config[key]`` as an int in ``[low, high]``: ``2.5`` or ``"3"`` are refused."""
+    value = config.get(key, default)
+    span = f">= {low}" if high is None else f"in [{low}, {high}]"
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (
+            high is not None and value > high):
+        raise ConfigError(f"{key} must be an integer {span}, got {value!r}")
+    return value
+
+
+def _store_url(config: Mapping) -> str:
+    """The store as a SQLAlchemy URL (a relative path is relative to the config file)."""
+    store = config["store"]
+    if not isinstance(store, str) or not store.strip():
+        raise ConfigError(f"store must be a SQLAlchemy URL or a file path (text), got {store!r}")
+    return normalize_url(store, base=config.get("_dir", "."))
 
 
 def _costs(config: Mapping, names: list[str]) -> dict[str, Any]:
@@ -199,12 +226,12 @@ def build_from_config(
     for key in ("data", "learner", "store"):
         if key not in config:
             raise ConfigError(f"missing key {key!r}")
-    seed = int(_number(config, "seed", 0, 0))
+    seed = _integer(config, "seed", 0, 0)
     estimator = make_learner(config["learner"], seed)
     alpha = _number(config, "alpha", 1.0, 1.0)
     delta = _number(config, "delta", 0.0, 0.0)
-    cv = int(_number(config, "cv", 3, 2))
-    store = normalize_url(str(config["store"]), base=config.get("_dir", "."))
+    cv = _integer(config, "cv", 3, 2)
+    store = _store_url(config)
     data = config["data"]
     if data == "breast_cancer":
         if config.get("profile"):
@@ -213,8 +240,10 @@ def build_from_config(
         X, y, columns = _breast_cancer(config)
         costs = _costs(config, list(columns))
         n_min, n_max = 0.0, math.inf
+        unit = config.get("cost_unit", DEFAULT_COST_UNIT)
     elif data == "digits":
         X, y, columns, costs, (n_min, n_max) = _digits(config, seed, out)
+        unit = config.get("cost_unit", "s" if config.get("profile") else DEFAULT_COST_UNIT)
     else:
         raise ConfigError(f"unknown data {data!r}; known: 'breast_cancer', 'digits'")
     if "domain" in config:
@@ -230,18 +259,23 @@ def build_from_config(
         if not curve.is_nonnegative(n_min, n_max):
             raise ConfigError(f"cost of {name!r} ({curve}) is negative somewhere on the domain "
                               f"[{n_min:g}, {n_max:g}]")
+    if not isinstance(unit, str) or not unit.strip():
+        raise ConfigError(f"cost_unit must be a non-empty text such as 's', got {unit!r}")
+    if cv > len(y):
+        raise ConfigError(f"cv must be at most the number of rows ({len(y)}), got {cv}")
     learner = learners.SklearnLearner(estimator, X, y, features=columns, cv=cv)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)
         index = polydom.build_index(costs, learner, alpha=alpha, delta=delta, n_min=n_min,
-                                    n_max=n_max, store=store)
+                                    n_max=n_max, store=store, cost_unit=unit)
     info = index.info
     out(f"built {data} with {config['learner']}: {info['expansions']} of "
         f"{info['lattice_size']} feature sets trained ({info['trained']} new, "
         f"{info['cache_hits']} reused) in {time.perf_counter() - start:.1f} s; "
         f"{info['candidates']} candidates, {info['ranges']} ranges, {info['entries']} skyline "
-        f"entries; alpha={alpha:g}, delta={delta:g}, domain [{n_min:g}, {n_max:g}]")
+        f"entries; alpha={alpha:g}, delta={delta:g}, domain [{n_min:g}, {n_max:g}], costs in "
+        f"{unit}")
     out(f"stored as build {info['build_id']} in {store}")
     return index
 
@@ -257,9 +291,10 @@ def _digits(config: Mapping, seed: int, out: Callable[[str], Any]) -> tuple:
         raise ConfigError(f"unknown image feature(s) {unknown}; known: {list(FEATURES)}")
     sides = config.get("sides", [8, 16, 32])
     if (not isinstance(sides, list) or not sides
-            or not all(isinstance(s, int) and s >= 8 for s in sides)):
-        raise ConfigError(f"sides must be a list of integers >= 8, got {sides!r}")
-    count = int(_number(config, "digits", 300, 10))
+            or not all(isinstance(s, int) and not isinstance(s, bool) and 8 <= s <= MAX_SIDE
+                       for s in sides)):
+        raise ConfigError(f"sides must be a list of integers in [8, {MAX_SIDE}], got {sides!r}")
+    count = _integer(config, "digits", 300, 10, 1797)
     wl = load_digits_workload(sides=sides, digits=count, features=names, seed=seed)
     rng = np.random.default_rng(seed)
     pick = rng.integers(len(sides), size=count)  # one rendering per digit
@@ -273,7 +308,7 @@ def _digits(config: Mapping, seed: int, out: Callable[[str], Any]) -> tuple:
         statistic = config.get("statistic", "p90")
         if statistic not in ("max", "p90", "mean"):
             raise ConfigError(f"statistic must be 'max', 'p90' or 'mean', got {statistic!r}")
-        repeats = int(_number(config, "repeats", 3, 1))
+        repeats = _integer(config, "repeats", 3, 1, 100)
         psides = sorted(set(sides) | {8, 16, 32, 64})
         prof = fz.profile(profiling_images(sides=psides, digits_per_side=2, seed=seed),
                           repeats=repeats, statistic=statistic, degree=3)

@@ -29,7 +29,8 @@ import numpy as np
 
 from storage.database import normalize_url
 
-__all__ = ["DemoConfig", "DemoResult", "QUICK", "FULL", "TINY", "run_demo", "ProgressLearner"]
+__all__ = ["DemoConfig", "DemoResult", "QUICK", "FULL", "TINY", "run_demo", "ProgressLearner",
+           "require_modules"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,21 @@ class ProgressLearner:
         return self.learner.feature_columns()
 
 
+def require_modules(*modules: str) -> None:
+    """Raise ``ImportError`` naming every one of ``modules`` that is not installed.
+
+    Checked before a command starts, so that a missing optional dependency (matplotlib for
+    the plots, say) fails in a second instead of after the whole pipeline.
+
+    Runtime complexity: O(len(modules)) module lookups (nothing is imported).
+    """
+    from importlib.util import find_spec
+
+    missing = [m for m in modules if find_spec(m) is None]
+    if missing:
+        raise ImportError(f"{', '.join(missing)} not installed", name=", ".join(missing))
+
+
 def _bar(total: int | None, desc: str, enabled: bool) -> Any:
     from tqdm import tqdm
 
@@ -156,6 +172,7 @@ def run_demo(
 
     if timer not in ("wall", "cpu"):
         raise ValueError(f"timer must be 'wall' or 'cpu', got {timer!r}")
+    require_modules("skimage", "tqdm", *(("matplotlib",) if plots is not None else ()))
     t0 = time.perf_counter()
     url = str(store)
     if "://" not in url:
@@ -210,7 +227,8 @@ def run_demo(
     y = wl.labels[train_pos]
     est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=config.max_iter))
     learner = learners.SklearnLearner(est, X, y, features=fz.columns, cv=config.cv)
-    bar = _bar(2 ** len(fz.names), "[3/6] training feature sets", progress)
+    lattice_size = 2 ** len(fz.names)
+    bar = _bar(lattice_size, "[3/6] feature sets (trained + pruned)", progress)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)
         warnings.simplefilter("ignore", category=RuntimeWarning)
@@ -223,12 +241,17 @@ def run_demo(
         built = polydom.build_index(
             prof.curves, ProgressLearner(learner, bar), alpha=config.alpha,
             n_min=float(min(sides)), n_max=float(max(sides)), store=url,
-            cost_pruning=config.cost_pruning,
+            cost_pruning=config.cost_pruning, cost_unit="s",
         )
-    bar.close()
     info = built.info
+    # Sets the explorer pruned are never trained: the bar ends at the whole lattice.
+    bar.set_postfix_str(f"{info['expansions']} trained + "
+                        f"{lattice_size - info['expansions']} pruned", refresh=False)
+    bar.update(lattice_size - bar.n)
+    bar.close()
     out(f"[3/6] lattice: {info['expansions']} of {info['lattice_size']} feature sets trained "
-        f"({info['trained']} new, {info['cache_hits']} from the store), alpha={config.alpha}, "
+        f"({info['trained']} new, {info['cache_hits']} from the store; the other "
+        f"{info['lattice_size'] - info['expansions']} pruned), alpha={config.alpha}, "
         f"{info['candidates']} candidates, {info['ranges']} ranges; stored as build "
         f"{info['build_id']} in {url}")
 
@@ -282,14 +305,16 @@ def run_demo(
         hi_n = float(max(max(sides), max(config.profile_sides)))
         written = [
             plot_cost_curves(prof.curves, lo_n, hi_n, folder / "cost_curves.png", points,
-                             scale=1e3, unit="ms"),
-            plot_accuracy_vs_budget(results, folder / "accuracy_vs_budget.png"),
+                             scale=1e3, unit="feature time (ms)", curve_label="fitted"),
+            plot_accuracy_vs_budget(results, folder / "accuracy_vs_budget.png", scale=1e3,
+                                    unit="ms"),
             plot_skylines(index, folder / "skylines.png", scale=1e3, unit="cost at n (ms)"),
         ]
         out(f"\n[6/6] plots: {', '.join(str(p) for p in written)}")
     seconds = time.perf_counter() - t0
     out(f"done in {seconds:.1f} s.  Try: polydom inspect {url}   |   "
-        f"polydom lookup {url} --size {sides[-1]} --budget {budgets[len(budgets) // 2]:g}")
+        f"polydom lookup {url} --size {sides[-1]} --budget {budgets[len(budgets) // 2]:g}"
+        "   (the store keeps costs in seconds)")
     return DemoResult(url, index, prof, results, written, seconds, budgets)
 
 

@@ -38,11 +38,14 @@ def plot_cost_curves(
     points: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
     scale: float = 1.0,
     unit: str = "cost",
+    curve_label: str = "cost curve",
 ) -> Path:
     """One panel per feature: its cost curve on ``[n_min, n_max]`` and measured points.
 
     ``points`` maps a feature to ``(sizes, values)`` (e.g. every profiled timing); values and
-    curves are multiplied by ``scale`` (1e3 for seconds shown as ms).  Returns the path.
+    curves are multiplied by ``scale`` (1e3 for seconds shown as ms).  ``curve_label`` names
+    the curves in the legend: ``"fitted"`` only for curves fitted to measured points (the
+    demo); a stored or typed curve is a plain ``"cost curve"``.  Returns the path.
 
     Runtime complexity: O(F * (200 + points)).
     """
@@ -57,12 +60,12 @@ def plot_cost_curves(
             n, v = points[name]
             ax.scatter(n, scale * np.asarray(v), s=5, alpha=0.35, color="gray",
                        label="measured")
-        ax.plot(grid, scale * costs[name](grid), color="C0", label="fitted")
-        ax.set_title(name, fontsize=9)
-        ax.set_xlabel("size n", fontsize=8)
-        ax.set_ylabel(unit, fontsize=8)
-        ax.tick_params(labelsize=7)
-    axes.ravel()[0].legend(fontsize=7)
+        ax.plot(grid, scale * costs[name](grid), color="C0", label=curve_label)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("size n", fontsize=9)
+        ax.set_ylabel(unit, fontsize=9)
+        ax.tick_params(labelsize=8)
+    axes.ravel()[0].legend(fontsize=8)
     return _save(fig, axes, len(names), path)
 
 
@@ -71,11 +74,12 @@ def plot_skylines(
 ) -> Path:
     """Skyline of each range of sizes: accuracy against cost at a size inside the range.
 
-    ``index`` is a :class:`polydom.Index`.  With more than ``max_ranges`` ranges, that many
-    are picked evenly (first and last included).  Each panel steps through the skyline's
-    candidates (cheapest first) at the middle of its range (``n_lo + 1`` for an unbounded
-    last range) and labels each point with its features (first four letters of each); the
-    accuracy axis starts just below the least accurate non-empty set.  Returns the path.
+    ``index`` is a :class:`polydom.Index`.  With more than ``max_ranges`` ranges (0: all),
+    that many are picked evenly (first and last included).  Each panel steps through the
+    skyline's candidates (cheapest first) at the middle of its range (``n_lo + 1`` for an
+    unbounded last range).  Points carry a number; a key under the panels names the features
+    of each number in full, so labels neither overlap nor leave the axes.  The accuracy axis
+    starts just below the least accurate non-empty set.  Returns the path.
 
     Runtime complexity: O(R * S) for R ranges drawn with S candidates each.
     """
@@ -84,63 +88,136 @@ def plot_skylines(
     ranges = list(table.ranges)
     skylines = list(table.skylines)
     picks = list(range(len(ranges)))
-    if len(picks) > max_ranges:
+    if 0 < max_ranges < len(picks):
         picks = sorted({int(round(i)) for i in np.linspace(0, len(ranges) - 1, max_ranges)})
+    numbers: dict[Any, int] = {}
+    for r in picks:
+        for c in skylines[r]:
+            numbers.setdefault(c.key, len(numbers) + 1)
     cols = min(3, len(picks))
     rows = (len(picks) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.4 * rows), squeeze=False)
-    for ax, r in zip(axes.ravel(), picks, strict=False):
+    key_lines = [f"{k}: {_features_text(c)}  (accuracy {c.accuracy:.3f})"
+                 for c in _by_number(numbers, skylines, picks)
+                 for k in [numbers[c.key]]]
+    key_cols = 1 if cols == 1 else 2
+    key_rows = (len(key_lines) + key_cols - 1) // key_cols
+    key_height = 0.3 + 0.2 * key_rows
+    fig = plt.figure(figsize=(max(4.8 * cols, 7.0), 3.6 * rows + key_height))
+    grid = fig.add_gridspec(rows + 1, cols, height_ratios=[3.6] * rows + [key_height])
+    axes = [fig.add_subplot(grid[i // cols, i % cols]) for i in range(len(picks))]
+    for ax, r in zip(axes, picks, strict=True):
         lo, hi = ranges[r]
         at = 0.5 * (lo + hi) if math.isfinite(hi) else lo + 1.0
         sky = skylines[r]
         cost = [scale * float(c.cost(at)) for c in sky]
         acc = [c.accuracy for c in sky]
         ax.step(cost, acc, where="post", color="C0")
-        ax.scatter(cost, acc, color="C0", s=14)
-        for k, (c, x, y) in enumerate(zip(sky, cost, acc, strict=True)):
-            label = "+".join(sorted(str(f)[:4] for f in c.features)) or "{}"
-            ax.annotate(label, (x, y), fontsize=5, rotation=25,
-                        xytext=(3, -9 if k % 2 else 3), textcoords="offset points")
+        ax.scatter(cost, acc, color="C0", s=18, zorder=3)
+        for c, x, y in zip(sky, cost, acc, strict=True):
+            ax.annotate(str(numbers[c.key]), (x, y), fontsize=8, xytext=(4, -10),
+                        textcoords="offset points", annotation_clip=True)
         useful = [a for c, a in zip(sky, acc, strict=True) if c.features]
         if useful:
             ax.set_ylim(min(useful) - 0.03, max(useful) + 0.02)
         if cost and min(cost) > 0 and max(cost) / min(cost) > 50:
             ax.set_xscale("log")
-        ax.set_title(f"range {r}: n in [{lo:.4g}, {hi:.4g}), at n = {at:.4g}", fontsize=8)
-        ax.set_xlabel(unit, fontsize=8)
-        ax.set_ylabel("accuracy", fontsize=8)
-        ax.tick_params(labelsize=7)
-    fig.suptitle(f"skylines: {len(ranges)} ranges of sizes ({len(picks)} shown)", fontsize=9)
-    return _save(fig, axes, len(picks), path)
+            _plain_ticks(ax.xaxis)
+        ax.margins(x=0.08)
+        ax.set_title(f"range {r}: n in [{lo:.4g}, {hi:.4g}), drawn at n = {at:.4g}",
+                     fontsize=9)
+        ax.set_xlabel(unit, fontsize=9)
+        ax.set_ylabel("accuracy", fontsize=9)
+        ax.tick_params(labelsize=8)
+    key_ax = fig.add_subplot(grid[rows, :])
+    key_ax.axis("off")
+    for column in range(key_cols):
+        lines = key_lines[column * key_rows: (column + 1) * key_rows]
+        key_ax.text(0.01 + 0.5 * column, 1.0, "\n".join(lines), fontsize=8, va="top",
+                    ha="left", transform=key_ax.transAxes, family="monospace")
+    fig.suptitle(f"skylines: {len(ranges)} ranges of sizes ({len(picks)} shown)", fontsize=10)
+    return _save(fig, np.array(axes), len(axes), path)
+
+
+def _features_text(candidate: Any) -> str:
+    names = sorted(str(f) for f in candidate.features)
+    return "+".join(names) if names else "{} (no features)"
+
+
+def _by_number(numbers: Mapping[Any, int], skylines: Sequence[Sequence[Any]],
+               picks: Sequence[int]) -> list[Any]:
+    """The candidates of the drawn ranges, once each, in the order of their numbers."""
+    seen: dict[Any, Any] = {}
+    for r in picks:
+        for c in skylines[r]:
+            seen.setdefault(c.key, c)
+    return sorted(seen.values(), key=lambda c: numbers[c.key])
 
 
 def plot_accuracy_vs_budget(
-    rows: Sequence[Any], path: str | Path, scale: float = 1e3, unit: str = "budget (ms)"
+    rows: Sequence[Any], path: str | Path, scale: float = 1e3, unit: str = "ms"
 ) -> Path:
-    """Accuracy against budget, one panel per size, one line per method.
+    """What budgeted serving delivered, per size (columns) against the budget (x axis).
 
-    ``rows`` are :class:`polydom.AdherenceRow` (``method``, ``size``, ``budget``,
-    ``accuracy``).  Returns the path.
+    Three rows of panels: accuracy; the realized feature cost (mean measured time, log scale,
+    with the budget drawn as the diagonal it should stay under; a zero time sits on the
+    bottom edge); and the over-budget rate (fraction
+    of items whose measured time exceeded the budget).  One line per method, each with its
+    own marker and line style, so methods that coincide stay visible.  ``rows`` are
+    :class:`polydom.AdherenceRow`; budgets and times are multiplied by ``scale`` (1e3:
+    seconds shown as ms).  Returns the path.
 
     Runtime complexity: O(len(rows)).
     """
     plt = _pyplot()
+    from matplotlib.ticker import NullLocator
+
     sizes = sorted({r.size for r in rows})
     methods = list(dict.fromkeys(r.method for r in rows))
-    fig, axes = plt.subplots(1, len(sizes), figsize=(3.8 * len(sizes), 3.2), sharey=True,
+    styles = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-.")]
+    fig, axes = plt.subplots(3, len(sizes), figsize=(3.9 * len(sizes), 8.4), sharex="col",
                              squeeze=False)
-    for ax, size in zip(axes.ravel(), sizes, strict=True):
-        for m in methods:
+    for col, size in enumerate(sizes):
+        for k, m in enumerate(methods):
             mine = sorted((r for r in rows if r.method == m and r.size == size),
                           key=lambda r: r.budget)
-            ax.plot([scale * r.budget for r in mine], [r.accuracy for r in mine], marker="o",
-                    label=m)
-        ax.set_xscale("log")
-        ax.set_title(f"size {size:g}", fontsize=9)
-        ax.set_xlabel(unit, fontsize=8)
-    axes.ravel()[0].set_ylabel("accuracy")
-    axes.ravel()[0].legend(fontsize=7)
+            budget = [scale * r.budget for r in mine]
+            marker, line = styles[k % len(styles)]
+            style = {"marker": marker, "linestyle": line, "label": m, "markersize": 5,
+                     "alpha": 0.85}
+            axes[0, col].plot(budget, [r.accuracy for r in mine], **style)
+            axes[1, col].plot(budget, [scale * r.mean_seconds for r in mine], **style)
+            axes[2, col].plot(budget, [r.over_budget for r in mine], **style)
+        every = sorted({scale * r.budget for r in rows if r.size == size})
+        if every:
+            axes[1, col].plot(every, every, color="gray", linewidth=0.8, label="budget")
+        axes[0, col].set_title(f"size {size:g}", fontsize=10)
+        axes[2, col].set_xlabel(f"budget ({unit})", fontsize=9)
+        axes[0, col].set_ylim(-0.02, 1.02)
+        axes[2, col].set_ylim(-0.02, 1.02)
+        if any(r.mean_seconds > 0 for r in rows if r.size == size):
+            axes[1, col].set_yscale("log", nonpositive="clip")  # the diagonal stays straight
+            _plain_ticks(axes[1, col].yaxis)
+        for row in range(3):
+            axes[row, col].set_xscale("log")
+            axes[row, col].tick_params(labelsize=8)
+        # the budgets themselves are the x ticks (evenly spaced on the log axis)
+        axes[2, col].set_xticks(every, [f"{b:.2g}" for b in every])
+        axes[2, col].xaxis.set_minor_locator(NullLocator())
+    axes[0, 0].set_ylabel("accuracy", fontsize=9)
+    axes[1, 0].set_ylabel(f"mean realized cost ({unit})", fontsize=9)
+    axes[2, 0].set_ylabel("over-budget rate", fontsize=9)
+    axes[0, 0].legend(fontsize=8)
+    axes[1, 0].legend(fontsize=8)
     return _save(fig, axes, axes.size, path)
+
+
+def _plain_ticks(axis: Any) -> None:
+    """Tick labels of a log axis as plain numbers (``0.02``, not ``2 x 10^-2``)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def _save(fig: Any, axes: Any, used: int, path: str | Path) -> Path:

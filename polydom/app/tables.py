@@ -6,7 +6,28 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["format_table"]
+__all__ = ["DEFAULT_COST_UNIT", "clip", "cost_unit", "features_text", "format_table"]
+
+#: Unit of costs when a build does not say (``polydom.build_index``'s default).
+DEFAULT_COST_UNIT = "units"
+
+
+def cost_unit(info: Any) -> str:
+    """The cost unit a build's ``info`` carries (``DEFAULT_COST_UNIT`` for older builds)."""
+    unit = info.get("cost_unit") if isinstance(info, dict) else None
+    return unit if isinstance(unit, str) and unit.strip() else DEFAULT_COST_UNIT
+
+
+def features_text(features: Any) -> str:
+    """A feature set for people: ``hog+zones``; ``{} (no features)`` for the empty model."""
+    names = sorted(map(str, features))
+    return "+".join(names) if names else "{} (no features)"
+
+
+def clip(text: str, width: int = 60) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
 def _number(value: Any) -> str:
@@ -36,6 +57,3 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     out = [line(list(headers)), line(["-" * w for w in widths])]
     out.extend(line(r) for r in cells)
     return "\n".join(out)
-
-
-# ---------------------------------------------------------------------------- inspect

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from polydom.curves.cost_curve import CostCurve
+from polydom.curves.domain import check_feature_name, check_real
 
 __all__ = ["Candidate"]
 
@@ -21,12 +22,14 @@ class Candidate:
     key : hashable
         Unique name of the candidate within an index (ties in the index are broken by key).
     accuracy : float
-        Estimated accuracy in ``[0, 1]``; independent of the item size.
+        Estimated accuracy in ``[0, 1]``; independent of the item size.  A real number
+        (``"0.5"`` or ``True`` raise ``TypeError``).
     cost : CostCurve or str or sequence of float
         Cost of the features the model needs, as a function of the item size ``n``.
         Text is parsed with :meth:`CostCurve.parse`, numbers are coefficients.
     features : iterable of str, default empty
-        Names of the features the model uses (informational for the index).
+        Names of the features the model uses (informational for the index); non-empty
+        strings.
     payload : object, default None
         Anything attached (a fitted model, an expansion); ignored by comparisons.
     needs : mapping of str to float, optional
@@ -58,12 +61,7 @@ class Candidate:
             hash(self.key)
         except TypeError:
             raise ValueError(f"candidate key must be hashable, got {self.key!r}") from None
-        try:
-            accuracy = float(self.accuracy)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"accuracy of candidate {self.key!r} must be a number, got {self.accuracy!r}"
-            ) from None
+        accuracy = check_real(self.accuracy, f"accuracy of candidate {self.key!r}")
         if not (math.isfinite(accuracy) and 0.0 <= accuracy <= 1.0):
             raise ValueError(
                 f"accuracy of candidate {self.key!r} must be in [0, 1], got {self.accuracy!r}"
@@ -71,24 +69,21 @@ class Candidate:
         object.__setattr__(self, "accuracy", accuracy)
         object.__setattr__(self, "cost", CostCurve.coerce(self.cost))
         if isinstance(self.features, str) or not isinstance(self.features, Iterable):
-            raise ValueError(
+            raise TypeError(
                 f"features of candidate {self.key!r} must be an iterable of names, "
                 f"got {self.features!r}"
             )
-        object.__setattr__(self, "features", frozenset(self.features))
+        features = frozenset(self.features)
+        for name in features:
+            check_feature_name(name, f"a feature of candidate {self.key!r}")
+        object.__setattr__(self, "features", features)
         if self.needs is None:
             needs = {name: 1.0 for name in sorted(self.features)}
         elif isinstance(self.needs, Mapping):
             needs = {}
             for atom, p in self.needs.items():
-                if not isinstance(atom, str):
-                    raise ValueError(
-                        f"needs of candidate {self.key!r} must name atoms by string, got {atom!r}"
-                    )
-                try:
-                    p = float(p)
-                except (TypeError, ValueError):
-                    p = math.nan
+                check_feature_name(atom, f"an atom in the needs of candidate {self.key!r}")
+                p = check_real(p, f"needs of candidate {self.key!r}: probability of {atom!r}")
                 if not 0.0 <= p <= 1.0:
                     raise ValueError(
                         f"needs of candidate {self.key!r}: probability of {atom!r} must be in "

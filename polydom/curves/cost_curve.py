@@ -9,15 +9,18 @@ an item of size ``n``.  Coefficients are float64, lowest degree first.  Parsing 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import sympy
 
+from polydom.curves.domain import shown
 from polydom.curves.parse import N as _N
 from polydom.curves.parse import parse_coefficients, sympy_number
 from polydom.curves.poly import (
+    MAX_DEGREE,
     compare_right,
     difference,
     difference_nonnegative,
@@ -50,19 +53,35 @@ class CostCurve:
 
     Raises
     ------
+    TypeError
+        If the coefficients are not real numbers (strings, bools, complex).
     ValueError
-        If the sequence is empty, not one-dimensional, or holds NaN or infinity.
+        If the sequence is empty, not one-dimensional, holds NaN or infinity, or the degree
+        exceeds :data:`polydom.curves.poly.MAX_DEGREE` (32).
     """
 
     __slots__ = ("_coef", "_horner", "_hash")
 
     def __init__(self, coefficients: Sequence[float] | np.ndarray | float) -> None:
         try:
-            arr = np.array(np.atleast_1d(coefficients), dtype=np.float64)
-        except (TypeError, ValueError) as exc:
+            raw = np.atleast_1d(coefficients)
+        except (TypeError, ValueError):
             raise ValueError(
-                f"coefficients must be a sequence of numbers, got {coefficients!r}"
-            ) from exc
+                f"coefficients must be a sequence of numbers, got {shown(coefficients)}"
+            ) from None
+        bools = isinstance(coefficients, (list, tuple)) and any(
+            isinstance(c, (bool, np.bool_)) for c in coefficients
+        )  # numpy would cast [True, 2.0] to floats silently
+        if bools or raw.dtype.kind not in "iuf" and not (
+            raw.dtype.kind == "O" and all(
+                isinstance(c, numbers.Real) and not isinstance(c, bool) for c in raw.ravel()
+            )
+        ):
+            raise TypeError(
+                f"coefficients must be real numbers, got {shown(coefficients)} "
+                f"(dtype {raw.dtype})"
+            )
+        arr = np.array(raw, dtype=np.float64)
         if arr.ndim != 1 or arr.size == 0:
             raise ValueError(
                 f"coefficients must be a non-empty 1-D sequence, got {coefficients!r}"
@@ -71,6 +90,10 @@ class CostCurve:
             raise ValueError(f"coefficients must be finite, got {arr.tolist()}")
         nonzero = np.flatnonzero(arr)
         arr = arr[: nonzero[-1] + 1] if nonzero.size else arr[:1]
+        if arr.size - 1 > MAX_DEGREE:
+            raise ValueError(
+                f"a cost curve has degree at most {MAX_DEGREE}, got degree {arr.size - 1}"
+            )
         arr = arr + 0.0  # normalise -0.0
         arr.setflags(write=False)
         self._coef = arr

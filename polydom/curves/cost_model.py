@@ -24,14 +24,13 @@ from typing import Any
 import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
+from polydom.curves.domain import check_column, check_feature_name
 
 __all__ = ["CostModel"]
 
 
 def _name(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{what} must be a non-empty string, got {value!r}")
-    return value
+    return check_feature_name(value, what)
 
 
 class CostModel:
@@ -118,11 +117,11 @@ class CostModel:
                     raise ValueError(f"columns of atom {name!r} must be a list, got {cols!r}")
                 out = []
                 for c in cols:
-                    if isinstance(c, bool) or int(c) != c or c < 0:
+                    c = check_column(c, f"a column of atom {name!r}")
+                    if c < 0:
                         raise ValueError(
                             f"columns of atom {name!r} must be integers >= 0, got {c!r}"
                         )
-                    c = int(c)
                     if c in owner:
                         raise ValueError(
                             f"column {c} is claimed by two atoms, {owner[c]!r} and {name!r}"

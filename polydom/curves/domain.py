@@ -1,20 +1,71 @@
-"""Validation of the size domain, sizes and budgets, with errors that name the argument."""
+"""Argument checks of the public entry points, with errors that name the argument and value.
+
+The one home of input validation: sizes, budgets, the size domain, numbers given where a
+real is expected (cast to float64, so a numpy float32 answers as the same Python float),
+arrays of queries, feature names and column indices.  A wrong *type* raises ``TypeError``,
+a wrong *value* ``ValueError``; both name the argument and show the value.
+"""
 
 from __future__ import annotations
 
 import math
+import numbers
+from typing import Any
 
 import numpy as np
 
-__all__ = ["check_domain", "check_size", "check_budget", "check_sizes", "check_budgets"]
+__all__ = [
+    "check_budget",
+    "check_budgets",
+    "check_column",
+    "check_domain",
+    "check_feature_name",
+    "check_queries",
+    "check_real",
+    "check_size",
+    "check_sizes",
+    "shown",
+]
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for error messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_real(value: Any, name: str) -> float:
+    """``value`` as a Python float when it is one real number, else ``TypeError``.
+
+    Accepted: ``int``, ``float``, numpy integers and floats, ``fractions.Fraction``, 0-d
+    numeric arrays.  Refused: ``bool`` (``True`` is not a size), strings, complex numbers,
+    arrays with more than one element, ``None``.  NaN and infinity pass (range checks are
+    the caller's).
+
+    Runtime complexity: O(1).
+
+    >>> check_real(2, "size")
+    2.0
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        if isinstance(value, np.ndarray):
+            raise TypeError(
+                f"{name} must be a single real number, got an array of shape {value.shape}"
+            )
+        raise TypeError(
+            f"{name} must be a real number, got {shown(value)} ({type(value).__name__})"
+        )
+    try:
+        return float(value)
+    except OverflowError:
+        return math.copysign(math.inf, value)
 
 
 def check_domain(n_min: float, n_max: float) -> tuple[float, float]:
     """Return ``(n_min, n_max)`` as floats; ``0 <= n_min <= n_max``, ``n_min`` finite."""
-    try:
-        lo, hi = float(n_min), float(n_max)
-    except (TypeError, ValueError):
-        raise ValueError(f"n_min and n_max must be numbers, got {n_min!r}, {n_max!r}") from None
+    lo, hi = check_real(n_min, "n_min"), check_real(n_max, "n_max")
     if not (math.isfinite(lo) and lo >= 0.0):
         raise ValueError(f"n_min must be finite and >= 0, got {n_min!r}")
     if math.isnan(hi) or hi < lo:
@@ -24,10 +75,7 @@ def check_domain(n_min: float, n_max: float) -> tuple[float, float]:
 
 def check_size(size: float, lo: float, hi: float) -> float:
     """Return ``size`` as a float, or raise naming it when NaN, infinite or outside ``[lo, hi]``."""
-    try:
-        n = float(size)
-    except (TypeError, ValueError):
-        raise ValueError(f"size must be a number, got {size!r}") from None
+    n = check_real(size, "size")
     if not math.isfinite(n) or n < 0.0:
         raise ValueError(f"size must be finite and >= 0, got {size!r}")
     if not lo <= n <= hi:
@@ -37,18 +85,34 @@ def check_size(size: float, lo: float, hi: float) -> float:
 
 def check_budget(budget: float) -> float:
     """Return ``budget`` as a float, or raise naming it when NaN, infinite or negative."""
-    try:
-        b = float(budget)
-    except (TypeError, ValueError):
-        raise ValueError(f"budget must be a number, got {budget!r}") from None
+    b = check_real(budget, "budget")
     if not (math.isfinite(b) and b >= 0.0):
         raise ValueError(f"budget must be finite and >= 0, got {budget!r}")
     return b
 
 
+def _real_array(values: Any, name: str) -> np.ndarray:
+    """``values`` as a float64 array of real numbers (``TypeError`` / ``ValueError`` else)."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be an array of real numbers, got {shown(values)}")
+    try:
+        arr = np.asarray(values)
+    except ValueError:
+        raise ValueError(
+            f"{name} must be a rectangular array of real numbers (not ragged), "
+            f"got {shown(values)}"
+        ) from None
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(
+            f"{name} must be an array of real numbers, got dtype {arr.dtype} "
+            f"({shown(values)})"
+        )
+    return arr.astype(np.float64, copy=False)
+
+
 def check_sizes(sizes: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    """Vector form of :func:`check_size`; the error names the first bad element."""
-    n = np.asarray(sizes, dtype=np.float64)
+    """Vector form of :func:`check_size` (float64); the error names the first bad element."""
+    n = _real_array(sizes, "sizes")
     bad = ~(np.isfinite(n) & (n >= lo) & (n <= hi))
     if bad.any():
         k = int(np.flatnonzero(bad.ravel())[0])
@@ -60,10 +124,55 @@ def check_sizes(sizes: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 
 def check_budgets(budgets: np.ndarray) -> np.ndarray:
-    """Vector form of :func:`check_budget`; the error names the first bad element."""
-    b = np.asarray(budgets, dtype=np.float64)
+    """Vector form of :func:`check_budget` (float64); the error names the first bad element."""
+    b = _real_array(budgets, "budgets")
     bad = ~(np.isfinite(b) & (b >= 0.0))
     if bad.any():
         k = int(np.flatnonzero(bad.ravel())[0])
         raise ValueError(f"budgets[{k}] must be finite and >= 0, got {b.ravel()[k]!r}")
     return b
+
+
+def check_queries(sizes: Any, budgets: Any, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Checked ``sizes`` and ``budgets`` broadcast to one shape (float64 arrays).
+
+    Runtime complexity: O(Q) for Q queries.
+
+    Raises
+    ------
+    TypeError
+        When either is not an array of real numbers (strings, complex, objects).
+    ValueError
+        When either is ragged, a value is out of range, or the shapes do not broadcast.
+    """
+    n = check_sizes(sizes, lo, hi)
+    b = check_budgets(budgets)
+    try:
+        return np.broadcast_arrays(n, b)
+    except ValueError:
+        raise ValueError(
+            f"sizes of shape {n.shape} and budgets of shape {b.shape} do not broadcast "
+            "to one shape"
+        ) from None
+
+
+def check_feature_name(name: Any, what: str = "feature name") -> str:
+    """``name`` when it is a non-blank string, else ``TypeError`` / ``ValueError``.
+
+    Runtime complexity: O(len(name)).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"{what} must be a string, got {shown(name)} ({type(name).__name__})")
+    if not name.strip():
+        raise ValueError(f"{what} must be a non-empty string, got {name!r}")
+    return name
+
+
+def check_column(value: Any, what: str) -> int:
+    """``value`` as an int when it is an integer column index (not bool, not 2.0 or "3")."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{what} must be an integer column index, got {shown(value)} "
+            f"({type(value).__name__})"
+        )
+    return int(value)

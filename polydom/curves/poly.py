@@ -22,6 +22,7 @@ import numpy as np
 
 __all__ = [
     "ACC_TOL",
+    "MAX_DEGREE",
     "REL_TOL",
     "ZERO_TOL",
     "candidate_roots",
@@ -43,6 +44,9 @@ __all__ = [
 REL_TOL = 1e-12
 #: Tolerance of accuracy comparisons in pruning tests (spec 4: alpha * a_i >= a_k - ACC_TOL).
 ACC_TOL = 1e-12
+#: Highest degree of a cost curve (parsed or given as coefficients).  Root finding and the
+#: sweep cost O(d**3) per pair of curves; a degree-2048 curve took 30 s to index.
+MAX_DEGREE = 32
 #: Relative level under which a value of a difference of curves is taken as zero.
 ZERO_TOL = 1e-12
 _INF = math.inf

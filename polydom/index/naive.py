@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from polydom.curves.candidate import Candidate
-from polydom.curves.domain import check_budget, check_budgets, check_size, check_sizes
+from polydom.curves.domain import check_budget, check_queries, check_size
 from polydom.index.dominance import canonical_order
 from polydom.index.polydom_index import validate_candidates
 
@@ -91,9 +91,7 @@ class NaiveLookup:
 
     def lookup_many(self, sizes: np.ndarray, budgets: np.ndarray) -> np.ndarray:
         """Vectorised lookups (scanning all candidates per query).  O(Q * K * d)."""
-        n = check_sizes(sizes, self._lo, self._hi)
-        b = check_budgets(budgets)
-        n, b = np.broadcast_arrays(n, b)
+        n, b = check_queries(sizes, budgets, self._lo, self._hi)
         out = np.array(
             [self.lookup_position(x, y) for x, y in zip(n.ravel(), b.ravel(), strict=True)],
             dtype=np.int64,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from polydom.curves.candidate import Candidate
-from polydom.curves.domain import check_budget, check_domain, check_size
+from polydom.curves.domain import check_budget, check_domain, check_size, shown
 from polydom.curves.poly import candidate_roots
 from polydom.index.dominance import prune_dominated
 from polydom.index.sweep import kinetic_sweep
@@ -23,17 +23,25 @@ def validate_candidates(
 ) -> tuple[list[Candidate], float, float]:
     """Check a candidate list for an index: non-empty, unique keys, curves >= 0 on the domain.
 
-    Returns the list, ``n_min`` and ``n_max`` as floats.  Raises ``ValueError`` naming the
-    problem; nothing is modified.
+    Returns the list, ``n_min`` and ``n_max`` as floats.  Raises ``TypeError`` (not an
+    iterable of candidates) or ``ValueError`` naming the problem; nothing is modified.
     """
     lo, hi = check_domain(n_min, n_max)
+    if isinstance(candidates, (str, bytes, Mapping)) or not isinstance(candidates, Iterable):
+        raise TypeError(
+            f"candidates must be an iterable of polydom.Candidate, got {shown(candidates)} "
+            f"({type(candidates).__name__})"
+        )
     cands = list(candidates)
     if not cands:
         raise ValueError("candidates must not be empty")
     seen = set()
-    for c in cands:
+    for k, c in enumerate(cands):
         if not isinstance(c, Candidate):
-            raise ValueError(f"candidates must be polydom.Candidate, got {type(c).__name__}")
+            raise TypeError(
+                f"candidates[{k}] must be a polydom.Candidate, got {shown(c)} "
+                f"({type(c).__name__})"
+            )
         if c.key in seen:
             raise ValueError(f"duplicate candidate key {c.key!r}")
         seen.add(c.key)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from polydom.curves.candidate import Candidate
-from polydom.curves.domain import check_budget, check_budgets, check_size, check_sizes
+from polydom.curves.domain import check_budget, check_queries, check_size
 from polydom.curves.poly import horner, values_equal
 
 __all__ = ["SkylineTable"]
@@ -123,6 +123,8 @@ class SkylineTable:
 
         Raises
         ------
+        TypeError
+            If ``size`` or ``budget`` is not one real number (a string, a bool, an array).
         ValueError
             If ``size`` is NaN, infinite, negative or outside the domain, or ``budget`` is
             NaN, infinite or negative.
@@ -132,11 +134,13 @@ class SkylineTable:
 
     def lookup_position(self, size: float, budget: float) -> int:
         """Like :meth:`lookup`, returning the position in :attr:`candidates` (-1: none fits)."""
-        try:
-            ok = self._lo <= size <= self._top and 0.0 <= budget <= _MAX_FLOAT
-        except TypeError:
-            ok = False
-        if not ok:
+        # Fast path for Python floats inside the domain; everything else (ints, numpy
+        # scalars, float32 whose arithmetic would round differently, junk) is checked and
+        # cast to a Python float first.
+        if not (
+            type(size) is float and type(budget) is float
+            and self._lo <= size <= self._top and 0.0 <= budget <= _MAX_FLOAT
+        ):
             size = check_size(size, self._lo, self._hi)
             budget = check_budget(budget)
         r = bisect_right(self._breaks, size) - 1
@@ -190,13 +194,18 @@ class SkylineTable:
 
         Returns an int64 array of positions into :attr:`candidates`, -1 where nothing fits;
         element-wise equal to :meth:`lookup_position` (the same binary search, run for a
-        fixed number of steps over all queries at once).
+        fixed number of steps over all queries at once).  Inputs are cast to float64.
+
+        Raises
+        ------
+        TypeError
+            If ``sizes`` or ``budgets`` are not arrays of real numbers (strings, complex).
+        ValueError
+            If they are ragged, do not broadcast, or hold a value out of range.
 
         Runtime complexity: O(Q * d * log S) numpy work for Q queries.
         """
-        n = check_sizes(sizes, self._lo, self._hi)
-        b = check_budgets(budgets)
-        n, b = np.broadcast_arrays(n, b)
+        n, b = check_queries(sizes, budgets, self._lo, self._hi)
         shape = n.shape
         n, b = n.ravel(), b.ravel()
         breaks, lens, ids, flat, stride = self._padded()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import lattice
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_model import CostModel
-from polydom.curves.domain import check_domain
+from polydom.curves.domain import check_domain, shown
 from polydom.index.built import Index
 from polydom.index.polydom_index import PolyDomIndex
 from polydom.pipeline.open import register_learner_models
@@ -29,6 +30,7 @@ def build_index(
     extra_candidates: Iterable[Candidate] = (),
     cache: MutableMapping | None = None,
     store: str | None = None,
+    cost_unit: str = "units",
     **explore_options: Any,
 ) -> Index:
     """Explore the feature-set lattice with ``learner``, then index the candidates.
@@ -68,9 +70,21 @@ def build_index(
         again with the same arguments retrains nothing that was stored; the finished index
         (candidates, ranges, skylines, models) becomes current in one transaction.  Open it
         with :func:`polydom.open_index`.  Not together with ``cache``.
+    cost_unit : str, default "units"
+        The unit of every cost and budget (``"s"`` for measured seconds, ``"ms"``, ...):
+        kept in ``info["cost_unit"]``, stored with the build, printed by the command line
+        and the plots.
     **explore_options
         Passed to :func:`lattice.explore` (``traversal``, ``scope``, ``cost_pruning``,
         ``candidate_alpha``, ``max_expansions``, ...).
+
+    Raises
+    ------
+    TypeError
+        If ``costs`` is not a mapping, ``learner`` has no ``expand``, or ``store`` is not a
+        URL or path.
+    ValueError
+        If ``costs`` is empty, or any argument is out of range (see :func:`lattice.explore`).
 
     Returns
     -------
@@ -88,6 +102,7 @@ def build_index(
     >>> index.lookup(size=10.0, budget=5.0).features == frozenset({"a"})
     True
     """
+    _check_arguments(costs, learner, store, cost_unit)
     extra = list(extra_candidates)
     for c in extra:
         if not isinstance(c, Candidate):
@@ -139,11 +154,38 @@ def build_index(
         "learners": sorted({c.learner or "?" for c in [*candidates, *extra]}),
         "ranges": len(table),
         "entries": table.entries,
+        "cost_unit": cost_unit,
     }
     index = Index(table, model, info=info)
     if publish is not None:
         publish(index)
     return index
+
+
+def _check_arguments(costs: Any, learner: Any, store: Any, cost_unit: Any) -> None:
+    """Refuse what would build nothing useful, before any store is touched."""
+    if not isinstance(costs, (CostModel, Mapping)):
+        raise TypeError(
+            f"costs must be a CostModel or a mapping of feature name to cost curve, got "
+            f"{shown(costs)} ({type(costs).__name__})"
+        )
+    if not (costs.features if isinstance(costs, CostModel) else costs):
+        raise ValueError(
+            "costs must name at least one feature (an empty lattice indexes only the empty "
+            "model)"
+        )
+    if not callable(getattr(learner, "expand", None)):
+        raise TypeError(
+            f"learner must have an expand(features) method (a lattice.Learner), got "
+            f"{shown(learner)} ({type(learner).__name__})"
+        )
+    if store is not None and not isinstance(store, (str, os.PathLike)):
+        raise TypeError(
+            f"store must be a SQLAlchemy URL or a file path, got {shown(store)} "
+            f"({type(store).__name__})"
+        )
+    if not isinstance(cost_unit, str) or not cost_unit.strip():
+        raise TypeError(f"cost_unit must be a non-empty string such as 's', got {cost_unit!r}")
 
 
 def check_needs(candidates: Iterable[Candidate], model: CostModel) -> None:

@@ -58,9 +58,15 @@ def test_parse_rejects_non_strings_and_huge_input():
         CostCurve.parse("n+" * 6000 + "1")
 
 
-@pytest.mark.parametrize("bad", [[], [math.nan], [1.0, math.inf], [[1.0, 2.0]], "abc"])
+@pytest.mark.parametrize("bad", [[], [math.nan], [1.0, math.inf], [[1.0, 2.0]]])
 def test_constructor_rejects_bad_coefficients(bad):
     with pytest.raises(ValueError, match="coefficients"):
+        CostCurve(bad)
+
+
+@pytest.mark.parametrize("bad", ["abc", ["1", "2"], [True, 2.0], [1j]])
+def test_constructor_rejects_coefficients_that_are_not_real_numbers(bad):
+    with pytest.raises(TypeError, match="coefficients must be real numbers"):
         CostCurve(bad)
 
 

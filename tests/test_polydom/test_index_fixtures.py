@@ -75,7 +75,6 @@ def test_one_candidate_and_constant_curves():
         (1.0, math.nan, "budget"),
         (1.0, -0.5, "budget"),
         (1.0, math.inf, "budget"),
-        ("x", 1.0, "size"),
     ],
 )
 def test_bad_size_or_budget_is_named(size, budget, fragment):
@@ -105,7 +104,6 @@ def test_size_outside_domain_is_rejected():
         (lambda: PolyDomIndex.build(FIG5, n_min=-1.0), "n_min"),
         (lambda: PolyDomIndex.build(FIG5, n_min=5.0, n_max=2.0), "n_max"),
         (lambda: PolyDomIndex.build(FIG5, n_min=math.nan), "n_min"),
-        (lambda: PolyDomIndex.build(["F1"]), "polydom.Candidate"),
         (lambda: Candidate("a", 1.5, "n"), r"accuracy of candidate 'a' must be in \[0, 1\]"),
         (lambda: Candidate("a", math.nan, "n"), "accuracy"),
         (lambda: Candidate("a", 0.5, [math.nan]), "finite"),

@@ -66,7 +66,9 @@ def test_lookup_prints_what_the_index_answers(store_url, capsys):
 def test_lookup_with_nothing_in_budget_exits_1(store_url, capsys):
     published(store_url)
     assert main(["lookup", store_url, "--size", "10", "--budget", "0"]) == 1
-    assert "no candidate of build 1 costs at most 0 at size 10" in capsys.readouterr().out
+    assert capsys.readouterr().out == (
+        "nothing fits: no candidate of build 1 costs at most 0 units at size 10\n"
+    )
 
 
 @pytest.mark.parametrize(
