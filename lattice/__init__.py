@@ -9,6 +9,7 @@ from lattice.baselines import (
     greedy_cost,
 )
 from lattice.delta import estimate_delta, monotonicity_violations
+from lattice.executor import Executor, ExecutorError, make_executor
 from lattice.expansion import Expansion, Learner
 from lattice.explore import Exploration, explore
 from lattice.progressive import Progressive, progressive
@@ -16,6 +17,8 @@ from lattice.progressive import Progressive, progressive
 __all__ = [
     "PAPER_LAMBDAS",
     "Expansion",
+    "Executor",
+    "ExecutorError",
     "Exploration",
     "GreedyResult",
     "Learner",
@@ -26,6 +29,7 @@ __all__ = [
     "greedy",
     "greedy_acc",
     "greedy_cost",
+    "make_executor",
     "monotonicity_violations",
     "progressive",
 ]

@@ -11,6 +11,7 @@ from lattice.expansion import Expansion
 from lattice.explore import Exploration, _check_learner_features, resolve_candidate_alpha
 from lattice.feature_space import Expander, FeatureSpace, set_key
 from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_model import CostModel
 from polydom.curves.domain import check_budget, check_domain, check_size
 
 __all__ = [
@@ -27,7 +28,7 @@ PAPER_LAMBDAS = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1.0, 5.0,
 
 
 def expand_all(
-    costs: Mapping[str, Any],
+    costs: Mapping[str, Any] | CostModel,
     learner: Any,
     cache: MutableMapping | None = None,
     *,
@@ -181,7 +182,7 @@ class GreedyResult:
 
 
 def greedy(
-    costs: Mapping[str, Any],
+    costs: Mapping[str, Any] | CostModel,
     learner: Any,
     size: float = 1.0,
     lambdas: Sequence[float] = PAPER_LAMBDAS,
@@ -280,7 +281,7 @@ def greedy(
 
 
 def greedy_acc(
-    costs: Mapping[str, Any],
+    costs: Mapping[str, Any] | CostModel,
     learner: Any,
     size: float = 1.0,
     cache: MutableMapping | None = None,
@@ -290,7 +291,7 @@ def greedy_acc(
 
 
 def greedy_cost(
-    costs: Mapping[str, Any],
+    costs: Mapping[str, Any] | CostModel,
     learner: Any,
     size: float = 1.0,
     cache: MutableMapping | None = None,

@@ -9,6 +9,10 @@ EXPAND-ENUMERATE) and trains a model only for sets that no pruning rule excuses:
   freshly expanded set; it only skips tests that would succeed, so the output is identical.
 * **Cost pruning** (optional, beyond the paper): see :func:`explore`.
 
+Each pass of a round hands its unpruned sets to an executor as one batch (in-process, a
+process pool or a Dask cluster, :mod:`lattice.executor`); see :meth:`_Explorer._pass` for why
+this decides exactly what a one-by-one walk decides.
+
 The expanded sets are then reduced to candidates by exact polynomial-cost dominance.
 """
 
@@ -21,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from lattice.executor import make_executor
 from lattice.expansion import Expansion
 from lattice.feature_space import BudgetExhausted, Expander, FeatureSpace, set_key
 from polydom.curves.candidate import Candidate
@@ -283,8 +288,8 @@ class _Explorer:
             cost_le_many(self.ecoef[idx], target, self.sp.n_min, self.sp.n_max, first=True).any()
         )
 
-    def _expand(self, s: int, from_top: bool) -> None:
-        exp = self.expander(s)
+    def _file(self, s: int, exp: Expansion, from_top: bool) -> None:
+        """Record the expansion of ``s``: arrays, frontiers and the covering marks."""
         self._add(s, exp)
         self.pruned.pop(s, None)
         sp = self.sp
@@ -294,6 +299,40 @@ class _Explorer:
             self.frontier_bottom = (self.frontier_bottom | {s}) - set(_children(s))
         if self.covering:
             self._cover(s, exp.accuracy, from_top)
+
+    def _expand_batch(self, batch: list[int], from_top: bool) -> None:
+        """Train a batch (through the executor, in any order) and file it in batch order;
+        raise :class:`BudgetExhausted` after filing what finished when the budget ran out."""
+        done, exhausted = self.expander.expand_batch(batch)
+        for s, exp in done.items():
+            self._file(s, exp, from_top)
+        if exhausted:
+            raise BudgetExhausted
+
+    def _waits_on(self, s: int, batch: list[int]) -> bool:
+        """Must the pending ``batch`` be trained before ``s`` is tested?
+
+        With ``scope="expanded"`` only cost pruning looks at sets of the same size as ``s``
+        (a pass's sets all have one size, so no sandwich or covering test involves a
+        batch-mate); a pending ``H`` with ``c_H <= c_s`` on the domain decides the test by
+        its accuracy, not yet known.  With ``scope="frontier"`` always: expanding a set
+        removes its parents (children) from the top (bottom) frontier, which a batch-mate's
+        test reads, so that paper-literal mode trains one set at a time.
+        """
+        if not batch:
+            return False
+        if self.scope == "frontier":
+            return True
+        if not self.cost_pruning:
+            return False
+        lo, hi, _ = self._bounds(s)
+        if not math.isfinite(hi) or self.alpha * (lo - self.delta) >= hi - ACC_TOL:
+            return False
+        target = self.sp.cost_coefs([s])[0]
+        pending = self.sp.cost_coefs(batch)
+        return bool(
+            cost_le_many(pending, target, self.sp.n_min, self.sp.n_max, first=True).any()
+        )
 
     def _cover(self, s: int, acc: float, from_top: bool) -> None:
         """Covering shortcut (Property 3.4 and its inverse): mark neighbours of ``s`` that
@@ -326,12 +365,28 @@ class _Explorer:
     def _pass(
         self, active: set[int], checked: set[int], from_top: bool, onward: Callable
     ) -> set[int]:
-        """One round from one side: test each active set in canonical order, expand those
-        that are not pruned, and return the sets to visit next (``onward`` of each expanded
-        set, and with the complete traversal of each pruned one too)."""
+        """One round from one side: test each active set in canonical order, train those
+        that are not pruned as one batch, and return the sets to visit next (``onward`` of
+        each expanded set, and with the complete traversal of each pruned one too).
+
+        The active sets of a pass all have the same size (the top pass of round ``k``
+        visits sets of ``m - k`` features, the bottom pass sets of ``k``), so the sandwich
+        and covering tests of one never depend on another's accuracy: testing them all
+        before training any decides exactly what testing and training them one by one
+        decides.  Cost pruning and the frontier scope are the exceptions
+        (:meth:`_waits_on`): the batch is trained early when a pending set may decide a test.
+        """
         full = self.sp.full
         complete = self.traversal == "complete"
         nxt: set[int] = set()
+        batch: list[int] = []
+
+        def train() -> None:
+            self._expand_batch(batch, from_top)
+            for t in batch:
+                nxt.update(onward(t))
+            batch.clear()
+
         for s in sorted(active, key=set_key):
             if s in self.expanded:
                 continue
@@ -339,12 +394,16 @@ class _Explorer:
                 if s in checked:
                     continue
                 checked.add(s)
-            if s != full and s != 0 and self._pruned(s):
-                if complete:
-                    nxt.update(onward(s))
-                continue
-            self._expand(s, from_top=from_top)
-            nxt.update(onward(s))
+            if s != full and s != 0:
+                if self._waits_on(s, batch):
+                    train()
+                if self._pruned(s):
+                    if complete:
+                        nxt.update(onward(s))
+                    continue
+            batch.append(s)
+        if batch:
+            train()
         return nxt
 
 
@@ -405,6 +464,8 @@ def explore(
     candidate_alpha: float | str = 1.0,
     n_min: float = 0.0,
     n_max: float = math.inf,
+    executor: Any = None,
+    progress: Callable[[Expansion], Any] | None = None,
     _deadline: float | None = None,
 ) -> Exploration:
     """Expand the feature-set lattice with Poly-Dom's pruning (spec 4.1) and build candidates.
@@ -479,13 +540,26 @@ def explore(
         Dominance factor of candidate pruning; 1 keeps the end-to-end guarantee at alpha.
     n_min, n_max : float
         The size domain for every cost comparison.
+    executor : None, str, lattice.Executor or distributed.Client
+        Where trainings run (see :func:`lattice.make_executor`): in-process by default,
+        ``"processes:N"``, ``"dask://host:port"``, a Dask client.  Each pass's unpruned sets
+        go out as one batch; the pruning decisions, the expanded sets and their order are
+        the same with every executor.  An executor given as a string is closed at the end.
+    progress : callable, optional
+        Called with each newly trained :class:`Expansion` as it arrives (a progress bar).
 
     Returns
     -------
     Exploration
 
+    Raises
+    ------
+    lattice.ExecutorError
+        On a bad ``executor`` (before any training).
+
     Runtime complexity: O(2**m * E) vectorised work for E expanded sets (each of the 2**m
-    sets is checked once against the expanded ones), plus E trainings.
+    sets is checked once against the expanded ones), plus E trainings, run ``workers`` at a
+    time within a pass.
     """
     alpha, delta = check_alpha_delta(alpha, delta)
     if traversal not in _TRAVERSALS:
@@ -501,13 +575,23 @@ def explore(
     lo, hi = check_domain(n_min, n_max)
     space = FeatureSpace(costs, lo, hi)
     _check_learner_features(learner, space)
-    expander = Expander(learner, space, cache, max_expansions, _deadline)
-    run = _Explorer(space, expander, alpha, delta, scope, traversal, covering, cost_pruning)
-    complete = True
+    ex = make_executor(executor)
     try:
-        run.run()
-    except BudgetExhausted:
-        complete = False
+        with ex.session(learner) as session:
+            expander = Expander(
+                learner, space, cache, max_expansions, _deadline, session, progress
+            )
+            run = _Explorer(
+                space, expander, alpha, delta, scope, traversal, covering, cost_pruning
+            )
+            complete = True
+            try:
+                run.run()
+            except BudgetExhausted:
+                complete = False
+    finally:
+        if ex is not executor:
+            ex.close()
     stats = {
         "expanded": len(run.expanded),
         "trained": expander.trained,

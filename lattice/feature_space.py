@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from lattice.executor import InProcessSession, Session
 from lattice.expansion import Expansion
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
@@ -18,6 +19,7 @@ __all__ = [
     "BudgetExhausted",
     "FeatureSpace",
     "Expander",
+    "expand_task",
     "popcount",
     "set_key",
 ]
@@ -123,11 +125,19 @@ class FeatureSpace:
         return bits.astype(np.float64) @ self.coef
 
 
+def expand_task(learner: Any, features: frozenset) -> Expansion:
+    """One training, as an executor task: ``learner.expand(features)``."""
+    return learner.expand(features)
+
+
 class Expander:
     """Memoised access to the learner: the cache first, then one training per new set.
 
-    Every trained expansion is written into ``cache`` (when given) as soon as it exists, so a
-    database-backed mapping persists the work as it happens.
+    Trainings run through ``session`` (an executor session over ``learner``, see
+    :mod:`lattice.executor`; in-process when None), a batch at a time.  Every trained
+    expansion is written into ``cache`` (when given) as soon as its result arrives, so a
+    database-backed mapping persists the work as it happens, and ``progress(expansion)`` is
+    called for it.
     """
 
     def __init__(
@@ -137,6 +147,8 @@ class Expander:
         cache: MutableMapping | None,
         max_trainings: int | None = None,
         deadline: float | None = None,
+        session: Session | None = None,
+        progress: Callable[[Expansion], Any] | None = None,
     ) -> None:
         if not callable(getattr(learner, "expand", None)):
             raise ValueError(f"learner must have an expand(features) method, got {learner!r}")
@@ -145,27 +157,79 @@ class Expander:
         self.cache = cache
         self.max_trainings = max_trainings
         self.deadline = deadline
+        self.session = InProcessSession(learner) if session is None else session
+        self.progress = progress
         self.trained = 0
         self.cache_hits = 0
         self.fit_seconds = 0.0
 
     def __call__(self, mask: int) -> Expansion:
-        features = self.space.names_of(mask)
-        if self.cache is not None:
-            found = self.cache.get(features)
+        """The expansion of one set (raises :class:`BudgetExhausted` past the budget)."""
+        done, exhausted = self.expand_batch([mask])
+        if exhausted:
+            raise BudgetExhausted
+        return done[mask]
+
+    def expand_batch(self, masks: Sequence[int]) -> tuple[dict[int, Expansion], bool]:
+        """Expansions of ``masks``: cached ones at once, the others trained as one batch.
+
+        Walking ``masks`` in order, cached sets are served and the others queued for
+        training until ``max_trainings`` would be exceeded; the queue runs through the
+        session and each result is validated, counted, written to the cache and reported to
+        ``progress`` as it arrives.  The deadline is checked before each result is awaited
+        (in-process: before each training); once it has passed, the unfinished trainings
+        are cancelled.
+
+        Returns
+        -------
+        done : dict of int to Expansion
+            The finished expansions, in the order of ``masks``.
+        exhausted : bool
+            True when the budget stopped the batch before every set was expanded.
+
+        Runtime complexity: one cache lookup per set plus the trainings of the misses.
+        """
+        served: dict[int, Expansion] = {}
+        todo: list[int] = []
+        exhausted = False
+        for mask in masks:
+            features = self.space.names_of(mask)
+            found = self.cache.get(features) if self.cache is not None else None
             if found is not None:
                 self.cache_hits += 1
-                return self._checked(found, features)
-        if self.max_trainings is not None and self.trained >= self.max_trainings:
-            raise BudgetExhausted
-        if self.deadline is not None and time.perf_counter() >= self.deadline:
-            raise BudgetExhausted
-        exp = self._checked(self.learner.expand(features), features)
-        self.trained += 1
-        self.fit_seconds += exp.fit_seconds
-        if self.cache is not None:
-            self.cache[features] = exp
-        return exp
+                served[mask] = self._checked(found, features)
+                continue
+            if self.max_trainings is not None and self.trained + len(todo) >= self.max_trainings:
+                exhausted = True
+                break
+            todo.append(mask)
+        if todo:
+            exhausted = self._train(todo, served) or exhausted
+        return {m: served[m] for m in masks if m in served}, exhausted
+
+    def _train(self, todo: list[int], served: dict[int, Expansion]) -> bool:
+        """Train ``todo`` through the session; True when the deadline cut it short."""
+        sets = [self.space.names_of(m) for m in todo]
+        results = self.session.map_unordered(expand_task, [(fs,) for fs in sets])
+        try:
+            while True:
+                if self.deadline is not None and time.perf_counter() >= self.deadline:
+                    return True
+                try:
+                    position, exp = next(results)
+                except StopIteration:
+                    return False
+                features = sets[position]
+                exp = self._checked(exp, features)
+                self.trained += 1
+                self.fit_seconds += exp.fit_seconds
+                if self.cache is not None:
+                    self.cache[features] = exp
+                served[todo[position]] = exp
+                if self.progress is not None:
+                    self.progress(exp)
+        finally:
+            results.close()
 
     @staticmethod
     def _checked(exp: Any, features: frozenset) -> Expansion:

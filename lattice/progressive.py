@@ -7,7 +7,9 @@ import time
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
+from lattice.executor import make_executor
 from lattice.explore import Exploration, explore
+from polydom.curves.cost_model import CostModel
 
 __all__ = ["Progressive", "progressive"]
 
@@ -40,7 +42,7 @@ class Progressive:
 
 
 def progressive(
-    costs: Mapping[str, Any],
+    costs: Mapping[str, Any] | CostModel,
     learner: Any,
     max_expansions: int | None = None,
     max_seconds: float | None = None,
@@ -68,7 +70,7 @@ def progressive(
     start, step, stop : float
         The alpha schedule (``start >= stop >= 1``, ``step > 0``).
     delta, cache, **explore_options
-        As in :func:`lattice.explore`.
+        As in :func:`lattice.explore` (``executor`` too: resolved once, used by every run).
 
     Raises
     ------
@@ -85,6 +87,8 @@ def progressive(
     if not (math.isfinite(step) and step > 0.0):
         raise ValueError(f"step must be > 0, got {step!r}")
     memo: MutableMapping = {} if cache is None else cache
+    executor = explore_options.pop("executor", None)
+    ex = make_executor(executor)
     deadline = None if max_seconds is None else time.perf_counter() + float(max_seconds)
     alphas = []
     k = 0
@@ -97,16 +101,20 @@ def progressive(
     runs: list[dict] = []
     trained = 0
     best: Exploration | None = None
-    for a in alphas:
-        left = None if max_expansions is None else max(int(max_expansions) - trained, 0)
-        exp = explore(costs, learner, alpha=a, delta=delta, max_expansions=left, cache=memo,
-                      _deadline=deadline, **explore_options)
-        trained += exp.stats["trained"]
-        runs.append({"alpha": a, "complete": exp.complete, "expanded": exp.n_expanded,
-                     "trained": exp.stats["trained"], "cache_hits": exp.stats["cache_hits"]})
-        if not exp.complete:
-            break
-        best = exp
+    try:
+        for a in alphas:
+            left = None if max_expansions is None else max(int(max_expansions) - trained, 0)
+            exp = explore(costs, learner, alpha=a, delta=delta, max_expansions=left, cache=memo,
+                          executor=ex, _deadline=deadline, **explore_options)
+            trained += exp.stats["trained"]
+            runs.append({"alpha": a, "complete": exp.complete, "expanded": exp.n_expanded,
+                         "trained": exp.stats["trained"], "cache_hits": exp.stats["cache_hits"]})
+            if not exp.complete:
+                break
+            best = exp
+    finally:
+        if ex is not executor:
+            ex.close()
     if best is None:
         raise ValueError(
             f"the training budget (max_expansions={max_expansions!r}, "

@@ -17,6 +17,7 @@ from learners.budgeted.contract import (
 from learners.budgeted.on_demand import OnDemandFeaturizer
 from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 from learners.columns import normalize_features
+from learners.registry import get_learner, register_learner, registered_learners
 from learners.sklearn_learner import SklearnLearner
 from learners.synthetic import SyntheticLearner
 
@@ -59,7 +60,10 @@ __all__ = [
     "TreeEnsemble",
     "dag_sweep_candidates",
     "expected_cost_curve",
+    "get_learner",
     "normalize_features",
+    "register_learner",
+    "registered_learners",
     "sweep_candidates",
     "worst_cost_curve",
 ]

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
+from lattice.executor import make_executor
 from learners.columns import column_groups
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
@@ -367,6 +369,7 @@ def sweep_candidates(
     key: str | None = None,
     split_cost: CostCurve | str | float | None = None,
     learner: str | None = None,
+    executor: Any = None,
 ) -> list[Candidate]:
     """Fit ``estimator`` over a grid of trade-offs and reference sizes; one Candidate each.
 
@@ -401,13 +404,18 @@ def sweep_candidates(
         penalty ``split_cost=split_cost(s)`` at each reference size.
     learner : str, optional
         Name recorded on every candidate (default: the estimator's class name).
+    executor : None, str, lattice.Executor or distributed.Client
+        Where the fits run (see :func:`lattice.make_executor`): one task per
+        (trade-off, reference size), the data shipped to each worker once.  The candidates
+        are the same, in the same order, with every executor.
 
     Returns
     -------
     list of Candidate
-        Keys ``"{key}(tradeoff=..., n=...)"``; payloads are fitted models.
+        Keys ``"{key}(tradeoff=..., n=...)"``, sizes outer and trade-offs inner; payloads
+        are fitted models.
 
-    Runtime complexity: ``len(tradeoffs) * len(sizes)`` fits.
+    Runtime complexity: ``len(tradeoffs) * len(sizes)`` fits, ``workers`` at a time.
     """
     prefix = key or type(estimator).__name__
     plain = not isinstance(costs, CostModel)
@@ -424,23 +432,55 @@ def sweep_candidates(
         names = list(model.atoms)
     else:
         names = _training_names(estimator, model, plain, n_columns)
-    out = []
-    for s in sizes:
-        params["feature_costs"] = {n: float(model.cost([n])(float(s))) for n in names}
-        if split_cost is not None:
-            params["split_cost"] = float(CostCurve.coerce(split_cost)(float(s)))
-        for t in tradeoffs:
-            est = clone(estimator).set_params(tradeoff=float(t), **params)
-            est.fit(X_train, y_train)
-            out.append(
-                est.to_candidate(
-                    X_eval,
-                    y_eval,
-                    model,
-                    f"{prefix}(tradeoff={t:g}, n={s:g})",
-                    cost=cost,
-                    split_cost=split_cost,
-                    learner=learner,
-                )
-            )
+    ts = list(tradeoffs)
+    grid = [(t, s) for s in sizes for t in ts]
+    sweep = _Sweep(estimator, X_train, y_train, X_eval, y_eval, model, names, params, cost,
+                   prefix, split_cost, learner)
+    ex = make_executor(executor)
+    out: list[Any] = [None] * len(grid)
+    try:
+        with ex.session(sweep) as session:
+            for position, candidate in session.map_unordered(_fit_sweep_point, grid):
+                out[position] = candidate
+    finally:
+        if ex is not executor:
+            ex.close()
     return out
+
+
+@dataclass(frozen=True)
+class _Sweep:
+    """What every fit of a sweep shares (shipped to each worker once)."""
+
+    estimator: Any
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_eval: np.ndarray
+    y_eval: np.ndarray
+    model: CostModel
+    names: list[str]
+    params: dict[str, Any]
+    cost: str
+    prefix: str
+    split_cost: CostCurve | str | float | None
+    learner: str | None
+
+
+def _fit_sweep_point(sweep: _Sweep, t: float, s: float) -> Candidate:
+    """One fit of a sweep (an executor task): the estimator at trade-off ``t`` and
+    reference size ``s``, as a Candidate."""
+    params = dict(sweep.params)
+    params["feature_costs"] = {n: float(sweep.model.cost([n])(float(s))) for n in sweep.names}
+    if sweep.split_cost is not None:
+        params["split_cost"] = float(CostCurve.coerce(sweep.split_cost)(float(s)))
+    est = clone(sweep.estimator).set_params(tradeoff=float(t), **params)
+    est.fit(sweep.X_train, sweep.y_train)
+    return est.to_candidate(
+        sweep.X_eval,
+        sweep.y_eval,
+        sweep.model,
+        f"{sweep.prefix}(tradeoff={t:g}, n={s:g})",
+        cost=sweep.cost,
+        split_cost=sweep.split_cost,
+        learner=sweep.learner,
+    )

@@ -1,7 +1,7 @@
 """The ``polydom`` command line: inspect a stored index and query it.
 
     polydom demo [--quick] [--store PATH] [--plots DIR] [--seed N]
-    polydom build CONFIG
+    polydom build CONFIG [--executor SPEC]
     polydom inspect URL [--build ID] [--ranges K]
     polydom lookup URL --size N --budget C [--build ID]
     polydom plot URL --out DIR [--build ID]
@@ -133,10 +133,11 @@ def run_inspect(args: argparse.Namespace) -> int:
           f"costs in {unit}")
     print(
         format_table(
-            ["range", "n_lo", "n_hi", "rank", "candidate", "features", "accuracy",
+            ["range", "n_lo", "n_hi", "rank", "candidate", "learner", "features", "accuracy",
              f"cost curve ({unit})", f"cost(n_lo) ({unit})", "model"],
             [
                 [r["range_id"], r["n_lo"], r["n_hi"], r["rank"], clip(r["candidate"], 32),
+                 r.get("learner") or "-",
                  clip(r["features"].replace(", ", "+") or "{} (no features)", 60),
                  r["accuracy"], r["cost"], r["cost_at_n_lo"], r["model_format"] or "-"]
                 for r in shown
@@ -265,23 +266,38 @@ def add_build(subparsers: argparse._SubParsersAction) -> None:
         "('breast_cancer' or 'digits'), learner (" + ", ".join(_learner_names()) + "), "
         "store, alpha, delta, domain [n_min, n_max], cv, seed, features, costs (feature -> "
         "polynomial in n) or profile = true (digits: time the features), statistic, sides, "
-        "digits.  See docs/demo.md for examples.",
+        "digits, atoms ('features' or 'columns'), holdout, and [[budgeted]] tables (learner ("
+        + ", ".join(_budgeted_names()) + "), tradeoffs, sizes, cost, params) whose "
+        "candidates join the same index.  See docs/demo.md for examples.",
     )
     p.add_argument("config", metavar="CONFIG", help="a .toml or .json file")
+    p.add_argument(
+        "--executor",
+        metavar="SPEC",
+        help="where the trainings run: inprocess (default), processes, processes:N, or "
+        "dask://host:port (a Dask scheduler; overrides the config's executor key).  A progress "
+        "bar counts the finished trainings on a terminal.",
+    )
     p.set_defaults(run=run_build)
 
 
 def _learner_names() -> list[str]:
-    from polydom.app.config_build import LEARNERS
+    import learners
 
-    return list(LEARNERS)
+    return [n for n in learners.registered_learners("lattice") if n != "synthetic"]
+
+
+def _budgeted_names() -> list[str]:
+    import learners
+
+    return learners.registered_learners("budgeted")
 
 
 def run_build(args: argparse.Namespace) -> int:
     """Build from a config file and print a summary."""
     from polydom.app.config_build import build_from_config, load_config
 
-    build_from_config(load_config(args.config))
+    build_from_config(load_config(args.config), executor=args.executor)
     return 0
 
 

@@ -3,13 +3,14 @@
 A configuration (TOML shown; JSON takes the same keys)::
 
     data = "breast_cancer"          # or "digits"
-    learner = "logistic"            # see LEARNERS
+    learner = "logistic"            # a registered lattice learner (learners.registry)
     store = "sqlite:///bc.db"       # SQLAlchemy URL or SQLite path (relative to the file)
     alpha = 1.1                     # default 1.0
     delta = 0.0                     # default 0.0
     domain = [1, 100]               # [n_min, n_max]; digits: default [min side, max side]
     cv = 3                          # folds (an integer, default 3)
     seed = 0
+    executor = "processes:2"        # where trainings run (default in-process); see below
     cost_unit = "ms"                # unit of the costs, printed everywhere (default "units";
                                     # "s" for profiled digits)
 
@@ -21,11 +22,29 @@ A configuration (TOML shown; JSON takes the same keys)::
     mean = "1 + n"
     worst = "5 + 0.01*n**2"
 
+Budgeted learners (registered ones of kind "budgeted") join the same index, each with a
+trade-off grid; they train on all but a stratified ``holdout`` share (default 0.3) of the
+rows and are scored on it::
+
+    atoms = "columns"               # each column x{j} is an atomic feature costing its
+                                    # feature's curve; the features are bundles (default
+                                    # "features": each feature is one atom)
+    [[budgeted]]
+    learner = "cegb"                # or "greedymiser", ...
+    tradeoffs = [0.0005, 0.005]
+    sizes = [1.0]                   # reference sizes of the training costs (default [1])
+    cost = "expected"               # or "worst"
+    params = { n_estimators = 50 }  # passed to the learner's factory
+
 For ``data = "digits"``: ``features`` is a list of image feature names (default all 12),
 ``sides`` (integers in [8, 512], default [8, 16, 32]), ``digits`` (how many, 10 to 1797,
 default 300) and either ``costs`` or
 ``profile = true`` (time the features and fit ``statistic`` curves, default "p90").  Every
 digit is rendered once, at a side drawn from ``sides``, so folds never share a digit.
+
+``executor`` (or ``polydom build --executor``) is ``"inprocess"``, ``"processes"``,
+``"processes:N"`` or ``"dask://host:port"`` (see :func:`lattice.make_executor`); it is checked,
+and a scheduler connected, before anything is trained or stored.
 
 Every error is a :class:`ConfigError` (a ``ValueError``) with a one-line message.
 """
@@ -36,17 +55,24 @@ import json
 import math
 import time
 import tomllib
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+import lattice
+import learners
 from polydom.app.tables import DEFAULT_COST_UNIT
+from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_model import CostModel
 from polydom.errors import PolydomError
+from polydom.pipeline.build import build_index
 from storage.database import normalize_url
 
-__all__ = ["ConfigError", "LEARNERS", "MAX_SIDE", "load_config", "build_from_config",
+__all__ = ["ConfigError", "MAX_SIDE", "build_from_config", "lattice_learners", "load_config",
            "make_learner"]
 
 
@@ -54,56 +80,125 @@ class ConfigError(PolydomError, ValueError):
     """A bad configuration; the message is one line."""
 
 
-def _logistic(seed: int) -> Any:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
-
-
-def _sgd_hinge_l1(seed: int) -> Any:
-    from sklearn.linear_model import SGDClassifier
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    return make_pipeline(StandardScaler(), SGDClassifier(loss="hinge", penalty="l1",
-                                                         random_state=seed))
-
-
-def _lightgbm(seed: int) -> Any:
-    from lightgbm import LGBMClassifier
-
-    return LGBMClassifier(n_estimators=50, random_state=seed, verbose=-1, n_jobs=1)
-
-
-def _tree(seed: int) -> Any:
-    from sklearn.tree import DecisionTreeClassifier
-
-    return DecisionTreeClassifier(max_depth=5, random_state=seed)
-
-
-#: Learner name -> factory(seed) of a scikit-learn estimator.
-LEARNERS: dict[str, Callable[[int], Any]] = {
-    "logistic": _logistic,
-    "sgd-hinge-l1": _sgd_hinge_l1,
-    "lightgbm": _lightgbm,
-    "tree": _tree,
-}
-
 _KEYS = {"data", "learner", "store", "alpha", "delta", "domain", "cv", "seed", "features",
-         "costs", "profile", "statistic", "sides", "digits", "repeats", "cost_unit"}
+         "costs", "profile", "statistic", "sides", "digits", "repeats", "cost_unit", "atoms",
+         "budgeted", "holdout", "executor"}
+_BUDGETED_KEYS = {"learner", "tradeoffs", "sizes", "cost", "params"}
 
 #: Largest image side of a digits config: a side of n renders n*n pixels per digit and
 #: features cost up to O(n**3), so [8, 20000] would exhaust memory.
 MAX_SIDE = 512
 
 
+def lattice_learners() -> list[str]:
+    """Names of the registered lattice learners a config may name (``learner = ...``)."""
+    return [n for n in learners.registered_learners("lattice") if n != "synthetic"]
+
+
 def make_learner(name: Any, seed: int = 0) -> Any:
-    """The estimator registered as ``name`` (see :data:`LEARNERS`)."""
-    if name not in LEARNERS:
-        raise ConfigError(f"unknown learner {name!r}; known: {', '.join(LEARNERS)}")
-    return LEARNERS[name](seed)
+    """The scikit-learn estimator of the lattice learner registered as ``name``."""
+    known = lattice_learners()
+    if name not in known:
+        raise ConfigError(f"unknown learner {name!r}; known: {', '.join(known)}")
+    return learners.get_learner(name).make(seed)
+
+
+def _budgeted(config: Mapping) -> list[dict[str, Any]]:
+    """The ``[[budgeted]]`` entries, checked: learner, tradeoffs, sizes, cost, params."""
+    entries = config.get("budgeted", [])
+    if isinstance(entries, Mapping):
+        entries = [entries]
+    if not isinstance(entries, list):
+        raise ConfigError("budgeted must be a list of tables ([[budgeted]] in TOML)")
+    known = learners.registered_learners("budgeted")
+    out = []
+    for k, entry in enumerate(entries):
+        where = f"budgeted[{k}]"
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{where} must be a table, got {entry!r}")
+        unknown = sorted(set(entry) - _BUDGETED_KEYS)
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {unknown}; known: "
+                              f"{sorted(_BUDGETED_KEYS)}")
+        name = entry.get("learner")
+        if name not in known:
+            raise ConfigError(f"{where}: unknown budgeted learner {name!r}; known: "
+                              f"{', '.join(known)}")
+        grid = entry.get("tradeoffs")
+        if (not isinstance(grid, list) or not grid or not all(
+                isinstance(t, (int, float)) and not isinstance(t, bool)
+                and math.isfinite(t) and t >= 0 for t in grid)):
+            raise ConfigError(f"{where}: tradeoffs must be a non-empty list of numbers >= 0, "
+                              f"got {grid!r}")
+        sizes = entry.get("sizes", [1.0])
+        if (not isinstance(sizes, list) or not sizes or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool)
+                and math.isfinite(v) and v >= 0 for v in sizes)):
+            raise ConfigError(f"{where}: sizes must be a non-empty list of numbers >= 0, "
+                              f"got {sizes!r}")
+        cost = entry.get("cost", "expected")
+        if cost not in ("expected", "worst"):
+            raise ConfigError(f"{where}: cost must be 'expected' or 'worst', got {cost!r}")
+        params = entry.get("params", {})
+        if not isinstance(params, Mapping):
+            raise ConfigError(f"{where}: params must be a table, got {params!r}")
+        out.append({"learner": name, "tradeoffs": [float(t) for t in grid],
+                    "sizes": [float(v) for v in sizes], "cost": cost, "params": dict(params)})
+    return out
+
+
+def _cost_model(
+    config: Mapping, columns: Mapping[str, list[int]], costs: Mapping[str, CostCurve]
+) -> CostModel:
+    """The build's cost model: ``atoms = "features"`` (default: each feature is an atomic
+    feature with its columns) or ``"columns"`` (each column ``x{j}`` is an atom costing its
+    feature's curve; the features are bundles of their columns)."""
+    atoms = config.get("atoms", "features")
+    if atoms == "features":
+        return CostModel(costs, columns=columns)
+    if atoms != "columns":
+        raise ConfigError(f"atoms must be 'features' or 'columns', got {atoms!r}")
+    atom_costs, atom_columns, bundles = {}, {}, {}
+    for name, cols in columns.items():
+        bundles[name] = []
+        for j in cols:
+            atom = f"x{j}"
+            if atom in atom_costs:
+                raise ConfigError(f"column {j} is in two features; with atoms = 'columns' "
+                                  "each column belongs to one feature")
+            atom_costs[atom], atom_columns[atom] = costs[name], [j]
+            bundles[name].append(atom)
+    return CostModel(atom_costs, bundles=bundles, columns=atom_columns)
+
+
+def _budgeted_candidates(
+    specs: list[dict[str, Any]], model: CostModel, X: np.ndarray, y: np.ndarray,
+    holdout: float, seed: int,
+) -> list[Any]:
+    """Sweep every budgeted learner over its trade-off grid (trained on all but a stratified
+    ``holdout`` share of the rows, scored on the rest)."""
+    from sklearn.model_selection import train_test_split
+
+    if not specs:
+        return []
+    covered = sorted(c for cols in model.columns.values() for c in cols)
+    if covered != list(range(X.shape[1])):
+        raise ConfigError("budgeted learners train on every column: the features must cover "
+                          f"all {X.shape[1]} columns of the data, each once")
+    X_tr, X_ev, y_tr, y_ev = train_test_split(X, y, test_size=holdout, random_state=seed,
+                                              stratify=y)
+    out = []
+    for spec in specs:
+        registered = learners.get_learner(spec["learner"])
+        try:
+            proto = registered.make(seed, **spec["params"])
+        except TypeError as exc:
+            raise ConfigError(f"budgeted learner {spec['learner']!r}: bad params: {exc}") from None
+        sweep = registered.sweep or learners.sweep_candidates
+        out.extend(sweep(proto, spec["tradeoffs"], X_tr, y_tr, X_ev, y_ev, model,
+                         sizes=spec["sizes"], cost=spec["cost"], key=spec["learner"],
+                         learner=spec["learner"]))
+    return out
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
@@ -156,8 +251,6 @@ def _store_url(config: Mapping) -> str:
 
 
 def _costs(config: Mapping, names: list[str]) -> dict[str, Any]:
-    from polydom.curves.cost_curve import CostCurve
-
     costs = config.get("costs")
     if not isinstance(costs, Mapping):
         raise ConfigError("missing key 'costs' (a table of feature -> polynomial in n), "
@@ -208,18 +301,16 @@ def _breast_cancer(config: Mapping) -> tuple[np.ndarray, np.ndarray, dict[str, l
 
 
 def build_from_config(
-    config: Mapping[str, Any], out: Callable[[str], Any] = print
+    config: Mapping[str, Any], out: Callable[[str], Any] = print, executor: Any = None
 ) -> Any:
     """Build and store the index a configuration describes; returns the :class:`Index`.
+
+    ``executor`` (a specification or an executor) overrides the config's ``executor`` key.
+    A progress bar (tqdm, on a terminal) counts the finished trainings.
 
     Runtime complexity: the lattice's trainings (at most ``2**features`` sets, ``cv + 1``
     fits each) plus, for digits, rendering and featurising the digits once.
     """
-    import warnings
-
-    import learners
-    import polydom
-
     unknown = sorted(k for k in config if k not in _KEYS and not k.startswith("_"))
     if unknown:
         raise ConfigError(f"unknown key(s) {unknown}; known: {sorted(_KEYS)}")
@@ -228,6 +319,10 @@ def build_from_config(
             raise ConfigError(f"missing key {key!r}")
     seed = _integer(config, "seed", 0, 0)
     estimator = make_learner(config["learner"], seed)
+    specs = _budgeted(config)
+    holdout = _number(config, "holdout", 0.3, 0.0)
+    if not 0.0 < holdout < 1.0:
+        raise ConfigError(f"holdout must be in (0, 1), got {holdout!r}")
     alpha = _number(config, "alpha", 1.0, 1.0)
     delta = _number(config, "delta", 0.0, 0.0)
     cv = _integer(config, "cv", 3, 2)
@@ -263,12 +358,24 @@ def build_from_config(
         raise ConfigError(f"cost_unit must be a non-empty text such as 's', got {unit!r}")
     if cv > len(y):
         raise ConfigError(f"cv must be at most the number of rows ({len(y)}), got {cv}")
-    learner = learners.SklearnLearner(estimator, X, y, features=columns, cv=cv)
+    model = _cost_model(config, columns, costs)
+    learner = learners.SklearnLearner(estimator, X, y, features=model, cv=cv)
+    spec = executor if executor is not None else config.get("executor")
+    try:
+        ex = lattice.make_executor(spec)
+    except lattice.ExecutorError as exc:
+        raise ConfigError(str(exc).splitlines()[0]) from None
     start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", category=UserWarning)
-        index = polydom.build_index(costs, learner, alpha=alpha, delta=delta, n_min=n_min,
-                                    n_max=n_max, store=store, cost_unit=unit)
+    try:
+        with warnings.catch_warnings(), _progress_bar() as progress:
+            warnings.simplefilter("ignore", category=UserWarning)
+            extra = _budgeted_candidates(specs, model, X, y, holdout, seed)
+            index = build_index(model, learner, alpha=alpha, delta=delta, n_min=n_min,
+                                n_max=n_max, store=store, extra_candidates=extra,
+                                cost_unit=unit, executor=ex, progress=progress)
+    finally:
+        if ex is not spec:
+            ex.close()
     info = index.info
     out(f"built {data} with {config['learner']}: {info['expansions']} of "
         f"{info['lattice_size']} feature sets trained ({info['trained']} new, "
@@ -276,8 +383,27 @@ def build_from_config(
         f"{info['candidates']} candidates, {info['ranges']} ranges, {info['entries']} skyline "
         f"entries; alpha={alpha:g}, delta={delta:g}, domain [{n_min:g}, {n_max:g}], costs in "
         f"{unit}")
+    if specs:
+        per = {}
+        for c in index.candidates:
+            per[c.learner] = per.get(c.learner, 0) + 1
+        out(f"budgeted: {len(extra)} candidates from "
+            f"{', '.join(s['learner'] for s in specs)}; in the index by learner: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(per.items())))
     out(f"stored as build {info['build_id']} in {store}")
     return index
+
+
+@contextmanager
+def _progress_bar() -> Iterator[Callable[[Any], None] | None]:
+    """A tqdm bar over finished trainings (shown on a terminal only); None without tqdm."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        yield None
+        return
+    with tqdm(desc="trainings", unit="fit", disable=None, leave=False) as bar:
+        yield lambda expansion: bar.update(1)
 
 
 def _digits(config: Mapping, seed: int, out: Callable[[str], Any]) -> tuple:

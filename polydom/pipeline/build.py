@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
 import lattice
@@ -30,6 +30,8 @@ def build_index(
     extra_candidates: Iterable[Candidate] = (),
     cache: MutableMapping | None = None,
     store: str | None = None,
+    executor: Any = None,
+    progress: Callable[[lattice.Expansion], Any] | None = None,
     cost_unit: str = "units",
     **explore_options: Any,
 ) -> Index:
@@ -70,6 +72,15 @@ def build_index(
         again with the same arguments retrains nothing that was stored; the finished index
         (candidates, ranges, skylines, models) becomes current in one transaction.  Open it
         with :func:`polydom.open_index`.  Not together with ``cache``.
+    executor : None, str, lattice.Executor or distributed.Client
+        Where the trainings run: in-process (default), ``"processes:N"``,
+        ``"dask://host:port"`` or a Dask client (see :func:`lattice.make_executor`).  It is
+        resolved (a scheduler connected) before anything is stored or trained; results are
+        committed to the store by this process as they arrive, so workers need no access to
+        the database.  The index is the same with every executor, and the executor is not
+        part of the build's parameters (a build may resume on another one).
+    progress : callable, optional
+        Called with each newly trained expansion as it arrives (a progress bar).
     cost_unit : str, default "units"
         The unit of every cost and budget (``"s"`` for measured seconds, ``"ms"``, ...):
         kept in ``info["cost_unit"]``, stored with the build, printed by the command line
@@ -92,6 +103,11 @@ def build_index(
         ``info`` holds alpha, delta, the domain, counts of expansions / trainings / cache
         hits / candidates, and the index shape.
 
+    Raises
+    ------
+    lattice.ExecutorError
+        On a bad ``executor``, before anything is stored or trained.
+
     Runtime complexity: the exploration (E trainings, O(2**m * E) checks) plus the index
     build, O(K * S) dominance tests and O((S + X) log S) for the sweep.
 
@@ -112,16 +128,22 @@ def build_index(
     model = _cost_model(costs, learner)
     check_needs(extra, model)
     model.check_nonnegative(*check_domain(n_min, n_max))  # bad input: nothing stored
-    publish = None
-    if store is not None:
-        if cache is not None:
-            raise ValueError("give either cache or store, not both")
-        cache, publish = _open_store(store, model, learner, alpha, delta, n_min, n_max,
-                                     explore_options)
-    exploration = lattice.explore(
-        costs if not isinstance(costs, CostModel) else model, learner, alpha=alpha,
-        delta=delta, cache=cache, n_min=n_min, n_max=n_max, **explore_options,
-    )
+    if store is not None and cache is not None:
+        raise ValueError("give either cache or store, not both")
+    ex = lattice.make_executor(executor)
+    try:
+        publish = None
+        if store is not None:
+            cache, publish = _open_store(store, model, learner, alpha, delta, n_min, n_max,
+                                         explore_options)
+        exploration = lattice.explore(
+            costs if not isinstance(costs, CostModel) else model, learner, alpha=alpha,
+            delta=delta, cache=cache, n_min=n_min, n_max=n_max, executor=ex,
+            progress=progress, **explore_options,
+        )
+    finally:
+        if ex is not executor:
+            ex.close()
     if not exploration.complete:
         warnings.warn(
             "the exploration stopped at max_expansions before the lattice was covered; "

@@ -1,0 +1,151 @@
+"""One index over a lattice of column blocks and CEGB over single columns (issue 9).
+
+Breast cancer with per-column extraction costs: the 10 "mean" columns cost 1 each, the 10
+"error" columns 5 each, the 10 "worst" columns 20 each.  Every column is an atomic feature
+(``polydom.CostModel``); the lattice explores the three blocks (bundles of their columns'
+atoms, 2**3 sets; 2**30 column subsets could not be explored) with a scikit-learn logistic
+regression, and CEGB picks columns row by row over a grid of trade-offs.  Three indexes are
+built from the same candidates:
+
+* ``lattice``: ``polydom.build_index(cost_model, learner)``;
+* ``cegb``: the CEGB candidates alone;
+* ``mixed``: ``polydom.build_index(cost_model, learner, extra_candidates=cegb)``, one index.
+
+Candidates are scored on a validation split (accuracy; CEGB's needs: the fraction of rows
+that needed each column).  For each budget per row, each index picks its model; the table
+reports that model's accuracy on the test split and its *realised* mean cost per row there
+(CEGB: the columns each test row's paths needed, each paid once), averaged over random
+splits, and the mixed index's accuracy minus that of the better single-learner index at that
+budget (the one with the higher mean), paired over splits, with its standard error.
+
+Run:  PYTHONPATH=$PWD python benchmarks/mixed_pool.py            (about a minute on 2 cores)
+      PYTHONPATH=$PWD python benchmarks/mixed_pool.py --splits 2 (smoke run)
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from sklearn.datasets import load_breast_cancer
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import learners
+import polydom
+
+BUDGETS = (5.0, 12.0, 31.0, 60.0, 200.0, 260.0)
+BLOCKS = {"mean": range(0, 10), "error": range(10, 20), "worst": range(20, 30)}
+PRICE = {"mean": 1.0, "error": 5.0, "worst": 20.0}
+TRADEOFFS = (0.0, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0)
+SIZE = 1.0  # costs do not depend on n here
+
+
+def cost_model() -> polydom.CostModel:
+    """Atoms x0..x29 (one per column, priced by block), bundles mean/error/worst."""
+    atoms, columns, bundles = {}, {}, {}
+    for block, cols in BLOCKS.items():
+        bundles[block] = [f"x{j}" for j in cols]
+        for j in cols:
+            atoms[f"x{j}"] = [PRICE[block]]
+            columns[f"x{j}"] = [j]
+    return polydom.CostModel(atoms, bundles=bundles, columns=columns)
+
+
+def realised(index: polydom.Index, X: np.ndarray, y: np.ndarray, budget: float):
+    """Test accuracy, mean realised cost per row, and the learner of the chosen model."""
+    hit = index.lookup(SIZE, budget)
+    if hit is None:
+        return float("nan"), 0.0, "-"
+    pred = index.predict(X, SIZE, budget)
+    cand = hit.candidate
+    model = index.cost_model
+    if cand.learner == "cegb":
+        est = hit.model.estimator
+        usage = est.feature_usage(X)  # rows x the estimator's features (atoms x{j})
+        prices = np.array([model.atoms[name](SIZE) for name in est.feature_names_])
+        cost = float((usage @ prices).mean())
+    else:
+        cost = float(cand.cost(SIZE))
+    return float(np.mean(pred == y)), cost, cand.learner
+
+
+def run_split(seed: int, n_estimators: int) -> dict:
+    X, y = load_breast_cancer(return_X_y=True)
+    X_rest, X_te, y_rest, y_te = train_test_split(X, y, test_size=0.25, random_state=seed,
+                                                  stratify=y)
+    X_tr, X_va, y_tr, y_va = train_test_split(X_rest, y_rest, test_size=1 / 3,
+                                              random_state=seed, stratify=y_rest)
+    model = cost_model()
+    lattice_learner = learners.SklearnLearner(
+        make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)), X_tr, y_tr,
+        features=model, cv=(X_va, y_va))
+    cegb = learners.sweep_candidates(
+        learners.get_learner("cegb").make(seed, n_estimators=n_estimators, num_leaves=8),
+        TRADEOFFS, X_tr, y_tr, X_va, y_va, model, learner="cegb")
+    indexes = {
+        "lattice": polydom.build_index(model, lattice_learner),
+        "cegb": polydom.Index(polydom.PolyDomIndex.build(cegb), model),
+        "mixed": polydom.build_index(model, lattice_learner, extra_candidates=cegb),
+    }
+    return {
+        name: [realised(index, X_te, y_te, b) for b in BUDGETS]
+        for name, index in indexes.items()
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--splits", type=int, default=10, help="random splits (default 10)")
+    parser.add_argument("--trees", type=int, default=100, help="CEGB rounds (default 100)")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    runs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in range(args.splits):
+            runs.append(run_split(seed, args.trees))
+    names = ("lattice", "cegb", "mixed")
+    print(f"breast cancer, {args.splits} random splits (50% train, 25% validation, 25% test); "
+          "mean over splits; cost = realised mean cost per test row")
+    header = ["budget"]
+    for name in names:
+        header += [f"{name} acc", f"{name} cost"]
+    header += ["mixed picks", "mixed - better (± s.e.)"]
+    rows = []
+    for k, budget in enumerate(BUDGETS):
+        row = [f"{budget:g}"]
+        accs = {}
+        for name in names:
+            acc = np.array([r[name][k][0] for r in runs])
+            cost = np.array([r[name][k][1] for r in runs])
+            accs[name] = acc
+            row += [f"{np.nanmean(acc):.4f}", f"{cost.mean():.1f}"]
+        picks = [r["mixed"][k][2] for r in runs]
+        row.append(", ".join(f"{p} {picks.count(p)}" for p in sorted(set(picks))))
+        better = max(("lattice", "cegb"), key=lambda n: np.nanmean(accs[n]))
+        diff = accs["mixed"] - accs[better]  # paired over splits
+        row.append(f"{np.nanmean(diff):+.4f} ± {np.nanstd(diff) / np.sqrt(len(diff)):.4f}")
+        rows.append(row)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print("| " + " | ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) + " |")
+    over = [
+        (name, BUDGETS[k], r[name][k][1])
+        for r in runs for name in names for k in range(len(BUDGETS))
+        if r[name][k][1] > BUDGETS[k] + 1e-9
+    ]
+    print(f"realised mean cost over the budget: {len(over)} of "
+          f"{len(runs) * len(names) * len(BUDGETS)} (index, split, budget) cells"
+          + (f"; worst {max(c - b for _, b, c in over):.2f} over" if over else ""))
+    print(f"({time.perf_counter() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

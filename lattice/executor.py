@@ -1,0 +1,412 @@
+"""Executors: where independent trainings run (in-process, a process pool, a Dask cluster).
+
+The lattice explorer and the budgeted learners' sweeps hand out batches of independent
+trainings.  An :class:`Executor` runs a batch and yields each result as soon as it exists,
+so the caller commits it (to an expansion store, say) at once::
+
+    with make_executor("processes:2") as ex, ex.session(learner) as run:
+        for position, expansion in run.map_unordered(expand_task, [(fs,) for fs in sets]):
+            cache[expansion.features] = expansion
+
+``session(shared)`` ships ``shared`` (a learner holding the training data, typically) to the
+workers once, and every task is called as ``fn(shared, *task)``.  Three kinds:
+
+* :class:`InProcessExecutor` (the default): one task after another, lazily, in order: a task
+  runs only when its result is asked for, so a caller that stops asking trains nothing more.
+* :class:`PoolExecutor`: a :class:`concurrent.futures.ProcessPoolExecutor` (``"processes"`` or
+  ``"processes:N"``); ``shared`` goes to each worker process once, through the pool's
+  initializer.  A worker process that dies breaks the stdlib pool: the batch fails
+  (``BrokenProcessPool``), what completed before is kept by the caller, and a rerun resumes.
+* :class:`DaskExecutor`: a Dask ``distributed`` cluster (``"dask://host:port"``, or a
+  ``distributed.Client``).  ``shared`` is the result of one task that every training task
+  depends on, so it travels to each worker once and is recomputed, not lost, when the
+  worker holding it dies; each training is a
+  ``client.submit(..., retries=retries, pure=False)`` and results arrive through
+  ``distributed.as_completed``.  When a worker dies mid-task, the scheduler itself reruns the
+  task elsewhere (up to ``distributed.scheduler.allowed-failures`` deaths, then
+  ``KilledWorker``); ``retries`` reruns a task whose function raised.  A result is released
+  on the cluster as soon as the client holds it, so a worker dying later makes nothing
+  recompute.
+
+Closing a ``map_unordered`` iterator early cancels the tasks that have not finished.
+
+Errors in an executor specification raise :class:`ExecutorError` (a ``ValueError``) before any
+task runs: an unknown spec, a malformed address, a scheduler that does not answer.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import itertools
+import os
+import re
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from polydom.errors import PolydomError
+
+__all__ = [
+    "DaskExecutor",
+    "Executor",
+    "ExecutorError",
+    "InProcessExecutor",
+    "InProcessSession",
+    "PoolExecutor",
+    "Session",
+    "make_executor",
+]
+
+_DASK_ADDRESS = re.compile(r"^dask://(?P<host>[^/:\s]+|\[[0-9a-fA-F:]+\]):(?P<port>\d{1,5})/?$")
+
+
+class ExecutorError(PolydomError, ValueError):
+    """A bad executor specification, or a cluster that cannot be reached."""
+
+
+class Session:
+    """A batch runner bound to one shared object (see :meth:`Executor.session`)."""
+
+    def map_unordered(
+        self, fn: Callable[..., Any], tasks: Sequence[tuple]
+    ) -> Iterator[tuple[int, Any]]:
+        """Run ``fn(shared, *task)`` for every task; yield ``(position, result)`` as each
+        completes (any order; in order for the in-process executor).
+
+        An exception raised by a task propagates (the other tasks are cancelled).  Closing
+        the iterator early cancels the tasks that have not finished.
+
+        Runtime complexity: ``len(tasks)`` calls of ``fn``, ``workers`` at a time.
+        """
+        raise NotImplementedError
+
+
+class Executor:
+    """Where trainings run.  Use :func:`make_executor` to get one from a specification.
+
+    Attributes
+    ----------
+    workers : int
+        How many tasks may run at once (0 when unknown, e.g. an empty cluster).
+    """
+
+    workers: int = 1
+
+    def session(self, shared: Any) -> Any:
+        """A context manager giving a :class:`Session` whose tasks receive ``shared``.
+
+        Runtime complexity: shipping ``shared`` once to each worker.
+        """
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the executor started (processes, a client it opened)."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# ---------------------------------------------------------------------------- in-process
+class InProcessSession(Session):
+    """Run each task in the calling process when its result is asked for, in order."""
+
+    def __init__(self, shared: Any) -> None:
+        self._shared = shared
+
+    def map_unordered(
+        self, fn: Callable[..., Any], tasks: Sequence[tuple]
+    ) -> Iterator[tuple[int, Any]]:
+        for position, task in enumerate(tasks):
+            yield position, fn(self._shared, *task)
+
+
+class InProcessExecutor(Executor):
+    """Run every task in the calling process, one at a time, in order, when asked for.
+
+    >>> with InProcessExecutor().session(10) as run:
+    ...     list(run.map_unordered(lambda shared, x: shared + x, [(1,), (2,)]))
+    [(0, 11), (1, 12)]
+    """
+
+    workers = 1
+
+    def __repr__(self) -> str:
+        return "InProcessExecutor()"
+
+    @contextmanager
+    def session(self, shared: Any) -> Iterator[Session]:
+        yield InProcessSession(shared)
+
+
+# ---------------------------------------------------------------------------- process pool
+_WORKER_SHARED: Any = None
+
+
+def _install_shared(shared: Any, threads: int | None) -> None:
+    """Pool initializer: keep the session's shared object in the worker process, and cap
+    the native thread pools (BLAS, OpenMP) at ``threads`` so the workers do not
+    oversubscribe the cores."""
+    global _WORKER_SHARED
+    _WORKER_SHARED = shared
+    if threads is not None:
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            return
+        threadpool_limits(threads)
+
+
+def _call_with_worker_shared(fn: Callable[..., Any], task: tuple) -> Any:
+    return fn(_WORKER_SHARED, *task)
+
+
+class _PoolSession(Session):
+    def __init__(self, pool: cf.ProcessPoolExecutor) -> None:
+        self._pool = pool
+
+    def map_unordered(
+        self, fn: Callable[..., Any], tasks: Sequence[tuple]
+    ) -> Iterator[tuple[int, Any]]:
+        futures = {
+            self._pool.submit(_call_with_worker_shared, fn, tuple(task)): position
+            for position, task in enumerate(tasks)
+        }
+        try:
+            for future in cf.as_completed(futures):
+                yield futures.pop(future), future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+
+class PoolExecutor(Executor):
+    """A local pool of ``workers`` processes (:class:`concurrent.futures.ProcessPoolExecutor`).
+
+    Each :meth:`session` starts the pool with the shared object installed in every process
+    (sent once per process, not once per task) and shuts it down at the end.  Tasks, their
+    arguments and results must be picklable.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Number of processes (default: ``os.cpu_count()``).
+    mp_context : str, optional
+        A :mod:`multiprocessing` start method (``"fork"``, ``"spawn"``, ``"forkserver"``);
+        default: the platform's.
+    threads_per_worker : int or None, default 1
+        Cap on each process's native thread pools (BLAS, OpenMP; through ``threadpoolctl``
+        when installed), as Dask's nanny does: ``workers`` processes each running a
+        multi-threaded BLAS oversubscribe the cores.  None leaves them alone.
+    """
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        mp_context: str | None = None,
+        threads_per_worker: int | None = 1,
+    ) -> None:
+        n = (os.cpu_count() or 1) if workers is None else workers
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ExecutorError(f"workers must be a positive integer, got {workers!r}")
+        self.workers = n
+        self.mp_context = mp_context
+        self.threads_per_worker = threads_per_worker
+
+    def __repr__(self) -> str:
+        return f"PoolExecutor(workers={self.workers})"
+
+    @contextmanager
+    def session(self, shared: Any) -> Iterator[Session]:
+        import multiprocessing
+
+        ctx = None if self.mp_context is None else multiprocessing.get_context(self.mp_context)
+        pool = cf.ProcessPoolExecutor(
+            self.workers, mp_context=ctx, initializer=_install_shared,
+            initargs=(shared, self.threads_per_worker),
+        )
+        try:
+            yield _PoolSession(pool)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+# ---------------------------------------------------------------------------- dask
+def _identity(shared: Any) -> Any:
+    return shared
+
+
+def _call_with(fn: Callable[..., Any], shared: Any, *task: Any) -> Any:
+    return fn(shared, *task)
+
+
+class _DaskSession(Session):
+    def __init__(self, executor: DaskExecutor, shared: Any) -> None:
+        self._ex = executor
+        self._shared = shared
+        self._batches = itertools.count()
+
+    def map_unordered(
+        self, fn: Callable[..., Any], tasks: Sequence[tuple]
+    ) -> Iterator[tuple[int, Any]]:
+        from distributed import as_completed
+
+        client = self._ex.client
+        name = getattr(fn, "__name__", "task")
+        batch = f"polydom-{name}-{uuid.uuid4().hex[:8]}-{next(self._batches)}"
+        futures = {}
+        for position, task in enumerate(tasks):
+            future = client.submit(
+                _call_with, fn, self._shared, *task, key=f"{batch}-{position}",
+                pure=False, retries=self._ex.retries,
+            )
+            futures[future.key] = (future, position)
+        try:
+            pending = [f for f, _ in futures.values()]
+            for future in as_completed(pending, loop=client.loop):
+                result = future.result()
+                _, position = futures.pop(future.key)
+                future.release()
+                yield position, result
+        finally:
+            if futures:
+                client.cancel([f for f, _ in futures.values()])
+
+
+class DaskExecutor(Executor):
+    """Run tasks on a Dask ``distributed`` cluster.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        A connected client.  Its workers must be able to import polydom (and the learner's
+        own code).
+    retries : int, default 2
+        ``retries=`` of every ``client.submit``: reruns of a task whose function raised.  (A
+        task on a worker that dies is rescheduled by the scheduler itself.)
+    own_client : bool, default False
+        Close the client in :meth:`close` (set by :func:`make_executor` for an address).
+    """
+
+    def __init__(self, client: Any, retries: int = 2, own_client: bool = False) -> None:
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ExecutorError(f"retries must be a non-negative integer, got {retries!r}")
+        self.client = client
+        self.retries = retries
+        self.own_client = own_client
+
+    def __repr__(self) -> str:
+        return f"DaskExecutor({self.client.scheduler.address!r}, workers={self.workers})"
+
+    @property
+    def workers(self) -> int:  # type: ignore[override]
+        """Total threads of the cluster's workers right now."""
+        return int(sum(self.client.nthreads().values()))
+
+    @contextmanager
+    def session(self, shared: Any) -> Iterator[Session]:
+        # A task returning ``shared``, not ``client.scatter``: scattered data dies with the
+        # workers holding it, while a task's result is recomputed wherever it is needed.
+        future = self.client.submit(
+            _identity, shared, pure=False, key=f"polydom-shared-{uuid.uuid4().hex[:12]}"
+        )
+        try:
+            yield _DaskSession(self, future)
+        finally:
+            future.release()
+
+    def close(self) -> None:
+        if self.own_client:
+            self.client.close()
+
+
+def _is_dask_client(obj: Any) -> bool:
+    try:
+        from distributed import Client
+    except ImportError:
+        return False
+    return isinstance(obj, Client)
+
+
+def make_executor(
+    spec: Any = None, *, connect_timeout: float = 10.0, retries: int = 2
+) -> Executor:
+    """The executor a specification names, connected and checked before any task runs.
+
+    Parameters
+    ----------
+    spec : None, str, Executor or distributed.Client
+        ``None``, ``"inprocess"`` or ``"serial"``: :class:`InProcessExecutor`;
+        ``"processes"`` or ``"processes:N"``: :class:`PoolExecutor` (``N`` processes,
+        default ``os.cpu_count()``); ``"dask://host:port"``: a :class:`DaskExecutor` with a
+        new client of the scheduler at ``tcp://host:port`` (closed by :meth:`Executor.close`);
+        a ``distributed.Client``: a :class:`DaskExecutor` over it (left open); an
+        :class:`Executor`: itself.
+    connect_timeout : float, default 10
+        Seconds to wait for a Dask scheduler.
+    retries : int, default 2
+        See :class:`DaskExecutor`.
+
+    Raises
+    ------
+    ExecutorError
+        On an unknown or malformed specification, a missing ``distributed`` package, or a
+        scheduler that does not answer within ``connect_timeout``.
+
+    Runtime complexity: O(1), plus connecting to a scheduler.
+
+    >>> make_executor("processes:2")
+    PoolExecutor(workers=2)
+    >>> try:
+    ...     make_executor("dask://scheduler")
+    ... except ExecutorError as exc:
+    ...     print(exc)
+    executor 'dask://scheduler' is not an address of the form dask://host:port
+    """
+    if spec is None or isinstance(spec, Executor):
+        return InProcessExecutor() if spec is None else spec
+    if _is_dask_client(spec):
+        return DaskExecutor(spec, retries=retries)
+    if not isinstance(spec, str):
+        raise ExecutorError(
+            f"executor must be None, 'inprocess', 'processes[:N]', 'dask://host:port', a "
+            f"distributed.Client or a lattice.Executor, got {spec!r}"
+        )
+    text = spec.strip()
+    if text in ("inprocess", "serial"):
+        return InProcessExecutor()
+    if text == "processes" or text.startswith("processes:"):
+        count = text.partition(":")[2]
+        if count and not (count.isdigit() and int(count) >= 1):
+            raise ExecutorError(f"executor {spec!r}: N in processes:N must be an integer >= 1")
+        return PoolExecutor(int(count) if count else None)
+    if text.startswith("dask://"):
+        return _connect(spec, connect_timeout, retries)
+    raise ExecutorError(
+        f"unknown executor {spec!r}; use 'inprocess', 'processes', 'processes:N' or "
+        f"'dask://host:port'"
+    )
+
+
+def _connect(spec: str, timeout: float, retries: int) -> DaskExecutor:
+    found = _DASK_ADDRESS.match(spec.strip())
+    if found is None or not 0 < int(found["port"]) < 65536:
+        raise ExecutorError(f"executor {spec!r} is not an address of the form dask://host:port")
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ExecutorError(
+            f"executor {spec!r} needs the 'distributed' package: pip install 'polydom[cluster]'"
+        ) from None
+    address = f"tcp://{found['host']}:{found['port']}"
+    try:
+        client = Client(address, timeout=f"{float(timeout)}s", set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise ExecutorError(
+            f"cannot reach the Dask scheduler of executor {spec!r} ({address}) within "
+            f"{float(timeout):g} s: {exc}"
+        ) from None
+    return DaskExecutor(client, retries=retries, own_client=True)

@@ -1,0 +1,221 @@
+"""A registry of learners by name: lattice black boxes and budgeted learners alike.
+
+A *lattice* learner's factory returns a scikit-learn estimator that
+:class:`learners.SklearnLearner` trains on each feature set (or, for ``"synthetic"``, a
+:class:`learners.SyntheticLearner`); a *budgeted* learner's factory returns a prototype
+budgeted classifier whose trade-off grid a sweep turns into index candidates.  A build
+configuration names learners from here (``polydom build``), and the pipeline lets storage
+keep every registered learner's ``model_classes`` as arrays + JSON (no pickle, no edit of
+storage code).
+
+>>> spec = get_learner("cegb")
+>>> spec.kind, spec.name
+('budgeted', 'cegb')
+>>> "logistic" in registered_learners()
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["RegisteredLearner", "get_learner", "register_learner", "registered_learners"]
+
+KINDS = ("lattice", "budgeted")
+
+
+@dataclass(frozen=True)
+class RegisteredLearner:
+    """One registered learner.
+
+    Attributes
+    ----------
+    name : str
+    factory : callable
+        ``factory(seed=0, **params)``: a scikit-learn estimator (``kind="lattice"``) or a
+        budgeted classifier prototype (``kind="budgeted"``).
+    kind : {"lattice", "budgeted"}
+    model_classes : tuple of type or str
+        Classes storage keeps as arrays + JSON (``to_arrays`` / ``from_arrays``); a string
+        ``"module:QualName"`` is imported only when needed (optional dependencies).
+    sweep : callable or None
+        ``sweep(prototype, tradeoffs, X_train, y_train, X_eval, y_eval, cost_model, *,
+        sizes, key, learner)`` -> candidates, for budgeted learners with their own sweep;
+        None: :func:`learners.sweep_candidates`.
+    """
+
+    name: str
+    factory: Callable[..., Any]
+    kind: str
+    model_classes: tuple = ()
+    sweep: Callable[..., Any] | None = None
+
+    def make(self, seed: int = 0, **params: Any) -> Any:
+        """A fresh estimator from the factory.  Runtime complexity: that of the factory."""
+        return self.factory(seed=seed, **params)
+
+    def classes(self) -> list[type]:
+        """The model classes, imported (a class whose module cannot be imported, for lack of
+        an optional dependency, is left out).
+
+        Runtime complexity: O(len(model_classes)) imports.
+        """
+        out = []
+        for cls in self.model_classes:
+            if isinstance(cls, str):
+                module, _, qualname = cls.partition(":")
+                try:
+                    cls = getattr(importlib.import_module(module), qualname)
+                except ImportError:
+                    continue
+            out.append(cls)
+        return out
+
+
+_REGISTRY: dict[str, RegisteredLearner] = {}
+
+
+def register_learner(
+    name: str,
+    factory: Callable[..., Any],
+    kind: str = "lattice",
+    model_classes: Sequence[type | str] = (),
+    sweep: Callable[..., Any] | None = None,
+) -> RegisteredLearner:
+    """Register ``factory`` under ``name``.
+
+    Runtime complexity: O(len(model_classes)).
+
+    Parameters
+    ----------
+    name : str
+        Unique, non-empty.
+    factory : callable
+        ``factory(seed=0, **params)`` -> estimator (see :class:`RegisteredLearner`).
+    kind : {"lattice", "budgeted"}, default "lattice"
+    model_classes : sequence of type or "module:QualName"
+        Array-model classes storage must be able to keep.
+    sweep : callable, optional
+        A budgeted learner's own sweep (default :func:`learners.sweep_candidates`).
+
+    Returns
+    -------
+    RegisteredLearner
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is taken or not a non-empty string, ``factory`` or ``sweep`` is not
+        callable, ``kind`` is unknown, or a model class is neither a class nor a
+        ``"module:QualName"`` string.  Nothing is registered then.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"learner name must be a non-empty string, got {name!r}")
+    if name in _REGISTRY:
+        raise ValueError(f"learner name {name!r} is already registered")
+    if not callable(factory):
+        raise ValueError(f"factory of learner {name!r} must be callable, got {factory!r}")
+    if kind not in KINDS:
+        raise ValueError(f"kind of learner {name!r} must be one of {KINDS}, got {kind!r}")
+    if sweep is not None and not callable(sweep):
+        raise ValueError(f"sweep of learner {name!r} must be callable, got {sweep!r}")
+    if isinstance(model_classes, (str, type)):
+        model_classes = (model_classes,)
+    classes = tuple(model_classes)
+    for cls in classes:
+        if not (isinstance(cls, type) or (isinstance(cls, str) and ":" in cls)):
+            raise ValueError(
+                f"model_classes of learner {name!r} must be classes or 'module:QualName' "
+                f"strings, got {cls!r}"
+            )
+    spec = RegisteredLearner(name, factory, kind, classes, sweep)
+    _REGISTRY[name] = spec
+    return spec
+
+
+def get_learner(name: str) -> RegisteredLearner:
+    """The learner registered as ``name``.
+
+    Runtime complexity: O(1).
+
+    Raises
+    ------
+    ValueError
+        Naming the unknown learner and the registered ones.
+    """
+    spec = _REGISTRY.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise ValueError(f"unknown learner {name!r}; registered: {', '.join(_REGISTRY)}")
+    return spec
+
+
+def registered_learners(kind: str | None = None) -> list[str]:
+    """Names of the registered learners (of one ``kind`` when given), in registration order.
+
+    Runtime complexity: O(learners).
+    """
+    return [n for n, s in _REGISTRY.items() if kind is None or s.kind == kind]
+
+
+# ---------------------------------------------------------------------------- built-ins
+def _logistic(seed: int = 0) -> Any:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+
+
+def _sgd_hinge_l1(seed: int = 0) -> Any:
+    from sklearn.linear_model import SGDClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), SGDClassifier(loss="hinge", penalty="l1",
+                                                         random_state=seed))
+
+
+def _lightgbm(seed: int = 0) -> Any:
+    from lightgbm import LGBMClassifier
+
+    return LGBMClassifier(n_estimators=50, random_state=seed, verbose=-1, n_jobs=1)
+
+
+def _tree(seed: int = 0) -> Any:
+    from sklearn.tree import DecisionTreeClassifier
+
+    return DecisionTreeClassifier(max_depth=5, random_state=seed)
+
+
+def _synthetic(seed: int = 0, accuracy: Callable[[frozenset], float] | None = None) -> Any:
+    from learners.synthetic import SyntheticLearner
+
+    if accuracy is None:
+        raise ValueError("the synthetic learner needs accuracy=callable(frozenset) -> float")
+    return SyntheticLearner(accuracy)
+
+
+def _cegb(seed: int = 0, **params: Any) -> Any:
+    from learners.budgeted.cegb import CEGBClassifier
+
+    return CEGBClassifier(random_state=seed, **params)
+
+
+def _greedymiser(seed: int = 0, **params: Any) -> Any:
+    from learners.budgeted.cegb import GreedyMiserClassifier
+
+    return GreedyMiserClassifier(random_state=seed, **params)
+
+
+register_learner("logistic", _logistic)
+register_learner("sgd-hinge-l1", _sgd_hinge_l1)
+register_learner("lightgbm", _lightgbm)
+register_learner("tree", _tree)
+register_learner("synthetic", _synthetic)
+register_learner("cegb", _cegb, kind="budgeted",
+                 model_classes=("learners.budgeted.cegb:CEGBClassifier",))
+register_learner("greedymiser", _greedymiser, kind="budgeted",
+                 model_classes=("learners.budgeted.cegb:GreedyMiserClassifier",))

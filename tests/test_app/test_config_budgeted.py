@@ -1,0 +1,78 @@
+"""`polydom build` with budgeted learners next to the lattice learner, all in one index."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import polydom
+from polydom.app.cli import main
+
+pytest.importorskip("lightgbm")
+
+MIXED_TOML = """
+data = "breast_cancer"
+learner = "tree"
+store = "mixed.db"
+atoms = "columns"
+cv = 2
+
+[features]
+mean = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+error = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
+worst = [20, 21, 22, 23, 24, 25, 26, 27, 28, 29]
+
+[costs]
+mean = "1"
+error = "5"
+worst = "20"
+
+[[budgeted]]
+learner = "cegb"
+tradeoffs = [0.0005, 0.01]
+params = { n_estimators = 10, num_leaves = 8 }
+"""
+
+
+@pytest.mark.slow
+def test_build_runs_lattice_and_budgeted_learners_into_one_index_and_inspect_names_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "mixed.toml"
+    path.write_text(MIXED_TOML)
+    assert main(["build", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "budgeted: 2 candidates from cegb" in out
+    index = polydom.open_index(tmp_path / "mixed.db")
+    assert {c.learner for c in index.candidates} <= {"lattice", "cegb"}
+    assert len(index.cost_model.atoms) == 30 and set(index.cost_model.bundles) == {
+        "mean", "error", "worst"}
+    assert main(["inspect", str(tmp_path / "mixed.db"), "--ranges", "0"]) == 0
+    table = capsys.readouterr().out
+    assert "learner" in table and "lattice" in table
+    on_skyline = {c.learner for pos in index.table.skyline_positions[0]
+                  for c in [index.candidates[pos]]}
+    assert all(name in table for name in on_skyline)
+
+
+@pytest.mark.parametrize(
+    ("budgeted", "message"),
+    [
+        ([{"learner": "magic", "tradeoffs": [1.0]}], "unknown budgeted learner 'magic'"),
+        ([{"learner": "cegb", "tradeoffs": []}], "tradeoffs must be a non-empty list"),
+        ([{"learner": "cegb", "tradeoffs": [1.0], "colour": 1}], "unknown key(s) ['colour']"),
+        ([{"learner": "cegb", "tradeoffs": [1.0], "cost": "median"}], "cost must be"),
+    ],
+)
+def test_bad_budgeted_entries_are_one_line_errors_and_store_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture, budgeted: list, message: str) -> None:
+    cfg = {"data": "breast_cancer", "learner": "tree", "store": "x.db",
+           "features": {"a": list(range(15)), "b": list(range(15, 30))},
+           "costs": {"a": "1", "b": "2"}, "budgeted": budgeted}
+    path = tmp_path / "cfg.json"
+    path.write_text(json.dumps(cfg))
+    assert main(["build", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "x.db").exists()

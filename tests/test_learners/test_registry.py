@@ -1,0 +1,78 @@
+"""The learner registry: built-ins, registration, refusals."""
+
+from __future__ import annotations
+
+import pytest
+
+import learners
+from learners import registry
+
+
+def test_built_in_learners_are_registered_by_kind():
+    assert {"logistic", "sgd-hinge-l1", "lightgbm", "tree", "synthetic"} <= set(
+        learners.registered_learners("lattice"))
+    assert {"cegb", "greedymiser"} <= set(learners.registered_learners("budgeted"))
+
+
+def test_a_budgeted_factory_makes_a_fresh_prototype_with_the_seed_and_params():
+    pytest.importorskip("lightgbm")
+    proto = learners.get_learner("cegb").make(seed=3, n_estimators=7)
+    assert isinstance(proto, learners.CEGBClassifier)
+    assert proto.random_state == 3 and proto.n_estimators == 7
+    assert learners.get_learner("cegb").classes() == [learners.CEGBClassifier]
+
+
+def test_a_name_used_twice_is_refused_and_the_first_registration_kept():
+    first = learners.get_learner("tree")
+    with pytest.raises(ValueError, match="learner name 'tree' is already registered"):
+        learners.register_learner("tree", lambda seed=0: None)
+    assert learners.get_learner("tree") is first
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"name": "", "factory": print}, "non-empty string"),
+        ({"name": "x-bad-kind", "factory": print, "kind": "magic"}, "kind of learner"),
+        ({"name": "x-not-callable", "factory": 3}, "must be callable"),
+        ({"name": "x-bad-class", "factory": print, "model_classes": [3]}, "model_classes"),
+    ],
+)
+def test_bad_registrations_are_named_and_register_nothing(kwargs, match):
+    before = learners.registered_learners()
+    with pytest.raises(ValueError, match=match):
+        learners.register_learner(**kwargs)
+    assert learners.registered_learners() == before
+
+
+def test_unknown_learner_is_named_with_the_registered_ones():
+    with pytest.raises(ValueError, match="unknown learner 'nope'; registered: logistic"):
+        learners.get_learner("nope")
+
+
+def test_a_registered_learner_model_class_is_stored_without_editing_storage(monkeypatch):
+    import numpy as np
+
+    import storage
+    from polydom.pipeline.open import register_learner_models
+
+    class Constant:
+        def __init__(self, value):
+            self.value = value
+
+        def to_arrays(self):
+            return {"value": np.array([self.value])}, {}
+
+        @classmethod
+        def from_arrays(cls, arrays, meta):
+            return cls(float(arrays["value"][0]))
+
+    Constant.__module__ = "learners.test_registry_constant"
+    monkeypatch.setitem(registry._REGISTRY, "constant", registry.RegisteredLearner(
+        "constant", lambda seed=0: Constant(1.0), "budgeted", (Constant,)))
+    register_learner_models()
+    blob, fmt = storage.dump_model(Constant(2.5))
+    assert fmt == "arrays"
+    from storage.blobs import sha256_hex
+
+    assert storage.load_model(blob, fmt, sha256_hex(blob)).value == 2.5
