@@ -210,6 +210,18 @@ def _greedymiser(seed: int = 0, **params: Any) -> Any:
     return GreedyMiserClassifier(random_state=seed, **params)
 
 
+def _cstc(seed: int = 0, **params: Any) -> Any:
+    from learners.budgeted.cstc import CSTCClassifier
+
+    return CSTCClassifier(random_state=seed, **params)
+
+
+def _cscc(seed: int = 0, **params: Any) -> Any:
+    from learners.budgeted.cscc import CSCCClassifier
+
+    return CSCCClassifier(random_state=seed, **params)
+
+
 register_learner("logistic", _logistic)
 register_learner("sgd-hinge-l1", _sgd_hinge_l1)
 register_learner("lightgbm", _lightgbm)
@@ -219,3 +231,8 @@ register_learner("cegb", _cegb, kind="budgeted",
                  model_classes=("learners.budgeted.cegb:CEGBClassifier",))
 register_learner("greedymiser", _greedymiser, kind="budgeted",
                  model_classes=("learners.budgeted.cegb:GreedyMiserClassifier",))
+register_learner("cstc", _cstc, kind="budgeted",
+                 model_classes=("learners.budgeted.cstc:CSTCClassifier",
+                                "learners.budgeted.cstc:CSTCRegressor"))
+register_learner("cscc", _cscc, kind="budgeted",
+                 model_classes=("learners.budgeted.cscc:CSCCClassifier",))

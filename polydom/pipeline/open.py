@@ -34,7 +34,7 @@ def register_learner_models() -> None:
 
 
 #: Array-model classes of learners that do not register themselves yet.
-_NOT_YET_REGISTERED = ("AdaptClassifier", "CSTCClassifier", "CSTCRegressor", "CSCCClassifier")
+_NOT_YET_REGISTERED = ("AdaptClassifier",)
 
 
 def open_index(url: str | os.PathLike, build: int | None = None, trusted: bool = False) -> Index:

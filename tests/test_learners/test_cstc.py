@@ -372,3 +372,32 @@ def test_predict_item_of_a_one_vs_rest_model_and_a_regressor_match_predict():
             out = model.predict_item(i, RowFeaturizer(X, groups))
             assert out.label == pytest.approx(pred[i])
             assert set(out.computed) == {g for g, u in zip(groups, usage[i], strict=True) if u}
+
+
+def test_cstc_and_cscc_are_registered_budgeted_learners():
+    from learners import get_learner, registered_learners
+
+    assert {"cstc", "cscc"} <= set(registered_learners("budgeted"))
+    proto = get_learner("cstc").make(seed=3, tradeoff=0.1, depth=2)
+    assert isinstance(proto, CSTCClassifier) and proto.random_state == 3 and proto.depth == 2
+    assert CSCCClassifier in get_learner("cscc").classes()
+
+
+@pytest.mark.slow
+def test_polydom_build_runs_cstc_and_cscc_from_a_config(tmp_path, capsys):
+    import shutil
+    from pathlib import Path
+
+    import polydom
+    from polydom.app.cli import main
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_cstc.toml"
+    shutil.copy(example, tmp_path / "cfg.toml")
+    assert main(["build", str(tmp_path / "cfg.toml")]) == 0
+    out = capsys.readouterr().out
+    assert "cstc" in out and "cscc" in out
+    index = polydom.open_index(tmp_path / "breast_cancer_cstc.db")
+    names = {c.learner for c in index.candidates}
+    assert names <= {"lattice", "cegb", "cstc", "cscc"} and "lattice" in names
+    hit = index.lookup(1.0, 1e6)
+    assert hit is not None
