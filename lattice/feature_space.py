@@ -86,15 +86,15 @@ class FeatureSpace:
             for i, name in enumerate(self.names):
                 c = self.curves[name].coefficients
                 self.coef[i, : c.size] = c
-        self.index = {name: i for i, name in enumerate(self.names)}
+        self.position = {name: i for i, name in enumerate(self.names)}
 
     def mask(self, features: frozenset) -> int:
         """Bitmask of a set of names (unknown names raise ``ValueError``)."""
         out = 0
         for name in features:
-            if name not in self.index:
+            if name not in self.position:
                 raise ValueError(f"unknown feature {name!r}; known: {list(self.names)}")
-            out |= 1 << self.index[name]
+            out |= 1 << self.position[name]
         return out
 
     def names_of(self, mask: int) -> frozenset:

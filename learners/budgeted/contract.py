@@ -59,11 +59,11 @@ def group_usage(column_usage: np.ndarray, groups: Mapping[str, Sequence[int]]) -
     return out
 
 
-def _curves(costs: Mapping[str, Any], names: Sequence[str]) -> list[CostCurve]:
+def _model(costs: Mapping[str, Any], names: Sequence[str]) -> CostModel:
     missing = [n for n in names if n not in costs]
     if missing:
         raise ValueError(f"costs has no curve for features {missing}")
-    return [CostCurve.coerce(costs[n]) for n in names]
+    return CostModel({n: costs[n] for n in names})
 
 
 def expected_cost_curve(
@@ -71,20 +71,17 @@ def expected_cost_curve(
 ) -> CostCurve:
     """Expected cost ``sum_f P(f used) * c_f(n)`` with ``P`` the fraction of rows using ``f``.
 
+    The features are atoms here: :meth:`polydom.CostModel.needs_from_usage` then
+    :meth:`polydom.CostModel.expected_cost` (their one home).
+
     Runtime complexity: O(rows * features + features * degree).
 
     >>> u = np.array([[True, False], [True, True]])
     >>> expected_cost_curve(u, {"a": "1", "b": "2*n"}, ["a", "b"])(3.0)
     4.0
     """
-    usage = np.asarray(usage, dtype=bool)
-    if usage.ndim != 2 or usage.shape[1] != len(names) or usage.shape[0] == 0:
-        raise ValueError(f"usage must have shape (rows>0, {len(names)}), got {usage.shape}")
-    p = usage.mean(axis=0)
-    curves = _curves(costs, names)
-    return CostCurve.total(
-        [float(pf) * c for pf, c in zip(p, curves, strict=True)] or [CostCurve([0.0])]
-    )
+    model = _model(costs, names)
+    return model.expected_cost(model.needs_from_usage(usage, names))
 
 
 def worst_cost_curve(used: np.ndarray, costs: Mapping[str, Any], names: Sequence[str]) -> CostCurve:
@@ -99,10 +96,7 @@ def worst_cost_curve(used: np.ndarray, costs: Mapping[str, Any], names: Sequence
         used = used.any(axis=0)
     if used.shape != (len(names),):
         raise ValueError(f"used must cover {len(names)} features, got shape {used.shape}")
-    curves = _curves(costs, names)
-    return CostCurve.total(
-        [c for u, c in zip(used, curves, strict=True) if u] or [CostCurve([0.0])]
-    )
+    return _model(costs, names).cost([n for n, u in zip(names, used, strict=True) if u])
 
 
 def row_costs(
@@ -113,7 +107,8 @@ def row_costs(
     Runtime complexity: O(rows * features).
     """
     usage = np.asarray(usage, dtype=bool)
-    values = np.array([float(c(float(size))) for c in _curves(costs, names)])
+    atoms = _model(costs, names).atoms
+    values = np.array([float(atoms[n](float(size))) for n in names])
     return usage.astype(np.float64) @ values
 
 

@@ -250,7 +250,10 @@ def _cost_model(costs: CostModel | Mapping[str, Any], learner: Any) -> CostModel
         return model
     learned = get_columns()
     if set(learned) != set(model.features):
-        return model  # lattice.explore names the mismatch
+        raise ValueError(
+            f"costs name features {sorted(model.features)!r} but the learner has "
+            f"{sorted(learned)!r}"
+        )
     if not model.bundles:
         if not model.columns:
             return model.with_columns(learned)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.linear_model import LogisticRegression
 
 import learners
 import polydom
@@ -93,3 +94,20 @@ def test_store_and_cache_together_are_refused(tmp_path):
     learner = learners.SyntheticLearner(lambda fs: 0.5 + 0.1 * len(fs))
     with pytest.raises(ValueError, match="either cache or store"):
         polydom.build_index({"a": "1"}, learner, cache={}, store=str(tmp_path / "x.db"))
+
+
+@pytest.mark.parametrize(
+    "costs, match",
+    [
+        (polydom.CostModel({"a": "1", "b": "1"}, bundles={"ab": ["a", "b"]}),
+         "costs name features \\['ab'\\] but the learner has"),
+        ({"a": "1", "b": "1 - n"}, "atom 'b' = .* is negative"),
+    ],
+)
+def test_bad_costs_are_refused_before_anything_is_stored(tmp_path, costs, match):
+    learner = learners.SklearnLearner(
+        LogisticRegression(),
+        np.zeros((4, 2)), np.array([0, 1, 0, 1]), features=["a", "b"], cv=2)
+    with pytest.raises(ValueError, match=match):
+        polydom.build_index(costs, learner, n_max=10.0, store=f"sqlite:///{tmp_path / 'x.db'}")
+    assert not (tmp_path / "x.db").exists()
