@@ -222,6 +222,26 @@ def _cscc(seed: int = 0, **params: Any) -> Any:
     return CSCCClassifier(random_state=seed, **params)
 
 
+def _adapt(seed: int = 0, high_cost: str = "logistic", **params: Any) -> Any:
+    """ADAPT around the estimator of the registered lattice learner ``high_cost`` (unfitted:
+    the build's sweep, :func:`learners.budgeted.adapt_sweep.sweep_adapt_build`, fits it once)."""
+    from learners.budgeted.adapt import AdaptClassifier
+
+    spec = get_learner(high_cost)
+    if spec.kind != "lattice" or spec.name == "synthetic":
+        raise ValueError(
+            f"high_cost of learner 'adapt' must name a lattice estimator (e.g. 'logistic', "
+            f"'tree'), got {high_cost!r}"
+        )
+    return AdaptClassifier(spec.make(seed), fit_high_cost=True, random_state=seed, **params)
+
+
+def _adapt_sweep(*args: Any, **kwargs: Any) -> Any:
+    from learners.budgeted.adapt_sweep import sweep_adapt_build
+
+    return sweep_adapt_build(*args, **kwargs)
+
+
 register_learner("logistic", _logistic)
 register_learner("sgd-hinge-l1", _sgd_hinge_l1)
 register_learner("lightgbm", _lightgbm)
@@ -236,3 +256,5 @@ register_learner("cstc", _cstc, kind="budgeted",
                                 "learners.budgeted.cstc:CSTCRegressor"))
 register_learner("cscc", _cscc, kind="budgeted",
                  model_classes=("learners.budgeted.cscc:CSCCClassifier",))
+register_learner("adapt", _adapt, kind="budgeted",
+                 model_classes=("learners.budgeted.adapt:AdaptClassifier",), sweep=_adapt_sweep)

@@ -20,9 +20,15 @@ from storage.blobs import (
     register_model_class,
 )
 from storage.builds import TRAINING_NEUTRAL_PARAMS
-from storage.database import SchemaVersionError, StoreNotFoundError, normalize_url
+from storage.database import (
+    ForeignDatabaseError,
+    SchemaVersionError,
+    StoreKeyError,
+    StoreNotFoundError,
+    normalize_url,
+)
 from storage.expansion_cache import ExpansionCache
-from storage.reader import BuildRecord
+from storage.reader import BuildRecord, IndexIntegrityError
 from storage.schema import LOOKUP_SQL, SCHEMA_VERSION
 from storage.store import IndexStore
 
@@ -30,11 +36,14 @@ __all__ = [
     "BlobDigest",
     "BuildRecord",
     "ExpansionCache",
+    "ForeignDatabaseError",
+    "IndexIntegrityError",
     "IndexStore",
     "LOOKUP_SQL",
     "ModelIntegrityError",
     "SCHEMA_VERSION",
     "SchemaVersionError",
+    "StoreKeyError",
     "StoreNotFoundError",
     "TRAINING_NEUTRAL_PARAMS",
     "UntrustedModelError",

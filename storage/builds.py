@@ -10,6 +10,7 @@ never changed afterwards.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.index.built import Index
 from storage import schema as S
-from storage.blobs import dump_model, sha256_hex
+from storage.blobs import dump_model
 from storage.codec import (
     canonical_json,
     cost_expression,
@@ -32,12 +33,15 @@ from storage.codec import (
 )
 from storage.database import Database, now
 from storage.reader import TABLE_KINDS, build_row, feature_order, stored_cost_model
+from storage.seal import index_seal
 
 __all__ = [
     "TRAINING_NEUTRAL_PARAMS",
     "KnownModels",
     "begin_build",
     "build_cost_model",
+    "delete_builds",
+    "fail_build",
     "publish",
 ]
 
@@ -126,15 +130,33 @@ def begin_build(
     if bundles:
         lattice["bundles"] = bundles
     expansion_key = digest({"params": training, **lattice})
+    build_id = _find_or_insert(db, params, params_key, expansion_key, model)
+    _delete_failed(db, params_key)  # after the insert: its expansions may serve this build
+    return build_id
+
+
+def _find_or_insert(
+    db: Database, params: dict, params_key: str, expansion_key: str, model: CostModel
+) -> int:
+    """The unfinished build of ``params_key`` (a failed one restarts), or a new one."""
+    curves = model.atoms
+    names = list(curves)
+    cols = model.columns
+    bundles = {name: sorted(members, key=names.index) for name, members in model.bundles.items()}
+    coefs = {name: curves[name].coefficients.tolist() for name in names}
     b = S.builds
     with db.write() as conn:
         found = conn.execute(
             sa.select(b.c.id)
-            .where(b.c.params_key == params_key, b.c.status == "building")
+            .where(b.c.params_key == params_key, b.c.status.in_(("building", "failed")))
             .order_by(b.c.id.desc())
             .limit(1)
         ).scalar()
-        if found is not None:
+        if found is not None:  # resume it; a failed one is started again
+            conn.execute(
+                b.update().where(b.c.id == found, b.c.status == "failed")
+                .values(status="building", info=None)
+            )
             return int(found)
         build_id = conn.execute(
             b.insert().values(
@@ -285,7 +307,7 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
             dumped = dump_model(cand.payload)
             if dumped is not None:
                 row["model_blob"], row["model_format"] = dumped
-                row["model_sha256"] = sha256_hex(dumped[0])
+                row["model_sha256"] = db.digest.of(dumped[0])
         cand_rows.append(row)
         cost_rows.extend(
             {"build_id": build_id, "candidate_id": pos, "degree": k, "coefficient": float(c)}
@@ -301,6 +323,16 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         for k, pos in enumerate(sky)
     ]
     n_min, n_max = table.domain
+    seal = index_seal(
+        db.digest,
+        (float(n_min), float(n_max), kind),
+        [(r["candidate_id"], r["key_json"], float(r["accuracy"]), r["features_json"],
+          r["learner"], r["expansion_id"], r["model_sha256"]) for r in cand_rows],
+        [(r["candidate_id"], r["degree"], r["coefficient"]) for r in cost_rows],
+        [(r["candidate_id"], r["feature_id"], r["probability"]) for r in need_rows],
+        [(r["range_id"], float(r["n_lo"]), float(r["n_hi"])) for r in range_rows],
+        [(r["range_id"], r["rank"], r["candidate_id"]) for r in entry_rows],
+    )
     b = S.builds
     with db.write() as conn:
         conn.execute(S.candidates.insert(), cand_rows)
@@ -326,5 +358,155 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         )
         if done.rowcount != 1:
             raise ValueError(f"build {build_id} was completed by another writer")
+        if "build_seals" in db.tables:
+            conn.execute(S.build_seals.insert().values(build_id=build_id, index_digest=seal))
     # fresh statistics, so that SQL over the views is planned for the new rows
     db.analyze("candidates, candidate_costs, candidate_needs, ranges, skyline_entries")
+
+
+# ---------------------------------------------------------------------------- lifecycle
+def fail_build(db: Database, build_id: int, error: BaseException | str) -> None:
+    """Mark an unfinished build ``failed`` with the error (its first line) in ``info``.
+
+    Its expansions stay: the next start with the same arguments resumes the build from
+    them; the next start of another build deletes it (:func:`begin_build`).
+
+    Runtime complexity: one row updated.
+    """
+    text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    first = (text.strip().splitlines() or [""])[0][:500]
+    b = S.builds
+    with db.write() as conn:
+        conn.execute(
+            b.update()
+            .where(b.c.id == int(build_id), b.c.status == "building")
+            .values(status="failed", info=_json_or_str({"error": first}),
+                    completed_at=now())
+        )
+
+
+def _delete_failed(db: Database, params_key: str) -> None:
+    """Delete the failed builds of other arguments (a build that starts cleans up after
+    them; a failed build with the same arguments is resumed instead)."""
+    b = S.builds
+    with db.read() as conn:
+        failed = [int(i) for i in conn.execute(
+            sa.select(b.c.id).where(b.c.status == "failed", b.c.params_key != params_key)
+        ).scalars()]
+    if failed:
+        delete_builds(db, failed, vacuum=False, only_failed=True)
+
+
+_BUILD_TABLES = ("skyline_entries", "ranges", "candidate_needs", "candidate_costs",
+                 "candidates", "bundle_atoms", "bundles", "feature_costs", "features",
+                 "build_seals")
+
+
+def delete_builds(
+    db: Database,
+    build_ids: Sequence[int] | None = None,
+    vacuum: bool = True,
+    only_failed: bool = False,
+) -> dict[str, Any]:
+    """Delete builds and every row of theirs; keep what the remaining builds use.
+
+    ``build_ids`` None: every complete or failed build except the current one (builds still
+    ``building`` may be running elsewhere and are kept).  The current build is never
+    deleted.  An expansion of a deleted build is kept (and moved to a remaining build) when
+    a remaining build's candidates use its model or a remaining build could reuse it (same
+    training parameters); otherwise it is deleted with its model blob.  With ``vacuum`` a
+    SQLite file is compacted (``VACUUM``) so that it shrinks, and PostgreSQL tables are
+    vacuumed.  ``only_failed`` skips, inside the transaction, the given builds that are no
+    longer failed (another process may have resumed one).
+
+    Returns ``{"deleted": [ids], "expansions_deleted": n, "bytes_before": b0,
+    "bytes_after": b1}`` (sizes of a SQLite file; None elsewhere).
+
+    Runtime complexity: O(rows of the deleted builds) plus the VACUUM (a copy of the file).
+
+    Raises
+    ------
+    ValueError
+        If an id is unknown, or names the current build.
+    """
+    db.check_writable()
+    b, x, c = S.builds, S.expansions, S.candidates
+    before = _file_size(db)
+    with db.write() as conn:
+        rows = conn.execute(sa.select(b.c.id, b.c.status, b.c.is_current,
+                                      b.c.expansion_key)).all()
+        known = {int(r.id): r for r in rows}
+        if build_ids is None:
+            ids = sorted(i for i, r in known.items()
+                         if not r.is_current and r.status in ("complete", "failed"))
+        else:
+            ids = sorted({int(i) for i in build_ids})
+            unknown = [i for i in ids if i not in known]
+            if only_failed:  # gone or resumed meanwhile: not ours to delete
+                ids = [i for i in ids if i in known and known[i].status == "failed"]
+                unknown = []
+            if unknown:
+                raise ValueError(f"builds {unknown} do not exist in {db.display_url!r}")
+            current = [i for i in ids if known[i].is_current]
+            if current:
+                raise ValueError(
+                    f"build {current[0]} is the current build; publish another build "
+                    "before deleting it"
+                )
+        if not ids:
+            return {"deleted": [], "expansions_deleted": 0, "bytes_before": before,
+                    "bytes_after": before}
+        remaining = [i for i in known if i not in ids]
+        for name in _BUILD_TABLES:
+            if name in db.tables:
+                table = S.metadata.tables[name]
+                conn.execute(table.delete().where(table.c.build_id.in_(ids)))
+        used = dict(conn.execute(
+            sa.select(c.c.expansion_id, sa.func.min(c.c.build_id))
+            .where(c.c.expansion_id.is_not(None), c.c.build_id.in_(remaining or [-1]))
+            .group_by(c.c.expansion_id)
+        ).all())
+        owner_by_key = {}
+        for i in remaining:
+            owner_by_key.setdefault(known[i].expansion_key, i)
+        gone = 0
+        for eid, key in conn.execute(
+            sa.select(x.c.id, x.c.expansion_key).where(x.c.build_id.in_(ids))
+        ).all():
+            owner = used.get(eid, owner_by_key.get(key))
+            if owner is None:
+                conn.execute(x.delete().where(x.c.id == eid))
+                gone += 1
+            else:
+                conn.execute(x.update().where(x.c.id == eid).values(build_id=owner))
+        conn.execute(b.delete().where(b.c.id.in_(ids)))
+    if vacuum:
+        _vacuum(db)
+    return {"deleted": ids, "expansions_deleted": gone, "bytes_before": before,
+            "bytes_after": _file_size(db)}
+
+
+def _file_size(db: Database) -> int | None:
+    """Bytes of a SQLite store on disk: the file and its write-ahead log (None elsewhere)."""
+    if db.dialect != "sqlite":
+        return None
+    path = sa.engine.make_url(db.url).database
+    if not path or not os.path.exists(path):
+        return None
+    wal = f"{path}-wal"
+    return os.path.getsize(path) + (os.path.getsize(wal) if os.path.exists(wal) else 0)
+
+
+def _vacuum(db: Database) -> None:
+    """Give the space of deleted rows back: VACUUM (and a WAL checkpoint) on SQLite."""
+    if db.dialect == "sqlite":
+        raw = db.engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            cursor.execute("VACUUM")
+            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            raw.close()
+    elif db.dialect == "postgresql":
+        with db.engine.connect() as conn:
+            conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("VACUUM")

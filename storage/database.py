@@ -17,15 +17,19 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import sqlalchemy as sa
 
 from polydom.errors import PolydomError
 from storage import schema as S
+from storage.blobs import BlobDigest
 
 __all__ = [
     "Database",
+    "ForeignDatabaseError",
     "SchemaVersionError",
+    "StoreKeyError",
     "StoreNotFoundError",
     "normalize_url",
     "now",
@@ -38,6 +42,14 @@ class SchemaVersionError(PolydomError, RuntimeError):
 
 class StoreNotFoundError(PolydomError, ValueError):
     """No polydom store at the URL (opened for reading only)."""
+
+
+class ForeignDatabaseError(PolydomError, ValueError):
+    """A non-empty database of another program, where a store was to be created."""
+
+
+class StoreKeyError(PolydomError, ValueError):
+    """The store's blobs are signed with a key this process does not hold (or the reverse)."""
 
 
 def normalize_url(url: str | os.PathLike, base: str | os.PathLike | None = None) -> str:
@@ -85,30 +97,72 @@ class Database:
     create : bool, default True
         Create the schema in an empty database.  With False, a database without a polydom
         store raises :class:`StoreNotFoundError` (and a missing SQLite file is not created).
+    read_only : bool, default False
+        Open for reading only (implies ``create=False``): a SQLite file is opened through
+        its URI with ``mode=ro``, so nothing (no journal-mode switch, no schema) is ever
+        written to it, whatever it holds.
+    key : bytes or str, optional
+        The store key of HMAC-signed blobs (default: ``POLYDOM_STORE_KEY``; see
+        :class:`storage.blobs.BlobDigest`).  A new store records the key's id and signs its
+        blobs; a store is read and written only with the key it was created with.
+    allow_foreign : bool, default False
+        Create the store's tables in a non-empty database of another program.  Refused by
+        default, naming the tables found.
 
     Raises
     ------
     SchemaVersionError
         If the database holds a store of another schema version.
+    ForeignDatabaseError
+        If the database has tables of another program and ``allow_foreign`` is false.
     """
 
-    def __init__(self, url: str | os.PathLike, create: bool = True) -> None:
+    def __init__(
+        self,
+        url: str | os.PathLike,
+        create: bool = True,
+        read_only: bool = False,
+        key: bytes | str | None = None,
+        allow_foreign: bool = False,
+    ) -> None:
         self.url = normalize_url(url)
-        parsed = sa.engine.make_url(self.url)
-        self.display_url = parsed.render_as_string(hide_password=True)
-        self.dialect = parsed.get_backend_name()
+        try:
+            parsed = sa.engine.make_url(self.url)
+            self.display_url = parsed.render_as_string(hide_password=True)
+            self.dialect = parsed.get_backend_name()
+            parsed.get_dialect()  # an unknown database kind fails here, not in a query
+        except sa.exc.ArgumentError as exc:
+            raise ValueError(f"url {self.url!r} is not a usable SQLAlchemy URL: {exc}") from None
+        self.read_only = bool(read_only)
+        create = bool(create) and not self.read_only
+        self.allow_foreign = bool(allow_foreign)
+        #: How blobs are digested (sha256, or HMAC under the store key).
+        self.digest = BlobDigest.resolve(key)
+        #: The id of the key the store's blobs are signed with (None: plain sha256).
+        self.store_key_id: str | None = None
         if self.dialect == "sqlite":
             database = parsed.database or ""
-            if not create and database not in ("", ":memory:") and not Path(database).exists():
+            on_disk = database not in ("", ":memory:")
+            if not create and on_disk and not Path(database).exists():
                 raise StoreNotFoundError(f"url {self.display_url!r}: no such SQLite file")
-            self.engine = sa.create_engine(parsed, connect_args={"timeout": 60})
+            if self.read_only and on_disk:
+                uri = f"file:{quote(str(Path(database).resolve()))}?mode=ro"
+                self.engine = sa.create_engine(
+                    "sqlite://",
+                    creator=lambda: sqlite3.connect(uri, uri=True, timeout=60,
+                                                    check_same_thread=False),
+                )
+            else:
+                self.engine = sa.create_engine(parsed, connect_args={"timeout": 60})
             _sqlite_transactions(self.engine)
-            self._wal = database not in ("", ":memory:")
+            self._wal = on_disk
         else:
             self.engine = sa.create_engine(parsed)
             self._wal = False
         #: Schema version of the store (one of :data:`storage.schema.READABLE_VERSIONS`).
         self.schema_version = S.SCHEMA_VERSION
+        #: Tables of the database when it was opened.
+        self.tables: set[str] = set()
         try:
             self._ensure_schema(create)
         except BaseException:
@@ -146,10 +200,17 @@ class Database:
             )
 
     def _ensure_schema(self, create: bool) -> None:
+        """Check an existing store (schema version, key) or create one in an empty database.
+
+        The check reads only: a foreign or empty database opened without ``create`` is
+        left exactly as it was.
+        """
         for attempt in range(2):
             with self.read() as conn:
-                names = set(sa.inspect(conn).get_table_names())
+                names = {n for n in sa.inspect(conn).get_table_names()
+                         if not n.startswith("sqlite_")}
                 if "schema_info" in names:
+                    self.tables = names
                     self._check_version(conn)
                     return
             if not create:
@@ -159,6 +220,14 @@ class Database:
                 raise SchemaVersionError(
                     f"url {self.display_url!r} has tables {sorted(clash)} but no schema_info: "
                     "not a polydom store of a known schema version"
+                )
+            if names and not self.allow_foreign:
+                shown = ", ".join(sorted(names)[:12]) + (" ..." if len(names) > 12 else "")
+                raise ForeignDatabaseError(
+                    f"url {self.display_url!r} is a database of another program (tables: "
+                    f"{shown}); polydom does not add its tables to it: build into a new "
+                    "database, or allow it explicitly (allow_foreign=True; "
+                    "foreign_database = true in a build config)"
                 )
             try:
                 with self.write() as conn:
@@ -172,13 +241,15 @@ class Database:
                     )
                     for name, select in S.VIEWS.items():
                         conn.exec_driver_sql(f"{verb} {name} AS {select}")
-                    conn.execute(
-                        S.schema_info.insert(),
-                        [
-                            {"key": "schema_version", "value": str(S.SCHEMA_VERSION)},
-                            {"key": "created_at", "value": now()},
-                        ],
-                    )
+                    info = [
+                        {"key": "schema_version", "value": str(S.SCHEMA_VERSION)},
+                        {"key": "created_at", "value": now()},
+                    ]
+                    if self.digest.keyed:
+                        info.append({"key": "blob_key_id", "value": self.digest.key_id})
+                    conn.execute(S.schema_info.insert(), info)
+                self.store_key_id = self.digest.key_id
+                self.tables = set(S.TABLES)
                 if self._wal:  # readers never block the writer; persistent in the file
                     raw = self.engine.raw_connection()
                     try:
@@ -201,6 +272,34 @@ class Database:
                 "(rebuild the index into a new database)"
             )
         self.schema_version = int(value)
+        self.store_key_id = conn.execute(
+            sa.select(S.schema_info.c.value).where(S.schema_info.c.key == "blob_key_id")
+        ).scalar()
+
+    def check_key(self) -> None:
+        """Raise :class:`StoreKeyError` unless this process holds the store's blob key.
+
+        Called before model blobs are written or loaded.  A store created with a key is
+        signed: loading needs the same key, and a key holder refuses a store without one
+        (a writer of the database could have removed the signatures and recomputed plain
+        sha256 digests).
+
+        Runtime complexity: O(1).
+        """
+        mine = self.digest.key_id
+        if mine == self.store_key_id:
+            return
+        if self.store_key_id is None:
+            raise StoreKeyError(
+                f"url {self.display_url!r}: the store's blobs are not signed, but a store key "
+                "is set (POLYDOM_STORE_KEY or key=): refusing blobs that cannot prove who "
+                "wrote them; unset the key to use this store unsigned"
+            )
+        raise StoreKeyError(
+            f"url {self.display_url!r}: the store's blobs are signed with key id "
+            f"{self.store_key_id}, " + (f"not with this key (id {mine})" if mine else
+                                        "and no key is set (POLYDOM_STORE_KEY or key=)")
+        )
 
     def check_writable(self) -> None:
         """Raise :class:`SchemaVersionError` unless the store has the current schema version.
@@ -210,6 +309,9 @@ class Database:
 
         Runtime complexity: O(1).
         """
+        if self.read_only:
+            raise PermissionError(f"url {self.display_url!r} was opened read-only")
+        self.check_key()
         if self.schema_version != S.SCHEMA_VERSION:
             raise SchemaVersionError(
                 f"url {self.display_url!r} holds a polydom store of schema version "

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from lattice.expansion import Expansion
 from storage import schema as S
-from storage.blobs import dump_model, load_model, sha256_hex
+from storage.blobs import dump_model, load_model
 from storage.builds import KnownModels
 from storage.codec import feature_mask, mask_features, ordered_names
 from storage.database import Database, now
@@ -70,12 +70,15 @@ class ExpansionCache(MutableMapping):
             row = conn.execute(self._select(x).where(x.c.feature_mask == mask)).first()
         if row is None:
             raise KeyError(features)
+        if row.model_format is not None:
+            self._db.check_key()
         model = load_model(
             row.model_blob,
             row.model_format,
             row.model_sha256,
             trusted=self.trusted,
             what=f"model of expansion {row.id} ({row.features})",
+            digest=self._db.digest,
         )
         if model is not None:
             self._known_models[id(model)] = (model, self._key, int(row.id))
@@ -101,7 +104,7 @@ class ExpansionCache(MutableMapping):
             "accuracy": float(expansion.accuracy),
             "fit_seconds": float(expansion.fit_seconds),
             "model_format": fmt,
-            "model_sha256": None if blob is None else sha256_hex(blob),
+            "model_sha256": None if blob is None else self._db.digest.of(blob),
             "model_blob": blob,
         }
         x = S.expansions

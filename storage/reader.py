@@ -15,16 +15,19 @@ import sqlalchemy as sa
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
+from polydom.errors import PolydomError
 from polydom.index.built import Index
 from polydom.index.polydom_index import IndexAll, PolyDomIndex
 from polydom.index.table import SkylineTable
 from storage import schema as S
-from storage.blobs import load_model
+from storage.blobs import BlobDigest, load_model
 from storage.codec import decode_key, stored_curve
 from storage.database import Database
+from storage.seal import index_seal
 
 __all__ = [
     "TABLE_KINDS",
+    "IndexIntegrityError",
     "BuildRecord",
     "build_row",
     "feature_costs",
@@ -65,6 +68,8 @@ class BuildRecord:
     n_ranges: int
     n_entries: int
     params: dict = field(repr=False, default_factory=dict)
+    #: The error of a failed build (its first line), else None.
+    error: str | None = None
 
 
 def build_row(db: Database, conn: sa.Connection, build_id: int | None) -> sa.Row:
@@ -171,20 +176,41 @@ def feature_costs(conn: sa.Connection, build_id: int) -> dict[int, CostCurve]:
     }
 
 
+class IndexIntegrityError(PolydomError, ValueError):
+    """A published build whose rows no longer match its seal (edited after publishing)."""
+
+
 def load_index(
-    db: Database, build: int | None = None, trusted: bool = False, models: bool = True
+    db: Database,
+    build: int | None = None,
+    trusted: bool = False,
+    models: bool = True,
+    rebuild: bool = False,
 ) -> Index:
     """Rebuild a published index from its rows (no sweep): the current build by default.
+
+    The rows are checked against the build's seal (:mod:`storage.seal`); a mismatch raises
+    :class:`IndexIntegrityError`, or with ``rebuild=True`` the skylines are swept again from
+    the stored candidates as they now are (``info["rebuilt"]`` says so).
 
     See :meth:`storage.IndexStore.load_index`.
 
     Runtime complexity: O(K * d + E) rows plus decoding the K models.
     """
+    if models:
+        db.check_key()
     with db.read() as conn:
         row = build_row(db, conn, build)
         build_id = int(row.id)
         if row.status != "complete":
             raise ValueError(f"build {build_id} is not complete (status {row.status!r})")
+        sealed = None
+        if "build_seals" in db.tables:
+            sealed = conn.execute(
+                sa.select(S.build_seals.c.index_digest).where(
+                    S.build_seals.c.build_id == build_id
+                )
+            ).scalar()
         cost_model = stored_cost_model(db, conn, build_id)
         atoms = list(cost_model.atoms)
         c, cc, x = S.candidates, S.candidate_costs, S.expansions
@@ -196,11 +222,12 @@ def load_index(
             c.c.features_json,
             c.c.expansion_id,
             c.c.model_format,
+            c.c.model_sha256,
         ]
         if db.schema_version >= 2:
             cols.append(c.c.learner)
         if models:
-            cols += [c.c.model_sha256, c.c.model_blob]
+            cols.append(c.c.model_blob)
         cands = conn.execute(
             sa.select(*cols).where(c.c.build_id == build_id).order_by(c.c.candidate_id)
         ).all()
@@ -212,6 +239,7 @@ def load_index(
         ):
             ccoef.setdefault(cid, {})[degree] = coefficient
         needs: dict[int, dict[str, float]] = {}
+        need_rows: list[tuple] = []
         if db.schema_version >= 2:
             cn = S.candidate_needs
             for cid, fid, p in conn.execute(
@@ -219,6 +247,7 @@ def load_index(
                 .where(cn.c.build_id == build_id)
                 .order_by(cn.c.candidate_id, cn.c.feature_id)
             ):
+                need_rows.append((cid, fid, p))
                 if not 0 <= fid < len(atoms):
                     raise ValueError(
                         f"build {build_id}: candidate {cid} needs unknown atom id {fid}"
@@ -237,19 +266,48 @@ def load_index(
             ):
                 exp_rows[r.id] = r
         rng, se = S.ranges, S.skyline_entries
-        breaks = [
-            r.n_lo
-            for r in conn.execute(
-                sa.select(rng.c.n_lo).where(rng.c.build_id == build_id).order_by(rng.c.range_id)
-            )
-        ]
-        sky: list[list[int]] = [[] for _ in breaks]
-        for r in conn.execute(
-            sa.select(se.c.range_id, se.c.candidate_id)
+        range_rows = conn.execute(
+            sa.select(rng.c.range_id, rng.c.n_lo, rng.c.n_hi)
+            .where(rng.c.build_id == build_id)
+            .order_by(rng.c.range_id)
+        ).all()
+        breaks = [r.n_lo for r in range_rows]
+        entry_rows = conn.execute(
+            sa.select(se.c.range_id, se.c.rank, se.c.candidate_id)
             .where(se.c.build_id == build_id)
             .order_by(se.c.range_id, se.c.rank)
-        ):
+        ).all()
+        sky: list[list[int]] = [[] for _ in breaks]
+        for r in entry_rows:
+            if not 0 <= r.range_id < len(sky):
+                raise IndexIntegrityError(
+                    f"build {build_id}: skyline entry of unknown range {r.range_id}"
+                )
             sky[r.range_id].append(r.candidate_id)
+    rebuilt = False
+    if sealed is not None:
+        if db.store_key_id is not None:
+            db.check_key()  # a signed seal is checked with the key, or not opened
+        found = index_seal(
+            db.digest if db.store_key_id is not None else BlobDigest(),
+            (float(row.n_min), float(row.n_max), row.index_kind),
+            [(r.candidate_id, r.key_json, float(r.accuracy), r.features_json,
+              r.learner if db.schema_version >= 2 else None, r.expansion_id, r.model_sha256)
+             for r in cands],
+            [(cid, k, v) for cid, coefs in ccoef.items() for k, v in coefs.items()],
+            need_rows,
+            [(r.range_id, float(r.n_lo), float(r.n_hi)) for r in range_rows],
+            [(r.range_id, r.rank, r.candidate_id) for r in entry_rows],
+        )
+        if found != sealed:
+            if not rebuild:
+                raise IndexIntegrityError(
+                    f"build {build_id} of {db.display_url!r}: its candidates or skylines were "
+                    "edited after publishing (the rows do not match the build's seal); "
+                    "refusing to open it.  open_index(..., rebuild=True) sweeps the skylines "
+                    "again from the stored candidates as they now are"
+                )
+            rebuilt = True
     exp_models: dict[int, Any] = {}
     feature_sets: dict[str, frozenset] = {}
     candidates = []
@@ -264,6 +322,7 @@ def load_index(
                     e.model_sha256,
                     trusted=trusted,
                     what=f"model of expansion {e.id} ({e.features}) of build {build_id}",
+                    digest=db.digest,
                 )
             payload = exp_models[r.expansion_id]
         elif models:
@@ -273,6 +332,7 @@ def load_index(
                 r.model_sha256,
                 trusted=trusted,
                 what=f"model of candidate {r.key!r} of build {build_id}",
+                digest=db.digest,
             )
         features = feature_sets.get(r.features_json)
         if features is None:
@@ -289,11 +349,19 @@ def load_index(
                 learner=r.learner if db.schema_version >= 2 else None,
             )
         )
-    table = TABLE_KINDS.get(row.index_kind, PolyDomIndex)(
-        candidates, row.n_min, row.n_max, breaks, sky, json.loads(row.stats or "{}")
-    )
+    if rebuilt:
+        table = TABLE_KINDS.get(row.index_kind, PolyDomIndex).build(
+            candidates, row.n_min, row.n_max
+        )
+    else:
+        table = TABLE_KINDS.get(row.index_kind, PolyDomIndex)(
+            candidates, row.n_min, row.n_max, breaks, sky, json.loads(row.stats or "{}")
+        )
     info = json.loads(row.info or "{}")
     info["build_id"] = build_id
+    info["sealed"] = sealed is not None
+    if rebuilt:
+        info["rebuilt"] = "skylines swept again from the stored candidates (seal mismatch)"
     info["schema_version"] = db.schema_version
     return Index(table, cost_model, info=info)
 
@@ -305,7 +373,8 @@ def list_builds(db: Database) -> list[BuildRecord]:
     """
     with db.read() as conn:
         rows = conn.execute(sa.text("SELECT * FROM build_summary ORDER BY build_id")).all()
-        params = dict(conn.execute(sa.select(S.builds.c.id, S.builds.c.params)).all())
+        stored = {r.id: r for r in conn.execute(
+            sa.select(S.builds.c.id, S.builds.c.params, S.builds.c.info))}
     return [
         BuildRecord(
             build_id=int(r.build_id),
@@ -323,10 +392,20 @@ def list_builds(db: Database) -> list[BuildRecord]:
             n_candidates=int(r.n_candidates),
             n_ranges=int(r.n_ranges),
             n_entries=int(r.n_entries),
-            params=json.loads(params[r.build_id]),
+            params=json.loads(stored[r.build_id].params),
+            error=_error(r.status, stored[r.build_id].info),
         )
         for r in rows
     ]
+
+
+def _error(status: str, info: str | None) -> str | None:
+    if status != "failed" or not info:
+        return None
+    try:
+        return json.loads(info).get("error")
+    except (ValueError, AttributeError):
+        return None
 
 
 def skyline_rows(db: Database, build: int | None = None) -> list[dict[str, Any]]:

@@ -203,6 +203,16 @@ skyline_entries = sa.Table(
     ),
 )
 
+#: The seal of a published build: a digest (sha256, or HMAC under the store key) over its
+#: candidates, cost coefficients, needs, ranges and skyline entries, checked when the build
+#: is opened.  Stores created before this table existed have no seals (opened unverified).
+build_seals = sa.Table(
+    "build_seals",
+    metadata,
+    sa.Column("build_id", sa.Integer, sa.ForeignKey("builds.id"), primary_key=True),
+    sa.Column("index_digest", sa.String(64), nullable=False),
+)
+
 TABLES = [t.name for t in metadata.sorted_tables]
 
 _SKYLINE_ALL = """

@@ -48,15 +48,31 @@ class IndexStore:
         Create the schema in an empty database.  With False, a database without a polydom
         store raises :class:`storage.StoreNotFoundError` (and a missing SQLite file is not
         created).
+    read_only : bool, default False
+        Never write (SQLite opened with ``mode=ro``); implies ``create=False``.
+    key : bytes or str, optional
+        Store key for HMAC-signed blobs and seals (default ``POLYDOM_STORE_KEY``).
+    allow_foreign : bool, default False
+        Create the store in a non-empty database of another program.
 
     Raises
     ------
     storage.SchemaVersionError
         If the database holds a store of another schema version.
+    storage.ForeignDatabaseError
+        If ``create`` meets a non-empty database of another program.
     """
 
-    def __init__(self, url: str | os.PathLike, create: bool = True) -> None:
-        self.database = Database(url, create=create)
+    def __init__(
+        self,
+        url: str | os.PathLike,
+        create: bool = True,
+        read_only: bool = False,
+        key: bytes | str | None = None,
+        allow_foreign: bool = False,
+    ) -> None:
+        self.database = Database(url, create=create, read_only=read_only, key=key,
+                                 allow_foreign=allow_foreign)
         self.url = self.database.url
         self.display_url = self.database.display_url
         self.dialect = self.database.dialect
@@ -140,14 +156,41 @@ class IndexStore:
         """
         builds.publish(self.database, self._known_models, build_id, index)
 
+    def fail_build(self, build_id: int, error: BaseException | str) -> None:
+        """Mark an unfinished build ``failed`` with its error (see
+        :func:`storage.builds.fail_build`); the next start resumes or deletes it.
+
+        Runtime complexity: one row updated.
+        """
+        builds.fail_build(self.database, build_id, error)
+
+    def delete_builds(
+        self, build_ids: Sequence[int] | None = None, vacuum: bool = True
+    ) -> dict[str, Any]:
+        """Delete builds (default: every complete or failed build but the current one),
+        keeping the expansions the remaining builds use, then ``VACUUM``.
+
+        Returns the deleted ids, the number of expansions deleted and the SQLite file size
+        before and after.  See :func:`storage.builds.delete_builds`.
+
+        Runtime complexity: O(rows of the deleted builds) plus the VACUUM.
+        """
+        return builds.delete_builds(self.database, build_ids, vacuum)
+
     def load_index(
-        self, build: int | None = None, trusted: bool = False, models: bool = True
+        self,
+        build: int | None = None,
+        trusted: bool = False,
+        models: bool = True,
+        rebuild: bool = False,
     ) -> Index:
         """Rebuild a published index from its rows (no sweep): the current build by default.
 
         The candidates' payloads are the stored models (checked against their sha256 and
         decoded safely, see :mod:`storage.blobs`); ``models=False`` leaves them None.
-        ``info`` is the stored build info plus ``build_id``.
+        ``info`` is the stored build info plus ``build_id``.  The rows are checked against
+        the build's seal; ``rebuild=True`` sweeps the skylines again from the stored
+        candidates instead of refusing a build whose rows were edited.
 
         Runtime complexity: O(K * d + E) rows plus decoding the K models.
 
@@ -157,8 +200,12 @@ class IndexStore:
             If there is no complete build, or ``build`` is unknown or not complete.
         storage.ModelIntegrityError, storage.UntrustedModelError
             For a tampered blob, or one that needs ``trusted=True``.
+        storage.IndexIntegrityError
+            If the rows do not match the build's seal (and ``rebuild`` is false).
+        storage.StoreKeyError
+            If the store is signed with a key this process does not hold.
         """
-        return reader.load_index(self.database, build, trusted, models)
+        return reader.load_index(self.database, build, trusted, models, rebuild)
 
     def list_builds(self) -> list[BuildRecord]:
         """Every build, oldest first, with its status and row counts.

@@ -6,7 +6,12 @@ CEGB / GreedyMiser and ADAPT (LightGBM) and CSTC / CSCC load on first use, so th
 
 from importlib import import_module
 
-from learners.budgeted.adapt_sweep import efficient_frontier, sweep_adapt, sweep_adapt_candidates
+from learners.budgeted.adapt_sweep import (
+    efficient_frontier,
+    sweep_adapt,
+    sweep_adapt_build,
+    sweep_adapt_candidates,
+)
 from learners.budgeted.contract import (
     BudgetedClassifierMixin,
     ColumnSubsetModel,
@@ -53,6 +58,7 @@ __all__ = [
     "efficient_frontier",
     "expected_cost_curve",
     "sweep_adapt",
+    "sweep_adapt_build",
     "sweep_adapt_candidates",
     "sweep_candidates",
     "worst_cost_curve",

@@ -99,15 +99,16 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         Cost of each feature (``feature_groups`` name, or ``"x{j}"``); None: unit costs.
     feature_groups : mapping of str to list of int, optional
         Named column groups (a feature is paid once for all its columns).
-    high_cost_features : sequence of str, optional
-        Features whose columns the high-cost model takes (in ``feature_groups`` order);
-        None: it takes the whole row.
+    high_cost_columns : sequence of int, optional
+        Columns of the full row the high-cost model takes, in the order it takes them; None:
+        the whole row.
     fit_high_cost : bool, default False
         Fit a clone of ``high_cost_model`` on the training data first.
-    high_cost_proba : {"auto", "oof", "fitted"}, default "auto"
+    high_cost_proba : {"auto", "oof", "fitted"} or ndarray, default "auto"
         Probabilities of ``f0`` on the training rows: out-of-fold (``cv`` folds of a clone),
         or the fitted model's own; ``"auto"``: out-of-fold when the model is a clonable
-        scikit-learn estimator and every class has ``cv`` rows.
+        scikit-learn estimator and every class has ``cv`` rows.  An array (rows x 2, for the
+        sorted labels; e.g. from :meth:`high_cost_train_proba`) is used as given.
     cv : int, default 5
     q_constraint : {"le", "eq"}, default "le"
         ``mean(q) <= p_full`` (paper) or ``= p_full`` (the authors' code).
@@ -129,7 +130,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     classes_, n_features_in_, feature_groups_, feature_costs_ (ndarray, per feature)
     high_cost_ : HighCostModel
     high_cost_proba_ : str
-        "oof" or "fitted": what the q-step used.
+        "oof", "fitted" or "given": what the q-step used.
     used_features_ : ndarray of bool
         Features some row may need (gate, low-cost model, high-cost model).
     objective_ : float
@@ -146,7 +147,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         tradeoff: float = 0.01,
         feature_costs: Mapping[str, float] | Sequence[float] | None = None,
         feature_groups: Mapping[str, Sequence[int]] | None = None,
-        high_cost_features: Sequence[str] | None = None,
+        high_cost_columns: Sequence[int] | None = None,
         fit_high_cost: bool = False,
         high_cost_proba: str = "auto",
         cv: int = 5,
@@ -168,7 +169,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         self.tradeoff = tradeoff
         self.feature_costs = feature_costs
         self.feature_groups = feature_groups
-        self.high_cost_features = high_cost_features
+        self.high_cost_columns = high_cost_columns
         self.fit_high_cost = fit_high_cost
         self.high_cost_proba = high_cost_proba
         self.cv = cv
@@ -207,8 +208,9 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         """An unfitted ADAPT whose high-cost model is the index's choice at ``(size, budget)``.
 
         The features, their columns and their costs at ``size`` come from the index
-        (``index.columns``, ``index.costs``); the high-cost model takes the columns of the hit's
-        features.  Fit it on full matrices laid out as the index's training data.
+        (``index.columns``, ``index.costs``); the high-cost model takes the columns the index
+        would cut for it (``index.model_columns(hit.features)``).  Fit it on full matrices laid
+        out as the index's training data.
 
         Parameters
         ----------
@@ -233,12 +235,11 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"index entry {hit.key!r} has no fitted model to approximate")
         groups = {name: list(cols) for name, cols in index.columns.items()}
         costs = {name: float(index.costs[name](float(size))) for name in groups}
-        features = [name for name in groups if name in hit.features]
         return cls(
             high_cost_model=hit.model,
             feature_groups=groups,
             feature_costs=costs,
-            high_cost_features=features,
+            high_cost_columns=list(index.model_columns(hit.features)),
             **params,
         )
 
@@ -259,7 +260,6 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         for name, allowed in (
             ("q_constraint", ("le", "eq")),
             ("hpc_cost_mode", ("union", "hpc_only")),
-            ("high_cost_proba", ("auto", "oof", "fitted")),
         ):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
@@ -275,6 +275,11 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             v = getattr(self, name)
             if not (isinstance(v, int | np.integer) and v >= 1):
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        hp = self.high_cost_proba
+        if isinstance(hp, str) and hp not in ("auto", "oof", "fitted"):
+            raise ValueError(
+                f"high_cost_proba must be 'auto', 'oof', 'fitted' or an array, got {hp!r}"
+            )
         if not (isinstance(self.learning_rate, int | float) and self.learning_rate > 0):
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
 
@@ -302,16 +307,16 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"feature_costs must be finite and >= 0, got {costs.tolist()}")
         return costs
 
-    def _high_cost_columns(self, groups: dict[str, list[int]], n_columns: int) -> list[int]:
-        if self.high_cost_features is None:
+    def _high_cost_columns(self, n_columns: int) -> list[int]:
+        if self.high_cost_columns is None:
             return list(range(n_columns))
-        wanted = [str(n) for n in self.high_cost_features]
-        unknown = sorted(set(wanted) - set(groups))
-        if unknown or not wanted:
+        cols = [int(c) for c in np.atleast_1d(np.asarray(self.high_cost_columns))]
+        if not cols or not all(0 <= c < n_columns for c in cols) or len(set(cols)) < len(cols):
             raise ValueError(
-                f"high_cost_features must name features of {list(groups)}, got {wanted!r}"
+                f"high_cost_columns must be distinct columns in [0, {n_columns}), "
+                f"got {self.high_cost_columns!r}"
             )
-        return [c for name, cols in groups.items() if name in wanted for c in cols]
+        return cols
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X: np.ndarray, y: np.ndarray) -> AdaptClassifier:
@@ -350,7 +355,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         self.feature_groups_ = column_groups(self.feature_groups, k)
         names = list(self.feature_groups_)
         self.feature_costs_ = self._costs(names)
-        hpc_cols = self._high_cost_columns(self.feature_groups_, k)
+        hpc_cols = self._high_cost_columns(k)
         estimator = self.high_cost_model
         if self.fit_high_cost:
             if estimator is None:
@@ -371,28 +376,60 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         )
         return self
 
-    def _train_proba(self, X: np.ndarray, y: np.ndarray, y_enc: np.ndarray) -> np.ndarray:
-        hpc = self.high_cost_
+    def _proba_matrix(self, hpc: HighCostModel, X, y, classes, y_enc) -> tuple[np.ndarray, str]:
+        """f0's probabilities of ``classes`` on the training rows, and how they were made."""
         mode = self.high_cost_proba
+        if not isinstance(mode, str):
+            proba = np.asarray(mode, dtype=np.float64)
+            if proba.shape != (len(y), 2) or not np.all((proba >= 0) & (proba <= 1)):
+                raise ValueError(
+                    f"high_cost_proba as an array must hold probabilities of shape "
+                    f"({len(y)}, 2), got shape {proba.shape}"
+                )
+            return proba, "given"
         smallest = int(np.bincount(y_enc).min())
         if mode == "auto":
             clonable = isinstance(hpc.estimator, BaseEstimator)
             mode = "oof" if clonable and smallest >= self.cv else "fitted"
-        if mode == "oof":
-            if smallest < self.cv:
-                raise ValueError(
-                    f"high_cost_proba='oof' needs cv={self.cv} rows of every class; the "
-                    f"smallest class has {smallest}"
-                )
-            folds = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
-            proba = cross_val_predict(
-                clone(hpc.estimator), X[:, hpc.columns], y, cv=folds, method="predict_proba"
+        if mode == "fitted":
+            return hpc.proba_of(X, classes), mode
+        if smallest < self.cv:
+            raise ValueError(
+                f"high_cost_proba='oof' needs cv={self.cv} rows of every class; the "
+                f"smallest class has {smallest}"
             )
-            known = list(np.unique(y).tolist())
-            proba = proba[:, [known.index(c) for c in self.classes_.tolist()]]
-        else:
-            proba = hpc.proba_of(X, self.classes_)
-        self.high_cost_proba_ = mode
+        folds = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
+        proba = cross_val_predict(
+            clone(hpc.estimator), X[:, hpc.columns], y, cv=folds, method="predict_proba"
+        )
+        return proba[:, [list(np.unique(y).tolist()).index(c) for c in classes]], mode
+
+    def high_cost_train_proba(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The high-cost model's probabilities on training rows, as :meth:`fit` computes them.
+
+        Rows x 2, for the sorted labels of ``y``.  Passing the result as ``high_cost_proba``
+        lets a sweep compute out-of-fold probabilities once instead of at every fit.
+
+        Runtime complexity: ``cv`` fits of the high-cost model (out-of-fold) or one
+        ``predict_proba``.
+        """
+        self._check_params()
+        if self.fit_high_cost:
+            raise ValueError(
+                "high_cost_train_proba needs a fitted high_cost_model (fit_high_cost=False)"
+            )
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
+        classes, y_enc = np.unique(np.asarray(y), return_inverse=True)
+        check_fitted_classifier(self.high_cost_model, "high_cost_model")
+        hpc = HighCostModel(self.high_cost_model, self._high_cost_columns(X.shape[1]), X.shape[1])
+        return self._proba_matrix(hpc, X, np.asarray(y), classes, y_enc)[0]
+
+    def _train_proba(self, X: np.ndarray, y: np.ndarray, y_enc: np.ndarray) -> np.ndarray:
+        proba, self.high_cost_proba_ = self._proba_matrix(
+            self.high_cost_, X, y, self.classes_, y_enc
+        )
         self._hpc_train_correct = np.argmax(proba, axis=1) == y_enc
         return proba[np.arange(len(y_enc)), y_enc]
 
@@ -667,8 +704,10 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
                 str(k): [int(c) for c in np.atleast_1d(v)]
                 for k, v in params["feature_groups"].items()
             }
-        if params["high_cost_features"] is not None:
-            params["high_cost_features"] = [str(n) for n in params["high_cost_features"]]
+        if not isinstance(params["high_cost_proba"], str):
+            params["high_cost_proba"] = "given"
+        if params["high_cost_columns"] is not None:
+            params["high_cost_columns"] = [int(c) for c in params["high_cost_columns"]]
         hpc_arrays, hpc_meta = self.high_cost_.to_arrays()
         arrays = {f"hpc.{k}": v for k, v in hpc_arrays.items()}
         arrays["feature_costs"] = np.asarray(self.feature_costs_, dtype=np.float64)
@@ -711,7 +750,10 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         hpc = HighCostModel.from_arrays(
             {k[4:]: v for k, v in arrays.items() if k.startswith("hpc.")}, meta["hpc"]
         )
-        model = cls(high_cost_model=hpc.estimator, **meta["params"])
+        params = dict(meta["params"])
+        if params["high_cost_proba"] == "given":  # the training rows' array is not kept
+            params["high_cost_proba"] = "fitted"
+        model = cls(high_cost_model=hpc.estimator, **params)
         model.high_cost_ = hpc
         model.high_cost_proba_ = meta["high_cost_proba"]
         model.classes_ = (

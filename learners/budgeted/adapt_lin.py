@@ -28,6 +28,7 @@ from learners.budgeted.adapt_qstep import branch_losses, entropy, solve_q
 __all__ = [
     "LinearGatePair",
     "fit_adapt_lin",
+    "group_index",
     "group_norms",
     "lin_objective",
     "smooth_loss",
@@ -64,9 +65,21 @@ class LinearGatePair:
         )
 
 
+def group_index(groups: Sequence[np.ndarray], n_columns: int) -> np.ndarray:
+    """Group of every column (columns in no group get ``len(groups)``, never penalised)."""
+    gid = np.full(n_columns, len(groups), dtype=np.int64)
+    for a, cols in enumerate(groups):
+        gid[np.asarray(cols, dtype=np.int64)] = a
+    return gid
+
+
 def group_norms(wg: np.ndarray, wf: np.ndarray, groups: Sequence[np.ndarray]) -> np.ndarray:
     """``||(wg[cols], wf[cols])||_2`` for every group of columns.  O(columns)."""
-    return np.array([np.sqrt(wg[c] @ wg[c] + wf[c] @ wf[c]) for c in groups])
+    return _norms(wg, wf, group_index(groups, len(wg)), len(groups))
+
+
+def _norms(wg, wf, gid, n_groups):
+    return np.sqrt(np.bincount(gid, wg * wg + wf * wf, minlength=n_groups + 1)[:n_groups])
 
 
 def smooth_loss(Z, y, q, wg, bg, wf, bf):
@@ -109,26 +122,24 @@ def lin_objective(
     return float(value + weights @ group_norms(pair.wg, pair.wf, groups)), q
 
 
-def _m_value(Z, y, q, groups, weights, p):
-    return smooth_loss(Z, y, q, p.wg, p.bg, p.wf, p.bf)[0] + weights @ group_norms(
-        p.wg, p.wf, groups
-    )
-
-
 def _m_step(Z, y, q, groups, weights, pair, lip, n_iter, tol, frozen=None):
     """FISTA with adaptive restart on (OPT2) from ``pair``; returns the best iterate.
 
     Groups with ``frozen[a]`` stay at zero.  Runtime: O(n_iter * rows * columns).
     """
+    n_groups = len(groups)
+    gid = group_index(groups, Z.shape[1])
+    keep = np.ones(n_groups + 1)
+    if frozen is not None:
+        keep[:n_groups][np.asarray(frozen, dtype=bool)] = 0.0
+    step_thr = np.append(weights / lip, 0.0)  # prox threshold per group: step * weight
+    penalised = step_thr > 0
 
     def value(wg, bg, wf, bf):
-        return smooth_loss(Z, y, q, wg, bg, wf, bf)[0] + weights @ group_norms(wg, wf, groups)
+        norms = _norms(wg, wf, gid, n_groups)
+        return smooth_loss(Z, y, q, wg, bg, wf, bf)[0] + weights @ norms
 
-    x = (pair.wg.copy(), pair.bg, pair.wf.copy(), pair.bf)
-    if frozen is not None:
-        for c in (c for c, f in zip(groups, frozen, strict=True) if f):
-            x[0][c] = 0.0
-            x[2][c] = 0.0
+    x = (pair.wg * keep[gid], pair.bg, pair.wf * keep[gid], pair.bf)
     best, best_val = x, value(*x)
     v = x
     t = 1.0
@@ -140,17 +151,17 @@ def _m_step(Z, y, q, groups, weights, pair, lip, n_iter, tol, frozen=None):
         wf = v[2] - step * gwf
         bg = v[1] - step * gbg
         bf = v[3] - step * gbf
-        for a, (c, w) in enumerate(zip(groups, weights, strict=True)):
-            if frozen is not None and frozen[a]:
-                wg[c] = 0.0
-                wf[c] = 0.0
-                continue
-            if w <= 0.0:
-                continue
-            norm = np.sqrt(wg[c] @ wg[c] + wf[c] @ wf[c])
-            shrink = 0.0 if norm <= step * w else 1.0 - step * w / norm
-            wg[c] *= shrink
-            wf[c] *= shrink
+        norms = np.sqrt(np.bincount(gid, wg * wg + wf * wf, minlength=n_groups + 1))
+        shrink = (
+            np.where(
+                penalised,
+                np.where(norms > step_thr, 1.0 - step_thr / np.where(norms > 0, norms, 1.0), 0.0),
+                1.0,
+            )
+            * keep
+        )
+        wg = wg * shrink[gid]
+        wf = wf * shrink[gid]
         new = (wg, bg, wf, bf)
         new_val = value(*new)
         if new_val < best_val:

@@ -11,6 +11,7 @@ turns the frontier into :class:`polydom.Candidate` objects with expected cost cu
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,14 +20,17 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
+from learners.budgeted.contract import sweep_features
 from polydom.curves.candidate import Candidate
-from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_model import CostModel
 
 __all__ = [
+    "BUILD_P_FULLS",
     "SweepPoint",
     "efficient_frontier",
     "select",
     "sweep_adapt",
+    "sweep_adapt_build",
     "sweep_adapt_candidates",
 ]
 
@@ -41,6 +45,7 @@ class SweepPoint:
     cost: float
     routed: float
     model: Any = field(repr=False, compare=False)
+    threshold: float = 0.0
 
 
 def sweep_adapt(
@@ -51,6 +56,7 @@ def sweep_adapt(
     y_train: np.ndarray,
     X_eval: np.ndarray,
     y_eval: np.ndarray,
+    thresholds: Iterable[float | str] = (0.0,),
     **params: Any,
 ) -> list[SweepPoint]:
     """Fit a clone of ``estimator`` for every (tradeoff, p_full); score each on the eval rows.
@@ -59,19 +65,48 @@ def sweep_adapt(
     the mean of ``prediction_cost`` over the eval rows, ``routed`` the fraction sent to the
     high-cost model.
 
-    Runtime complexity: ``len(tradeoffs) * len(p_fulls)`` fits.
+    ``thresholds`` (an extension of the paper, spec 2.6 and pitfall 1): each fitted model is
+    also scored with the routing rule ``g(x) > threshold`` for every value given, without
+    refitting (a copy shares the fitted state); ``"quantile"`` stands for the threshold that
+    routes the fraction of eval rows closest to ``p_full`` (the ``1 - p_full`` quantile of
+    ``g`` when scores do not tie).
+
+    Runtime complexity: ``len(tradeoffs) * len(p_fulls)`` fits, times ``len(thresholds)``
+    evaluations.
     """
     p_fulls = [float(p) for p in p_fulls]
+    thresholds = list(thresholds)
+    for tau in thresholds:
+        if tau != "quantile" and not (isinstance(tau, int | float) and np.isfinite(tau)):
+            raise ValueError(f"thresholds must be finite numbers or 'quantile', got {tau!r}")
+    proba = estimator.get_params()["high_cost_proba"]
+    if isinstance(proba, str) and not estimator.fit_high_cost and "high_cost_proba" not in params:
+        # the high-cost model's training probabilities do not depend on the grid: once
+        params["high_cost_proba"] = estimator.high_cost_train_proba(X_train, y_train)
     out = []
     for t in tradeoffs:
         for p in p_fulls:
-            model = clone(estimator).set_params(tradeoff=float(t), p_full=p, **params)
-            model.fit(X_train, y_train)
-            acc = float(accuracy_score(y_eval, model.predict(X_eval)))
-            cost = float(model.prediction_cost(X_eval).mean())
-            routed = float(model.routes(X_eval).mean())
-            out.append(SweepPoint(float(t), p, acc, cost, routed, model))
+            fitted = clone(estimator).set_params(tradeoff=float(t), p_full=p, **params)
+            fitted.fit(X_train, y_train)
+            for tau in thresholds:
+                if tau == "quantile":
+                    tau = _routing_threshold(fitted.gate_score(X_eval), p)
+                model = copy.copy(fitted)
+                model.threshold = float(tau)
+                acc = float(accuracy_score(y_eval, model.predict(X_eval)))
+                cost = float(model.prediction_cost(X_eval).mean())
+                routed = float(model.routes(X_eval).mean())
+                out.append(SweepPoint(float(t), p, acc, cost, routed, model, float(tau)))
     return out
+
+
+def _routing_threshold(g: np.ndarray, fraction: float) -> float:
+    """The threshold ``tau`` for which ``mean(g > tau)`` is closest to ``fraction`` (scores of
+    tree ensembles tie, so an exact quantile may route far fewer rows).  O(rows log rows)."""
+    values = np.unique(g)
+    taus = np.concatenate([[values[0] - 1.0], values])
+    routed = 1.0 - np.searchsorted(np.sort(g), taus, side="right") / len(g)
+    return float(taus[int(np.argmin(np.abs(routed - fraction)))])
 
 
 def efficient_frontier(points: Iterable[SweepPoint]) -> list[SweepPoint]:
@@ -113,48 +148,66 @@ def sweep_adapt_candidates(
     y_train: np.ndarray,
     X_eval: np.ndarray,
     y_eval: np.ndarray,
-    costs: Mapping[str, Any],
+    costs: CostModel | Mapping[str, Any],
     sizes: Iterable[float] = (1.0,),
     frontier: bool = True,
     cost: str = "expected",
     key: str | None = None,
+    thresholds: Iterable[float | str] = (0.0,),
+    learner: str | None = "adapt",
 ) -> list[Candidate]:
     """Index candidates from the sweep: per reference size, the frontier (or every point).
 
-    For each size ``s`` the grid is fitted with ``feature_costs = {f: c_f(s)}``; each kept
-    model becomes a Candidate whose cost curve is its expected cost
-    ``sum_f P(f needed) c_f(n)`` over the eval rows (``cost="worst"``: every feature it may
-    need), with :meth:`subset_model` as payload.
+    For each size ``s`` the grid is fitted with ``feature_costs = {f: cost_model.cost([f])(s)}``
+    (features as :func:`learners.budgeted.contract.sweep_features` resolves them: the
+    prototype's ``feature_groups``, or the atoms of a CostModel whose columns partition the
+    rows); each kept model becomes a Candidate whose ``needs`` are the fraction of eval rows
+    that needed each atom (a shared atom once per row) and whose cost curve is
+    ``sum_a P(a needed) c_a(n)`` (``cost="worst"``: every atom it may need, at 1), with
+    :meth:`subset_model` as payload.
 
     Parameters
     ----------
     estimator : AdaptClassifier
-        Prototype (``feature_groups`` names = keys of ``costs``).
+        Prototype; its features must be atoms or bundles of ``costs``.
     tradeoffs, p_fulls : iterables of float
     X_train, y_train, X_eval, y_eval : arrays
-    costs : mapping of str to CostCurve or str
+    costs : polydom.CostModel or mapping of str to CostCurve or str
     sizes : iterable of float, default (1.0,)
     frontier : bool, default True
         Keep only the efficient frontier of each size's grid (on the eval rows).
     cost : {"expected", "worst"}
     key : str, optional
         Key prefix (default ``"ADAPT-LIN"`` / ``"ADAPT-GBRT"``).
+    thresholds : iterable of float or "quantile", default (0.0,)
+        Routing thresholds scored per fitted model (see :func:`sweep_adapt`).
+    learner : str, optional
+        Learner name recorded on every candidate (default ``"adapt"``, its registry name).
 
     Returns
     -------
     list of Candidate
-        Keys ``"{key}(tradeoff=..., p_full=..., n=...)"``.
+        Keys ``"{key}(tradeoff=..., p_full=..., threshold=..., n=...)"``.
 
     Runtime complexity: ``len(sizes) * len(tradeoffs) * len(p_fulls)`` fits.
     """
     prefix = key or f"ADAPT-{str(estimator.method).upper()}"
-    names = list(costs)
+    model, params, names = sweep_features(estimator, costs, np.asarray(X_train).shape[1])
     tradeoffs, p_fulls = list(tradeoffs), list(p_fulls)
     out = []
     for s in sizes:
-        ref = {n: float(CostCurve.coerce(costs[n])(float(s))) for n in names}
+        ref = {n: float(model.cost([n])(float(s))) for n in names}
         points = sweep_adapt(
-            estimator, tradeoffs, p_fulls, X_train, y_train, X_eval, y_eval, feature_costs=ref
+            estimator,
+            tradeoffs,
+            p_fulls,
+            X_train,
+            y_train,
+            X_eval,
+            y_eval,
+            thresholds=thresholds,
+            feature_costs=ref,
+            **params,
         )
         kept = efficient_frontier(points) if frontier else points
         for p in kept:
@@ -162,9 +215,64 @@ def sweep_adapt_candidates(
                 p.model.to_candidate(
                     X_eval,
                     y_eval,
-                    costs,
-                    f"{prefix}(tradeoff={p.tradeoff:g}, p_full={p.p_full:g}, n={float(s):g})",
+                    model,
+                    f"{prefix}(tradeoff={p.tradeoff:g}, p_full={p.p_full:g}, "
+                    f"threshold={p.threshold:.4g}, n={float(s):g})",
                     cost=cost,
+                    learner=learner,
                 )
             )
     return out
+
+
+#: The ``p_full`` grid of a build's ADAPT sweep (spec 2.6: dense around (0.4, 0.8), pitfall 1).
+BUILD_P_FULLS = (0.2, 0.4, 0.6, 0.8)
+
+
+def sweep_adapt_build(
+    prototype: Any,
+    tradeoffs: Iterable[float],
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_eval: np.ndarray,
+    y_eval: np.ndarray,
+    cost_model: CostModel | Mapping[str, Any],
+    *,
+    sizes: Iterable[float] = (1.0,),
+    key: str | None = None,
+    learner: str | None = "adapt",
+    cost: str = "expected",
+    p_fulls: Iterable[float] = BUILD_P_FULLS,
+    thresholds: Iterable[float | str] = (0.0, "quantile"),
+) -> list[Candidate]:
+    """The learner registry's sweep for ADAPT (a build config gives only trade-offs).
+
+    A prototype with ``fit_high_cost=True`` (a build names an unfitted high-cost model) gets
+    its high-cost model fitted once on the training rows; then
+    :func:`sweep_adapt_candidates` runs ``tradeoffs x p_fulls`` with the routing
+    ``thresholds`` and keeps each size's frontier.
+
+    Runtime complexity: one high-cost fit plus those of :func:`sweep_adapt_candidates`.
+    """
+    proto = clone(prototype)
+    if proto.fit_high_cost:
+        X_train = np.asarray(X_train, dtype=np.float64)
+        cols = proto.high_cost_columns
+        cols = list(range(X_train.shape[1])) if cols is None else [int(c) for c in cols]
+        fitted = clone(proto.high_cost_model).fit(X_train[:, cols], y_train)
+        proto.set_params(high_cost_model=fitted, fit_high_cost=False)
+    return sweep_adapt_candidates(
+        proto,
+        tradeoffs,
+        p_fulls,
+        X_train,
+        y_train,
+        X_eval,
+        y_eval,
+        cost_model,
+        sizes=sizes,
+        key=key,
+        learner=learner,
+        cost=cost,
+        thresholds=thresholds,
+    )

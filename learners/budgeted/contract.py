@@ -43,6 +43,7 @@ __all__ = [
     "group_usage",
     "row_costs",
     "sweep_candidates",
+    "sweep_features",
     "worst_cost_curve",
 ]
 
@@ -332,8 +333,13 @@ class BudgetedClassifierMixin:
         acc = float(accuracy_score(y, self.predict(X)))
         columns = model.columns_of(needs) if model.has_columns and model.atoms else None
         return Candidate(
-            key, acc, curve, self.used_feature_names_, self.subset_model(columns),
-            needs=needs, learner=learner or type(self).__name__,
+            key,
+            acc,
+            curve,
+            self.used_feature_names_,
+            self.subset_model(columns),
+            needs=needs,
+            learner=learner or type(self).__name__,
         )
 
 
@@ -349,6 +355,33 @@ def _training_names(estimator: Any, model: CostModel, plain: bool, n_columns: in
     for name in names:
         model.atoms_of([name])  # ValueError naming a feature the cost model lacks
     return names
+
+
+def sweep_features(
+    estimator: Any, costs: CostModel | Mapping[str, Any], n_columns: int
+) -> tuple[CostModel, dict[str, Any], list[str]]:
+    """What a sweep trains on: the cost model, parameters to set, and the feature names.
+
+    The names are the estimator's ``feature_groups`` names; without groups, a CostModel whose
+    atoms' columns partition the ``n_columns`` columns gives its atoms (and the parameters set
+    ``feature_groups`` to them), a plain mapping its keys, else ``"x{j}"`` per column.  Every
+    name must be an atom or bundle of the cost model (``ValueError`` naming it otherwise).
+    Training costs at a reference size ``s`` are ``cost_model.cost([name])(s)``.
+
+    Runtime complexity: O(columns + names).
+    """
+    plain = not isinstance(costs, CostModel)
+    model = CostModel.coerce(costs)
+    params: dict[str, Any] = {}
+    if (
+        not plain
+        and estimator.get_params().get("feature_groups") is None
+        and model.has_columns
+        and sorted(c for cols in model.columns.values() for c in cols) == list(range(n_columns))
+    ):
+        params["feature_groups"] = model.columns  # the atoms, when they partition the columns
+        return model, params, list(model.atoms)
+    return model, params, _training_names(estimator, model, plain, n_columns)
 
 
 def sweep_candidates(
@@ -413,20 +446,7 @@ def sweep_candidates(
     Runtime complexity: ``len(tradeoffs) * len(sizes)`` fits, ``workers`` at a time.
     """
     prefix = key or type(estimator).__name__
-    plain = not isinstance(costs, CostModel)
-    model = CostModel.coerce(costs)
-    n_columns = np.asarray(X_train).shape[1]
-    params: dict[str, Any] = {}
-    if (
-        not plain
-        and estimator.get_params().get("feature_groups") is None
-        and model.has_columns
-        and sorted(c for cols in model.columns.values() for c in cols) == list(range(n_columns))
-    ):
-        params["feature_groups"] = model.columns  # the atoms, when they partition the columns
-        names = list(model.atoms)
-    else:
-        names = _training_names(estimator, model, plain, n_columns)
+    model, params, names = sweep_features(estimator, costs, np.asarray(X_train).shape[1])
     ts = list(tradeoffs)
     grid = [(t, s) for s in sizes for t in ts]
     sweep = _Sweep(estimator, X_train, y_train, X_eval, y_eval, model, names, params, cost,

@@ -169,6 +169,13 @@ class HighCostModel:
             meta["estimator_meta"] = inner_meta
         elif isinstance(est, BaseEstimator):
             blob = skops.io.dumps(est)
+            refused = _refused_types(blob)
+            if refused:
+                raise ValueError(
+                    f"high_cost_model {cls.__name__} cannot be stored without pickle: its "
+                    f"skops archive names types outside scikit-learn, numpy and scipy "
+                    f"({', '.join(refused)})"
+                )
             arrays["estimator.skops"] = np.frombuffer(blob, dtype=np.uint8)
             meta["format"] = "skops"
         else:
@@ -196,17 +203,21 @@ class HighCostModel:
             estimator = est_cls.from_arrays(inner, meta["estimator_meta"])
         elif meta["format"] == "skops":
             blob = bytes(inner["skops"])
-            untrusted = skops.io.get_untrusted_types(data=blob)
-            refused = [name for name in untrusted if not _names_trusted_class(name)]
+            refused = _refused_types(blob)
             if refused:
                 raise ValueError(
                     f"high-cost model archive names types outside scikit-learn, numpy and "
                     f"scipy ({', '.join(refused)}); refusing to load it"
                 )
-            estimator = skops.io.loads(blob, trusted=untrusted)
+            estimator = skops.io.loads(blob, trusted=skops.io.get_untrusted_types(data=blob))
         else:
             raise ValueError(f"unknown high-cost model format {meta['format']!r}")
         return cls(estimator, arrays["columns"], int(meta["n_columns"]))
+
+
+def _refused_types(blob: bytes) -> list[str]:
+    """Types a skops archive names that are not classes of scikit-learn, numpy or scipy."""
+    return [n for n in skops.io.get_untrusted_types(data=blob) if not _names_trusted_class(n)]
 
 
 def _names_trusted_class(name: str) -> bool:

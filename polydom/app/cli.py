@@ -5,6 +5,7 @@
     polydom inspect URL [--build ID] [--ranges K]
     polydom lookup URL --size N --budget C [--build ID]
     polydom plot URL --out DIR [--build ID]
+    polydom builds delete URL [ID ...]
 
 ``URL`` is any SQLAlchemy URL or a SQLite file path.  Each subcommand is one ``add_<name>``
 function that registers its parser and sets ``run`` to the function doing the work; add a
@@ -104,7 +105,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     """Print builds, ranges and skylines."""
     from storage import IndexStore
 
-    with IndexStore(args.url, create=False) as store:
+    with IndexStore(args.url, read_only=True) as store:
         builds = store.list_builds()
         chosen = _chosen_build(builds, args.build, store.display_url)
         url = store.display_url
@@ -124,6 +125,9 @@ def run_inspect(args: argparse.Namespace) -> int:
             ],
         )
     )
+    for b in builds:
+        if b.error:
+            print(f"build {b.build_id} failed: {clip(b.error, 150)}")
     if chosen is None:
         print("\nno complete build yet")
         return 0
@@ -174,7 +178,7 @@ def run_lookup(args: argparse.Namespace) -> int:
     from storage import IndexStore
     from storage.codec import cost_expression, display_key
 
-    with IndexStore(args.url, create=False) as store:
+    with IndexStore(args.url, read_only=True) as store:
         index = store.load_index(build=args.build, models=False)
         formats = {r["candidate_id"]: r["model_format"]
                    for r in store.skyline_rows(index.info["build_id"])}
@@ -328,7 +332,7 @@ def run_plot(args: argparse.Namespace) -> int:
     from storage import IndexStore
 
     require_modules("matplotlib")
-    with IndexStore(args.url, create=False) as store:
+    with IndexStore(args.url, read_only=True) as store:
         index = store.load_index(build=args.build, models=False)
     folder = Path(args.out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -345,9 +349,49 @@ def run_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- builds
+def add_builds(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``builds delete``."""
+    p = subparsers.add_parser(
+        "builds",
+        help="delete old builds of a store (and shrink the file)",
+        description="polydom builds delete URL [ID ...]: delete the given builds, or every "
+        "complete or failed build except the current one.  Expansions (trained models) "
+        "that the remaining builds use or can reuse are kept; a SQLite file is compacted "
+        "with VACUUM and the command says how it shrank.",
+    )
+    p.add_argument("action", choices=("delete",), help="what to do with builds")
+    p.add_argument("url", metavar="URL", help="SQLAlchemy URL or SQLite file path")
+    p.add_argument("ids", metavar="ID", type=_build_id, nargs="*",
+                   help="build ids (default: every build but the current one)")
+    p.set_defaults(run=run_builds)
+
+
+def run_builds(args: argparse.Namespace) -> int:
+    """Delete builds and report how the store shrank."""
+    from storage import IndexStore
+
+    with IndexStore(args.url, create=False) as store:
+        done = store.delete_builds(args.ids or None)
+    if not done["deleted"]:
+        print("no build to delete (the current build and running builds are kept)")
+        return 0
+    size = ""
+    if done["bytes_before"] is not None and done["bytes_after"] is not None:
+        size = (f"; file {_megabytes(done['bytes_before'])} -> "
+                f"{_megabytes(done['bytes_after'])} (VACUUM)")
+    print(f"deleted builds {', '.join(map(str, done['deleted']))} and "
+          f"{done['expansions_deleted']} expansions no remaining build uses{size}")
+    return 0
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 1e6:.2f} MB"
+
+
 #: ``add_<name>`` functions, one per subcommand, in the order ``--help`` lists them.
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_demo, add_build, add_inspect, add_lookup, add_plot,
+    add_demo, add_build, add_inspect, add_lookup, add_plot, add_builds,
 ]
 
 

@@ -13,6 +13,8 @@ A configuration (TOML shown; JSON takes the same keys)::
     executor = "processes:2"        # where trainings run (default in-process); see below
     cost_unit = "ms"                # unit of the costs, printed everywhere (default "units";
                                     # "s" for profiled digits)
+    foreign_database = false        # true: add the store's tables to a non-empty database
+                                    # of another program (refused by default)
 
     [features]                      # breast_cancer: name -> column indices or names
     mean = [0, 1, 2, 3]             # (default: groups "mean", "error", "worst")
@@ -82,7 +84,7 @@ class ConfigError(PolydomError, ValueError):
 
 _KEYS = {"data", "learner", "store", "alpha", "delta", "domain", "cv", "seed", "features",
          "costs", "profile", "statistic", "sides", "digits", "repeats", "cost_unit", "atoms",
-         "budgeted", "holdout", "executor"}
+         "budgeted", "holdout", "executor", "foreign_database"}
 _BUDGETED_KEYS = {"learner", "tradeoffs", "sizes", "cost", "params"}
 
 #: Largest image side of a digits config: a side of n renders n*n pixels per digit and
@@ -356,6 +358,9 @@ def build_from_config(
                               f"[{n_min:g}, {n_max:g}]")
     if not isinstance(unit, str) or not unit.strip():
         raise ConfigError(f"cost_unit must be a non-empty text such as 's', got {unit!r}")
+    foreign = config.get("foreign_database", False)
+    if not isinstance(foreign, bool):
+        raise ConfigError(f"foreign_database must be true or false, got {foreign!r}")
     if cv > len(y):
         raise ConfigError(f"cv must be at most the number of rows ({len(y)}), got {cv}")
     model = _cost_model(config, columns, costs)
@@ -372,7 +377,8 @@ def build_from_config(
             extra = _budgeted_candidates(specs, model, X, y, holdout, seed)
             index = build_index(model, learner, alpha=alpha, delta=delta, n_min=n_min,
                                 n_max=n_max, store=store, extra_candidates=extra,
-                                cost_unit=unit, executor=ex, progress=progress)
+                                cost_unit=unit, executor=ex, progress=progress,
+                                allow_foreign_database=foreign)
     finally:
         if ex is not spec:
             ex.close()

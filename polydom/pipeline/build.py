@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import warnings
@@ -33,6 +34,8 @@ def build_index(
     executor: Any = None,
     progress: Callable[[lattice.Expansion], Any] | None = None,
     cost_unit: str = "units",
+    store_key: bytes | str | None = None,
+    allow_foreign_database: bool = False,
     **explore_options: Any,
 ) -> Index:
     """Explore the feature-set lattice with ``learner``, then index the candidates.
@@ -85,6 +88,11 @@ def build_index(
         The unit of every cost and budget (``"s"`` for measured seconds, ``"ms"``, ...):
         kept in ``info["cost_unit"]``, stored with the build, printed by the command line
         and the plots.
+    store_key : bytes or str, optional
+        Key that signs the store's blobs and seals (HMAC); default ``POLYDOM_STORE_KEY``.
+    allow_foreign_database : bool, default False
+        Let ``store`` add polydom's tables to a non-empty database of another program
+        (refused by default, naming the tables found).
     **explore_options
         Passed to :func:`lattice.explore` (``traversal``, ``scope``, ``cost_pruning``,
         ``candidate_alpha``, ``max_expansions``, ...).
@@ -131,25 +139,47 @@ def build_index(
     if store is not None and cache is not None:
         raise ValueError("give either cache or store, not both")
     ex = lattice.make_executor(executor)
+    fail = None
     try:
         publish = None
         if store is not None:
-            cache, publish = _open_store(store, model, learner, alpha, delta, n_min, n_max,
-                                         explore_options)
+            cache, publish, fail = _open_store(store, model, learner, alpha, delta, n_min,
+                                               n_max, explore_options, store_key,
+                                               allow_foreign_database)
         exploration = lattice.explore(
             costs if not isinstance(costs, CostModel) else model, learner, alpha=alpha,
             delta=delta, cache=cache, n_min=n_min, n_max=n_max, executor=ex,
             progress=progress, **explore_options,
         )
+        index = _index(exploration, extra, model, n_min, n_max, cost_unit)
+        if publish is not None:
+            publish(index)
+        return index
+    except Exception as exc:  # a stored build is marked failed, with its error; then raised
+        if fail is not None:
+            with contextlib.suppress(Exception):  # never mask the build's own error
+                fail(exc)
+        raise
     finally:
         if ex is not executor:
             ex.close()
+
+
+def _index(
+    exploration: Any,
+    extra: list[Candidate],
+    model: CostModel,
+    n_min: float,
+    n_max: float,
+    cost_unit: str,
+) -> Index:
+    """The index over the exploration's candidates and ``extra``, with its ``info``."""
     if not exploration.complete:
         warnings.warn(
             "the exploration stopped at max_expansions before the lattice was covered; "
             "the index carries no approximation guarantee",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     candidates = exploration.candidates
     table = PolyDomIndex.build([*candidates, *extra], n_min, n_max)
@@ -178,10 +208,7 @@ def build_index(
         "entries": table.entries,
         "cost_unit": cost_unit,
     }
-    index = Index(table, model, info=info)
-    if publish is not None:
-        publish(index)
-    return index
+    return Index(table, model, info=info)
 
 
 def _check_arguments(costs: Any, learner: Any, store: Any, cost_unit: Any) -> None:
@@ -287,8 +314,11 @@ def _open_store(
     n_min: float,
     n_max: float,
     explore_options: Mapping[str, Any],
-) -> tuple[MutableMapping, Any]:
-    """Register (or resume) a build in the store: its expansion cache and a publisher."""
+    key: bytes | str | None = None,
+    allow_foreign: bool = False,
+) -> tuple[MutableMapping, Any, Any]:
+    """Register (or resume) a build in the store: its expansion cache, a publisher, and a
+    function that marks the build failed."""
     register_learner_models()
     describe = getattr(learner, "describe", None)
     params = {
@@ -298,7 +328,7 @@ def _open_store(
         "domain": [float(n_min), float(n_max) if math.isfinite(n_max) else "inf"],
         "explore": {k: repr(v) for k, v in sorted(explore_options.items())},
     }
-    st = IndexStore(url)
+    st = IndexStore(url, key=key, allow_foreign=allow_foreign)
     build_id = st.begin_build(params, model)
 
     def publish(index: Index) -> None:
@@ -306,4 +336,7 @@ def _open_store(
         index.info["store"] = str(url)
         index.info["build_id"] = build_id
 
-    return st.expansion_cache(build_id), publish
+    def fail(error: BaseException) -> None:
+        st.fail_build(build_id, error)
+
+    return st.expansion_cache(build_id), publish, fail

@@ -25,26 +25,25 @@ def register_learner_models() -> None:
     for name in learners.registered_learners():
         for cls in learners.get_learner(name).classes():
             storage.register_array_model(cls)
-    for name in _NOT_YET_REGISTERED:
-        try:
-            cls = getattr(learners, name)
-        except ImportError:
-            continue
-        storage.register_array_model(cls)
 
 
-#: Array-model classes of learners that do not register themselves yet.
-_NOT_YET_REGISTERED = ("AdaptClassifier",)
-
-
-def open_index(url: str | os.PathLike, build: int | None = None, trusted: bool = False) -> Index:
+def open_index(
+    url: str | os.PathLike,
+    build: int | None = None,
+    trusted: bool = False,
+    key: bytes | str | None = None,
+    rebuild: bool = False,
+) -> Index:
     """Load a stored index: the latest complete build, or build ``build``.
 
-    ``url`` is any SQLAlchemy URL or a SQLite file path.  The index is rebuilt from its
-    stored ranges and skylines (no sweep) and answers ``lookup`` exactly as the index that
-    was stored.  Models are checked against their sha256 and decoded without running code
-    from the database; pickled models (and skops blobs naming types outside scikit-learn,
-    numpy and scipy) need ``trusted=True``.
+    ``url`` is any SQLAlchemy URL or a SQLite file path; the database is opened read-only
+    (nothing is written to it, whatever it holds).  The index is rebuilt from its stored
+    ranges and skylines (no sweep) after they are checked against the build's seal, and
+    answers ``lookup`` exactly as the index that was stored; ``rebuild=True`` sweeps the
+    skylines again from the stored candidates instead of refusing edited rows.  Models are
+    checked against their digest (sha256, or HMAC under ``key`` / ``POLYDOM_STORE_KEY`` for
+    a signed store) and decoded without running code from the database; pickled models, and
+    skops blobs holding classes outside the allow-list or functions, need ``trusted=True``.
 
     Runtime complexity: O(K * d + E) rows for K candidates and E skyline entries, plus
     decoding the models.
@@ -57,10 +56,12 @@ def open_index(url: str | os.PathLike, build: int | None = None, trusted: bool =
         If there is no complete build, or ``build`` is unknown or incomplete.
     storage.SchemaVersionError, storage.ModelIntegrityError, storage.UntrustedModelError
         For a store of another schema version, a tampered blob, an untrusted model.
+    storage.IndexIntegrityError, storage.StoreKeyError
+        For rows edited after publishing, a signed store without its key.
     """
     register_learner_models()
-    with IndexStore(url, create=False) as store:
-        return store.load_index(build=build, trusted=trusted)
+    with IndexStore(url, read_only=True, key=key) as store:
+        return store.load_index(build=build, trusted=trusted, rebuild=rebuild)
 
 
 def list_builds(url: str | os.PathLike) -> list[BuildRecord]:
@@ -68,5 +69,5 @@ def list_builds(url: str | os.PathLike) -> list[BuildRecord]:
 
     Runtime complexity: one query.
     """
-    with IndexStore(url, create=False) as store:
+    with IndexStore(url, read_only=True) as store:
         return store.list_builds()

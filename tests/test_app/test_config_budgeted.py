@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import learners
 import polydom
 from polydom.app.cli import main
 
@@ -54,6 +55,26 @@ def test_build_runs_lattice_and_budgeted_learners_into_one_index_and_inspect_nam
     on_skyline = {c.learner for pos in index.table.skyline_positions[0]
                   for c in [index.candidates[pos]]}
     assert all(name in table for name in on_skyline)
+
+
+ADAPT_TOML = MIXED_TOML.replace(
+    'learner = "cegb"\ntradeoffs = [0.0005, 0.01]\nparams = { n_estimators = 10, num_leaves = 8 }',
+    'learner = "adapt"\ntradeoffs = [0.1]\n'
+    'params = { method = "gbrt", n_estimators = 10, max_iter = 2, high_cost = "tree" }',
+)
+
+
+@pytest.mark.slow
+def test_build_config_runs_adapt_around_a_registered_high_cost_learner(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "adapt.toml"
+    path.write_text(ADAPT_TOML)
+    assert main(["build", str(path)]) == 0
+    assert "candidates from adapt" in capsys.readouterr().out
+    index = polydom.open_index(tmp_path / "mixed.db")
+    adapt = [c for c in index.candidates if c.learner == "adapt"]
+    assert adapt and all(isinstance(c.payload.estimator, learners.AdaptClassifier)
+                         for c in adapt)
 
 
 @pytest.mark.parametrize(

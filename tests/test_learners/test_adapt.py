@@ -8,6 +8,7 @@ from sklearn.base import clone
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 
+import polydom
 import storage
 from learners import AdaptClassifier, CEGBClassifier
 from learners.budgeted import efficient_frontier, sweep_adapt, sweep_adapt_candidates
@@ -144,6 +145,11 @@ def test_costs_for_unknown_features_are_rejected(data):
         AdaptClassifier(data[4], feature_costs=dict(COSTS, nope=1.0)).fit(data[0], data[1])
 
 
+def test_high_cost_columns_outside_the_row_are_rejected(data):
+    with pytest.raises(ValueError, match=r"high_cost_columns must be distinct columns in \[0, 6\)"):
+        AdaptClassifier(data[4], high_cost_columns=[0, 99]).fit(data[0], data[1])
+
+
 def test_more_than_two_classes_are_rejected(data):
     X, y = data[0], data[1]
     y3 = y + (X[:, 2] > 2)
@@ -180,6 +186,15 @@ def test_arrays_round_trip_through_storage_without_pickle(data, params):
         np.testing.assert_array_equal(back.predict_proba(X_test), model.predict_proba(X_test))
         np.testing.assert_array_equal(back.feature_usage(X_test), model.feature_usage(X_test))
         np.testing.assert_array_equal(back.used_features_, model.used_features_)
+
+
+def test_high_cost_model_naming_foreign_types_is_refused_when_stored(data):
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y = data[0], data[1]
+    f0 = lightgbm.LGBMClassifier(n_estimators=5, verbose=-1).fit(X, y)
+    model = AdaptClassifier(f0, n_starts=1, max_iter=2).fit(X, y)
+    with pytest.raises(ValueError, match="names types outside scikit-learn"):
+        model.to_arrays()
 
 
 def test_high_cost_model_without_an_array_form_is_refused(data):
@@ -241,7 +256,6 @@ def test_sweep_frontier_and_candidates(data):
 
 def test_from_index_gates_the_indexed_model(data):
     import learners
-    import polydom
 
     X, y, X_test, y_test, _ = data
     costs = {name: f"{c}*n" for name, c in COSTS.items()}
@@ -250,9 +264,9 @@ def test_from_index_gates_the_indexed_model(data):
     best = index.lookup(size=1.0, budget=1e9)
     model = AdaptClassifier.from_index(index, 1.0, 1e9, p_full=0.5, n_starts=2, max_iter=4)
     model.fit(X, y)
-    assert model.high_cost_features == [n for n in COSTS if n in best.features]
-    routed = model.routes(X_test)
     cols = index.model_columns(best.features)
+    assert model.high_cost_columns == cols
+    routed = model.routes(X_test)
     np.testing.assert_array_equal(
         model.predict(X_test)[routed], best.model.predict(X_test[:, cols])[routed]
     )
@@ -286,3 +300,85 @@ def test_adapt_lin_finds_the_feature_2_solution_of_synthetic_2():
     assert (model.predict(X_test) == y_test).mean() >= f0_acc - 0.01
     assert model.prediction_cost(X_test).mean() <= 1.55
     assert model.gate_coef_[0] == 0 and model.lpc_coef_[0] == 0
+
+
+def test_sweep_thresholds_reuse_the_fit_and_quantile_routes_p_full(data):
+    X, y, X_test, y_test, rf = data
+    proto = AdaptClassifier(rf, method="gbrt", n_estimators=10, max_iter=2)
+    points = sweep_adapt(
+        proto, [1.0], [0.3], X, y, X_test, y_test, thresholds=(0.0, "quantile", 0.5)
+    )
+    assert [p.threshold for p in points][::2] == [0.0, 0.5]
+    assert points[0].model.gate_booster_ is points[1].model.gate_booster_
+    g = points[1].model.gate_score(X_test)
+    achievable = [(g > v).mean() for v in np.unique(g)] + [1.0]
+    assert abs(points[1].routed - 0.3) == pytest.approx(min(abs(a - 0.3) for a in achievable))
+    assert points[2].routed <= points[0].routed
+    with pytest.raises(ValueError, match="thresholds must be finite numbers or 'quantile'"):
+        sweep_adapt(proto, [1.0], [0.3], X, y, X_test, y_test, thresholds=("median",))
+
+
+def test_precomputed_high_cost_probabilities_give_the_same_model(data):
+    X, y, X_test, _, rf = data
+    proto = AdaptClassifier(rf, **LIN, p_full=0.4, tradeoff=0.01)
+    proba = proto.high_cost_train_proba(X, y)
+    assert proba.shape == (len(y), 2)
+    a = clone(proto).fit(X, y)
+    b = clone(proto).set_params(high_cost_proba=proba).fit(X, y)
+    assert (a.high_cost_proba_, b.high_cost_proba_) == ("oof", "given")
+    np.testing.assert_array_equal(a.predict_proba(X_test), b.predict_proba(X_test))
+    with pytest.raises(ValueError, match=r"high_cost_proba as an array must hold"):
+        clone(proto).set_params(high_cost_proba=proba[:10]).fit(X, y)
+
+
+def test_index_with_adapt_candidates_is_stored_and_reopened_without_pickle(data, tmp_path):
+    import learners
+
+    X, y, X_test, y_test, rf = data
+    costs = {name: f"{c}" for name, c in COSTS.items()}
+    learner = learners.SklearnLearner(LogisticRegression(max_iter=300), X, y, cv=3)
+    proto = AdaptClassifier(rf, method="gbrt", n_estimators=10, max_iter=2)
+    cands = sweep_adapt_candidates(proto, [1.0], [0.5], X, y, X_test, y_test, costs)
+    url = f"sqlite:///{tmp_path / 'adapt.db'}"
+    built = polydom.build_index(costs, learner, alpha=1.0, extra_candidates=cands, store=url)
+    reopened = polydom.open_index(url)
+    stored = {c.key: c for c in reopened.candidates}
+    assert cands[0].key in stored  # ADAPT is on the skyline of these data
+    back, orig = stored[cands[0].key].payload, cands[0].payload
+    assert isinstance(back.estimator, AdaptClassifier)
+    cols = back.columns
+    np.testing.assert_array_equal(back.predict(X_test[:, cols]), orig.predict(X_test[:, cols]))
+    assert built.lookup(1.0, 1e9).key == reopened.lookup(1.0, 1e9).key
+
+
+def test_sweep_over_a_cost_model_gives_candidates_with_needs_and_learner(data):
+    X, y, X_test, y_test, rf = data
+    model = polydom.CostModel(
+        {n: f"{c}*n" for n, c in COSTS.items()}, columns={n: [j] for j, n in enumerate(COSTS)}
+    )
+    proto = AdaptClassifier(rf, method="gbrt", n_estimators=10, max_iter=2)
+    cands = sweep_adapt_candidates(proto, [1.0], [0.4], X, y, X_test, y_test, model)
+    assert cands and all(c.learner == "adapt" for c in cands)
+    for cand in cands:
+        assert set(cand.needs) <= set(COSTS) and all(0 <= p <= 1 for p in cand.needs.values())
+        assert cand.cost(2.0) == pytest.approx(model.expected_cost(cand.needs)(2.0))
+        assert cand.payload.estimator.feature_groups == model.columns
+
+
+def test_build_sweep_fits_an_unfitted_high_cost_model_once(data):
+    from learners.budgeted import sweep_adapt_build
+
+    X, y, X_test, y_test, _ = data
+    proto = AdaptClassifier(
+        RandomForestClassifier(20, random_state=0),
+        fit_high_cost=True,
+        method="gbrt",
+        n_estimators=10,
+        max_iter=2,
+    )
+    cands = sweep_adapt_build(proto, [1.0], X, y, X_test, y_test, COSTS, p_fulls=(0.4,))
+    assert cands and all(c.learner == "adapt" for c in cands)
+    hpcs = {id(c.payload.estimator.high_cost_model) for c in cands}
+    assert len(hpcs) == 1 and proto.high_cost_model not in [
+        c.payload.estimator.high_cost_model for c in cands
+    ]

@@ -76,3 +76,14 @@ def test_a_registered_learner_model_class_is_stored_without_editing_storage(monk
     from storage.blobs import sha256_hex
 
     assert storage.load_model(blob, fmt, sha256_hex(blob)).value == 2.5
+
+
+def test_adapt_is_registered_around_a_named_lattice_estimator():
+    pytest.importorskip("lightgbm")
+    proto = learners.get_learner("adapt").make(seed=2, high_cost="tree", method="gbrt")
+    assert isinstance(proto, learners.AdaptClassifier)
+    assert proto.fit_high_cost and proto.random_state == 2 and proto.method == "gbrt"
+    assert type(proto.high_cost_model).__name__ == "DecisionTreeClassifier"
+    assert learners.get_learner("adapt").classes() == [learners.AdaptClassifier]
+    with pytest.raises(ValueError, match="high_cost of learner 'adapt' must name a lattice"):
+        learners.get_learner("adapt").make(high_cost="cegb")

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lattice
@@ -311,6 +311,17 @@ def test_junk_into_the_lattice_and_learners_raises_only_type_or_value_errors(a, 
     _only_allowed_errors(learners.normalize_features, a, 4)
     _only_allowed_errors(learners.normalize_features, {"f": a}, 4)
     _only_allowed_errors(learners.normalize_features, [a, b, "c", "d"], 4)
+
+
+@settings(max_examples=40)
+@given(st.one_of(JUNK, st.text(alphabet="abc:/._", max_size=12)))
+def test_junk_into_open_index_raises_only_type_or_value_errors_and_creates_nothing(junk):
+    import os
+
+    before = set(os.listdir("."))
+    _only_allowed_errors(polydom.open_index, junk)
+    _only_allowed_errors(polydom.list_builds, junk)
+    assert set(os.listdir(".")) == before
 
 
 def test_junk_free_index_still_answers_like_a_scan():
