@@ -1,9 +1,9 @@
 """polydom: the most accurate model whose feature cost fits a budget at a given item size.
 
 ``import polydom`` loads the core only: the cost model (:mod:`polydom.curves`) and the index
-(:mod:`polydom.index`).  Serving (featurizer, item serving, adherence) and the pipeline
-(``build_index``, ``open_index``, which import :mod:`lattice`, :mod:`learners` and
-:mod:`storage`) load on first use of one of their names.
+(:mod:`polydom.index`).  Serving (featurizer, item serving, adherence, cascades, workload
+plans) and the pipeline (``build_index``, ``open_index``, which import :mod:`lattice`,
+:mod:`learners` and :mod:`storage`) load on first use of one of their names.
 """
 
 from importlib import import_module
@@ -28,6 +28,14 @@ _LAZY = {
     "measure_adherence": "polydom.serving.adherence",
     "Featurizer": "polydom.serving.featurizer",
     "predict_item": "polydom.serving.item_serving",
+    "Cascade": "polydom.serving.cascade",
+    "cascade_candidates": "polydom.serving.cascade_fit",
+    "fit_cascade": "polydom.serving.cascade_fit",
+    "with_cascades": "polydom.serving.cascade_fit",
+    "normalized_area": "polydom.serving.curve_area",
+    "WorkloadPlan": "polydom.serving.plan",
+    "plan_workload": "polydom.serving.plan",
+    "uniform_plan": "polydom.serving.plan",
     "build_index": "polydom.pipeline.build",
     "list_builds": "polydom.pipeline.open",
     "open_index": "polydom.pipeline.open",
@@ -51,6 +59,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "AdherenceRow",
     "Candidate",
+    "Cascade",
     "CostCurve",
     "CostModel",
     "CostProfile",
@@ -64,12 +73,19 @@ __all__ = [
     "NaiveLookup",
     "PolydomError",
     "PolyDomIndex",
+    "WorkloadPlan",
     "adherence_table",
     "build_index",
+    "cascade_candidates",
+    "fit_cascade",
     "fit_cost_curve",
     "list_builds",
     "measure_adherence",
+    "normalized_area",
     "open_index",
+    "plan_workload",
     "predict_item",
     "prune_dominated",
+    "uniform_plan",
+    "with_cascades",
 ]

@@ -6,7 +6,10 @@ Formats, chosen by :func:`dump_model` from the model's type:
     Our own models: a class registered with :func:`register_array_model` gives
     ``to_arrays() -> (dict of numpy arrays, JSON-able dict)`` and a classmethod
     ``from_arrays(arrays, meta)``.  Stored as a numpy ``.npz`` archive, read back with
-    ``allow_pickle=False``.
+    ``allow_pickle=False``.  A value of the dict that is a single object rather than an
+    array (a fitted model a composite model holds, such as a cascade's stages) is stored as a
+    *nested* blob in the format :func:`dump_model` chooses for it, and loaded back under the
+    same rules (digest checked, skops allow-list, pickle only with ``trusted=True``).
 ``"lightgbm"``
     A LightGBM ``Booster`` or scikit-learn wrapper (``LGBMClassifier``, ``LGBMRegressor``):
     the booster's text model plus JSON for the wrapper's parameters and fitted attributes.
@@ -106,6 +109,7 @@ _DATA_PACKAGES = ("builtins", "numpy", "scipy", "sklearn")
 _allowed_cache: set[str] | None = None
 
 _META_KEY = "__polydom_meta__"
+_NESTED_PREFIX = "__polydom_nested__"
 _ARRAY_MODELS: dict[str, type] = {}
 _ARRAY_NAMES: dict[type, str] = {}
 
@@ -265,18 +269,36 @@ def _is_sklearn_estimator(model: Any) -> bool:
     return isinstance(model, BaseEstimator)
 
 
+def _is_nested(value: Any) -> bool:
+    """Whether a ``to_arrays`` value is one object to store as a nested model blob."""
+    return (
+        value is not None
+        and not isinstance(value, (np.ndarray, np.generic, str, bytes, int, float, bool))
+        and np.ndim(value) == 0
+    )
+
+
 def _dump_arrays(model: Any, name: str) -> bytes:
     arrays, meta = model.to_arrays()
     out = {}
+    nested = {}
     for key, value in arrays.items():
+        if key.startswith("__polydom"):
+            raise ValueError(f"to_arrays() of {name} returned the reserved name {key!r}")
+        if _is_nested(value):
+            blob, fmt = dump_model(value)
+            out[_NESTED_PREFIX + key] = np.frombuffer(blob, dtype=np.uint8)
+            nested[key] = {"format": fmt, "sha256": sha256_hex(blob)}
+            continue
         arr = np.asarray(value)
-        if key.startswith("__polydom") or arr.dtype.hasobject:
+        if arr.dtype.hasobject:
             raise ValueError(
                 f"to_arrays() of {name} returned array {key!r} that cannot be stored "
-                f"(reserved name or object dtype {arr.dtype})"
+                f"(object dtype {arr.dtype})"
             )
         out[key] = arr
-    header = json.dumps({"class": name, "meta": meta}, sort_keys=True, allow_nan=True)
+    header = json.dumps({"class": name, "meta": meta, "nested": nested}, sort_keys=True,
+                        allow_nan=True)
     out[_META_KEY] = np.frombuffer(header.encode(), dtype=np.uint8)
     buf = io.BytesIO()
     np.savez(buf, **out)
@@ -400,6 +422,11 @@ def _load_arrays(blob: bytes, trusted: bool, what: str) -> Any:
         raise ValueError(
             f"{what}: model class {name!r} is not registered; import the module that "
             "registers it (storage.register_array_model) before loading"
+        )
+    for key, info in header.get("nested", {}).items():
+        arrays[key] = load_model(
+            arrays.pop(_NESTED_PREFIX + key).tobytes(), info["format"], info["sha256"],
+            trusted=trusted, what=f"{what}, nested model {key!r}",
         )
     return cls.from_arrays(arrays, header["meta"])
 

@@ -5,6 +5,7 @@
     polydom inspect URL [--build ID] [--ranges K]
     polydom lookup URL --size N --budget C [--build ID]
     polydom plot URL --out DIR [--build ID]
+    polydom plan URL --sizes FILE (--budget B | --per-hour C --rate R) [--plot PNG]
     polydom builds delete URL [ID ...]
 
 ``URL`` is any SQLAlchemy URL or a SQLite file path.  Each subcommand is one ``add_<name>``
@@ -22,6 +23,8 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
+
+import numpy as np
 
 from polydom.app.tables import clip, cost_unit, features_text, format_table
 
@@ -349,6 +352,108 @@ def run_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- plan
+def read_sizes(path: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """Sizes (and weights) from a text file: one size per line (a sample), or ``size weight``
+    per line (a histogram); commas or blanks separate, ``#`` starts a comment.
+
+    Raises
+    ------
+    ValueError
+        Naming the file when it is empty or not one or two numeric columns.
+    """
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            text = line.split("#", 1)[0].replace(",", " ").split()
+            if not text:
+                continue
+            try:
+                rows.append([float(v) for v in text])
+            except ValueError:
+                raise ValueError(f"sizes file {path}: line {number} is not numbers: "
+                                 f"{line.strip()!r}") from None
+    if not rows:
+        raise ValueError(f"sizes file {path} holds no sizes (sizes must not be empty)")
+    widths = {len(r) for r in rows}
+    if len(widths) != 1 or widths.pop() not in (1, 2):
+        raise ValueError(f"sizes file {path}: every line must hold a size, or a size and a "
+                         "weight")
+    table = np.array(rows)
+    return table[:, 0], (table[:, 1] if table.shape[1] == 2 else None)
+
+
+def add_plan(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``plan``."""
+    p = subparsers.add_parser(
+        "plan",
+        help="plan a model per item size for a workload within a mean budget per item",
+        description="Given a sample of item sizes (or a histogram: size and weight per "
+        "line) and a budget (mean cost per item, or a cost per hour at a rate of items per "
+        "hour), choose the candidate per size that maximises expected accuracy while the "
+        "expected cost per item stays within the budget; print the plan and compare it "
+        "with a uniform per-item budget of the same total.  Models are not loaded.",
+    )
+    p.add_argument("url", metavar="URL", help="SQLAlchemy URL or SQLite file path")
+    p.add_argument("--sizes", required=True, metavar="FILE",
+                   help="text file: a size per line, or 'size weight' per line")
+    p.add_argument("--budget", type=_non_negative, metavar="B", help="mean cost per item")
+    p.add_argument("--per-hour", type=_non_negative, metavar="C",
+                   help="cost budget per hour (with --rate)")
+    p.add_argument("--rate", type=_non_negative, metavar="R", help="items per hour")
+    p.add_argument("--bins", type=_count, default=64, metavar="K",
+                   help="group the sizes into at most K bins (default 64)")
+    p.add_argument("--plot", metavar="PNG", help="write a plot of the plan to this file")
+    p.add_argument("--build", type=_build_id, help="build id (default: the current build)")
+    p.set_defaults(run=run_plan)
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    """Print (and plot) the workload plan."""
+    from polydom.serving.plan import per_item_budget, plan_workload, uniform_plan
+    from storage import IndexStore
+
+    if args.budget is None and (args.per_hour is None or args.rate is None):
+        raise ValueError("give --budget, or --per-hour and --rate")
+    if args.budget is not None and (args.per_hour is not None or args.rate is not None):
+        raise ValueError("give --budget, or --per-hour and --rate, not both")
+    budget = args.budget if args.budget is not None else per_item_budget(args.per_hour,
+                                                                         args.rate)
+    sizes, weights = read_sizes(args.sizes)
+    with IndexStore(args.url, create=False) as store:
+        index = store.load_index(build=args.build, models=False)
+    plan = plan_workload(index, sizes, budget, weights=weights, max_bins=max(1, args.bins))
+    print(f"build {index.info.get('build_id', '-')}: {plan.method} plan for {sizes.size} "
+          f"sizes in {len(plan.rows)} bins, budget {budget:g} per item")
+    print(format_table(["n_lo", "n_hi", "weight", "candidate", "accuracy", "mean cost",
+                        "budget"], plan.table()))
+    lines = [["plan", plan.expected_accuracy, plan.expected_cost, plan.gap]]
+    try:
+        uniform = uniform_plan(index, sizes, budget, weights=weights)
+        lines.append(["uniform budget", uniform.expected_accuracy, uniform.expected_cost, None])
+    except ValueError as exc:
+        print(f"uniform per-item budget: {exc}")
+    print(format_table(["method", "expected accuracy", "expected cost", "gap"], lines))
+    if args.plot:
+        from polydom.app.plots import plot_workload_plan
+
+        top = max(budget, plan.full_cost)
+        frontier = []
+        for b in np.geomspace(max(plan.least_cost, 1e-9 * top), top, 25):
+            try:
+                p = plan_workload(index, sizes, b, weights=weights, max_bins=max(1, args.bins))
+            except ValueError:
+                continue
+            try:
+                u = uniform_plan(index, sizes, b, weights=weights)
+            except ValueError:
+                u = None
+            frontier.append((float(b), p, u))
+        path = plot_workload_plan(plan, frontier, args.plot, sizes, weights)
+        print(f"wrote {path}")
+    return 0
+
+
 # ---------------------------------------------------------------------------- builds
 def add_builds(subparsers: argparse._SubParsersAction) -> None:
     """Register ``builds delete``."""
@@ -391,7 +496,7 @@ def _megabytes(n: int) -> str:
 
 #: ``add_<name>`` functions, one per subcommand, in the order ``--help`` lists them.
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_demo, add_build, add_inspect, add_lookup, add_plot, add_builds,
+    add_demo, add_build, add_inspect, add_lookup, add_plot, add_plan, add_builds,
 ]
 
 

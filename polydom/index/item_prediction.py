@@ -58,6 +58,8 @@ class ItemPrediction:
         A tree ensemble's summed margins (one per tree of an iteration).
     split_evaluations : int
         Split nodes evaluated (tree models served on demand).
+    stage : int
+        The cascade stage that answered (0-based; -1 outside a cascade).
     """
 
     label: Any
@@ -75,6 +77,7 @@ class ItemPrediction:
     proba: np.ndarray | None = field(default=None, repr=False)
     raw_score: np.ndarray | None = field(default=None, repr=False)
     split_evaluations: int = 0
+    stage: int = -1
 
     @property
     def seconds(self) -> float:

@@ -7,6 +7,7 @@ import os
 import learners
 import storage
 from polydom.index.built import Index
+from polydom.serving.cascade import Cascade
 from storage import BuildRecord, IndexStore
 
 __all__ = ["open_index", "list_builds", "register_learner_models"]
@@ -14,10 +15,10 @@ __all__ = ["open_index", "list_builds", "register_learner_models"]
 
 def register_learner_models() -> None:
     """Let storage save and rebuild the models of the registered learners as arrays + JSON
-    (no pickle): :class:`learners.ColumnSubsetModel` and every registered learner's
-    ``model_classes`` (:func:`learners.register_learner`), so storage code never changes
-    for a new learner.  Idempotent; classes whose optional dependency (LightGBM) is missing
-    are left out.
+    (no pickle): :class:`learners.ColumnSubsetModel`, :class:`polydom.Cascade` and every
+    registered learner's ``model_classes`` (:func:`learners.register_learner`), so storage
+    code never changes for a new learner.  Idempotent; classes whose optional dependency
+    (LightGBM) is missing are left out.
 
     Runtime complexity: O(registered classes).
     """
@@ -25,6 +26,7 @@ def register_learner_models() -> None:
     for name in learners.registered_learners():
         for cls in learners.get_learner(name).classes():
             storage.register_array_model(cls)
+    storage.register_array_model(Cascade)
 
 
 def open_index(

@@ -21,6 +21,7 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget
 from polydom.index.built import Index
 from polydom.index.item_prediction import ItemPrediction
+from polydom.serving.cascade import Cascade
 
 if TYPE_CHECKING:
     from polydom.serving.featurizer import Featurizer
@@ -115,7 +116,8 @@ class ItemServer:
         the atomic features it needs (in registration order; a featurizer feature is an
         atom), however long they take.  A model with its own ``predict_item(item,
         featurizer)`` (an adaptive model such as CEGB behind its column subset) computes
-        the atoms its path needs, on demand.
+        the atoms its path needs, on demand; a :class:`polydom.Cascade` escalates stage by
+        stage while its measured time and the next stage's predicted cost fit ``budget``.
 
         Any-time mode (``anytime=True``): features are computed one at a time.  Before each,
         with ``S`` the features computed, ``a`` the accuracy of the best stored model on
@@ -164,12 +166,16 @@ class ItemServer:
                 raise ValueError(f"candidate {hit.key!r} has no fitted model to predict with")
             on_demand = getattr(hit.model, "predict_item", None)
             if callable(on_demand):
-                # an adaptive model computes an atom only when its path needs it
-                out = on_demand(item, fz)
+                # an adaptive model computes an atom only when its path needs it; a cascade
+                # escalates only while the budget allows
+                if isinstance(hit.model, Cascade):
+                    out = hit.model.predict_item(item, fz, budget=budget)
+                else:
+                    out = on_demand(item, fz)
                 computed.extend(out.computed)
                 seconds.update(out.feature_seconds)
                 return self._result(hit.candidate, out.label, computed, seconds, planned_key,
-                                    predicted, size, budget, anytime, wall)
+                                    predicted, size, budget, anytime, wall, out.stage)
             for name in fz.check_features(hit.candidate.needs):
                 run(name)
             return self._result(hit.candidate, self._predict(hit.candidate, row), computed,
@@ -222,7 +228,7 @@ class ItemServer:
     def _result(
         cand: Candidate | None, label: Any, computed: list[str], seconds: dict[str, float],
         planned_key: Any, predicted: float, size: float, budget: float, anytime: bool,
-        wall: float,
+        wall: float, stage: int = -1,
     ) -> ItemPrediction:
         return ItemPrediction(
             label=label,
@@ -237,6 +243,7 @@ class ItemServer:
             budget=budget,
             anytime=anytime,
             wall_seconds=time.perf_counter() - wall,
+            stage=stage,
         )
 
 
