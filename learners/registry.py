@@ -242,6 +242,18 @@ def _adapt_sweep(*args: Any, **kwargs: Any) -> Any:
     return sweep_adapt_build(*args, **kwargs)
 
 
+def _dag(seed: int = 0, **params: Any) -> Any:
+    from learners.budgeted.dag import DAGClassifier
+
+    return DAGClassifier(random_state=seed, **params)
+
+
+def _dag_sweep(*args: Any, **kwargs: Any) -> Any:
+    from learners.budgeted.dag import dag_sweep_candidates
+
+    return dag_sweep_candidates(*args, **kwargs)
+
+
 register_learner("logistic", _logistic)
 register_learner("sgd-hinge-l1", _sgd_hinge_l1)
 register_learner("lightgbm", _lightgbm)
@@ -258,3 +270,5 @@ register_learner("cscc", _cscc, kind="budgeted",
                  model_classes=("learners.budgeted.cscc:CSCCClassifier",))
 register_learner("adapt", _adapt, kind="budgeted",
                  model_classes=("learners.budgeted.adapt:AdaptClassifier",), sweep=_adapt_sweep)
+register_learner("dag", _dag, kind="budgeted",
+                 model_classes=("learners.budgeted.dag:DAGClassifier",), sweep=_dag_sweep)

@@ -33,7 +33,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from learners.budgeted.contract import BudgetedClassifierMixin
+from learners.budgeted.contract import BudgetedClassifierMixin, sweep_candidates
 from learners.budgeted.dag_graph import SensorGraph, chain_graph, union_graph
 from learners.budgeted.filter_tree import ConstantPolicy, FilterTree
 from learners.budgeted.graph_reduce import GraphPolicy, graph_reduce, state_columns
@@ -42,7 +42,8 @@ from learners.budgeted.sklearn_blobs import dump_estimator, load_estimator
 from learners.budgeted.subset_bank import BankEntry, SubsetBank, train_bank
 from learners.budgeted.subset_selection import forward_prefixes, greedy_subsets
 from learners.columns import column_groups
-from polydom.curves.cost_curve import CostCurve
+from polydom.curves.candidate import Candidate
+from polydom.curves.cost_model import CostModel
 from polydom.index.item_prediction import ItemPrediction
 
 __all__ = ["DAGClassifier", "dag_sweep_candidates"]
@@ -341,6 +342,26 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         sensors = frozenset().union(*(graph.states[k] for k in reached))
         return np.array([m in sensors for m in self.feature_groups_])
 
+    def _check(self, X: np.ndarray, y: np.ndarray) -> None:
+        """Assert the fitted model's invariants on its training rows ``X, y``.
+
+        The graph's structure (spec 6, items 1-2), the reported risk equal to the routed path
+        loss (item 7), every path a chain of growing states (item 4), and the acquired
+        sensors inside ``used_features_``.
+        """
+        self.graph_._check()
+        X = np.asarray(X, dtype=np.float64)
+        cost_of = dict(zip(self.feature_groups_, self.feature_costs_.tolist(), strict=True))
+        state_cost = float(self.tradeoff) * np.array(
+            [sum(cost_of[m] for m in s) for s in self.graph_.states]
+        )
+        self.policy_._check(X, self.bank_.losses(self.graph_.states, y), state_cost)
+        states = self.graph_.states
+        for path in self.policy_.paths(X):
+            assert path[0] == 0
+            assert all(states[a] < states[b] for a, b in zip(path, path[1:], strict=False))
+        assert not (self.feature_usage(X) & ~self.used_features_).any()
+
     # ---- prediction ----
     def _X(self, X: np.ndarray) -> np.ndarray:
         check_is_fitted(self, "policy_")
@@ -589,56 +610,56 @@ def dag_sweep_candidates(
     y_train: np.ndarray,
     X_eval: np.ndarray,
     y_eval: np.ndarray,
-    costs: Mapping[str, Any],
+    costs: CostModel | Mapping[str, Any],
     sizes: Iterable[float] = (1.0,),
     cost: str = "expected",
     key: str | None = None,
-) -> list:
+    learner: str = "dag",
+) -> list[Candidate]:
     """Fit the DAG over a grid of trade-offs and reference sizes; one Candidate each.
 
-    Like :func:`learners.budgeted.contract.sweep_candidates`, but the blocks and the bank
-    are computed once (the first fit) and shared by every later fit, which learns only the
-    policies: the bank and the subset selection do not depend on the costs.
+    :func:`learners.budgeted.contract.sweep_candidates` with the bank and the blocks computed
+    once: a first fit (the first trade-off and size) trains them, and every fit of the sweep
+    shares them (``bank=``, explicit ``subsets=``) and learns only its policies.  The bank
+    does not depend on the costs; with ``subsets="greedy"`` / ``"forward"`` the blocks are
+    those selected at the first reference size.
 
     Parameters
     ----------
     estimator : DAGClassifier
-        Prototype; its ``feature_groups`` names must be the keys of ``costs``.
+        Prototype; its sensors (``feature_groups`` names) must be atoms or bundles of
+        ``costs`` (without ``feature_groups``, a CostModel whose atoms' columns partition the
+        columns gives one sensor per atom).
     tradeoffs : iterable of float
     X_train, y_train : training rows
     X_eval, y_eval : held-out rows for accuracy and acquisition probabilities
-    costs : mapping of str to CostCurve or str
+    costs : polydom.CostModel or mapping of str to CostCurve or str
+        Training costs are each sensor's cost at the reference size; candidates' curves
+        come from their needs (atoms shared by sensors paid once).
     sizes : iterable of float, default (1.0,)
-        Reference sizes at which the training costs ``feature_costs = c_m(size)`` are taken.
     cost : {"expected", "worst"}
     key : str, optional
         Key prefix (default ``"DAG"``).
+    learner : str, default "dag"
+        Learner name recorded on the candidates.
 
     Returns
     -------
     list of Candidate
+        Keys ``"{key}(tradeoff=..., n=...)"``, as ``sweep_candidates`` gives them.
 
-    Runtime complexity: one bank (+ selection) and ``len(tradeoffs) * len(sizes)`` Graph
-    Reduce runs.
+    Runtime complexity: one bank (+ selection) and ``len(tradeoffs) * len(sizes) + 1``
+    Graph Reduce runs.
     """
+    tradeoffs, sizes = [float(t) for t in tradeoffs], [float(s) for s in sizes]
+    if not tradeoffs or not sizes:
+        return []
     prefix = key or "DAG"
-    names = list(costs)
-    shared: dict[str, Any] = {}
-    out = []
-    for s in sizes:
-        ref = {n: float(CostCurve.coerce(costs[n])(float(s))) for n in names}
-        for t in tradeoffs:
-            est = clone(estimator).set_params(tradeoff=float(t), feature_costs=ref, **shared)
-            est.fit(X_train, y_train)
-            if not shared:
-                shared = {
-                    "bank": est.bank_,
-                    "subsets": [sorted(b) for b in est.blocks_],
-                    "add_full": False,
-                }
-            out.append(
-                est.to_candidate(
-                    X_eval, y_eval, costs, f"{prefix}(tradeoff={t:g}, n={s:g})", cost=cost
-                )
-            )
-    return out
+    first = sweep_candidates(estimator, tradeoffs[:1], X_train, y_train, X_eval, y_eval, costs,
+                             sizes[:1], cost, prefix, learner=learner)
+    trained = first[0].payload.estimator
+    shared = clone(estimator).set_params(
+        bank=trained.bank_, subsets=[sorted(b) for b in trained.blocks_], add_full=False
+    )
+    return sweep_candidates(shared, tradeoffs, X_train, y_train, X_eval, y_eval, costs, sizes,
+                            cost, prefix, learner=learner)

@@ -35,12 +35,15 @@ __all__ = ["GraphPolicy", "graph_reduce", "state_columns"]
 def state_columns(
     graph: SensorGraph, sensor_columns: Mapping[str, Sequence[int]]
 ) -> list[list[int]]:
-    """Columns of every state: its sensors' columns, in the order of ``sensor_columns``.
+    """Columns of every state: the sorted union of its sensors' columns.
 
-    Runtime complexity: O(K * columns).
+    The one column order of every model on a feature set (``polydom.CostModel.columns_of``,
+    ``SklearnLearner.columns_of``), so the lattice's models can serve as the DAG's bank.
+
+    Runtime complexity: O(K * c log c) for c columns.
     """
     return [
-        [int(c) for name, cols in sensor_columns.items() if name in state for c in cols]
+        sorted({int(c) for name, cols in sensor_columns.items() if name in state for c in cols})
         for state in graph.states
     ]
 

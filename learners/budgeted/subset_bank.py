@@ -11,8 +11,8 @@ mapping (or a store's expansions) of ``frozenset(names) -> Expansion``.  An expa
 ``predictions`` hold out-of-fold predictions of the same training rows (what
 :class:`learners.SklearnLearner` records with k-fold ``cv``) costs no training at all; one
 with a model only (e.g. loaded from a store) needs the k fold fits for its losses, not the
-final fit.  The models of reused entries must read the subset's columns in the order of the
-DAG's sensors (the learner's feature order when its ``features`` are the DAG's sensors).
+final fit.  Every model reads its subset's columns as the sorted union of its sensors'
+columns (the column order of ``SklearnLearner`` and ``polydom.CostModel``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class BankEntry:
     Attributes
     ----------
     model : fitted classifier
-        Trained on all training rows, reading the subset's columns (sensor order).
+        Trained on all training rows, reading the sorted union of the subset's columns.
     predictions : ndarray of shape (n,)
         Out-of-fold predictions on the training rows (the source of the SC losses).
     fits : int
@@ -151,7 +151,8 @@ def train_bank(
         ``DummyClassifier(strategy="most_frequent")``.
     X, y : training rows and labels
     sensor_columns : mapping of str to list of int
-        Columns of every sensor; a subset's model reads its sensors' columns in this order.
+        Columns of every sensor; a subset's model reads the sorted union of its sensors'
+        columns.
     subsets : iterable of iterable of str
     cv : int, default 5
         Folds of the (stratified) out-of-fold predictions; fewer when a class has fewer rows,
@@ -180,7 +181,7 @@ def train_bank(
         unknown = sorted(s - set(names))
         if unknown:
             raise ValueError(f"subset {sorted(s)} names unknown sensors {unknown}")
-        cols = [c for m in names if m in s for c in sensor_columns[m]]
+        cols = sorted({int(c) for m in names if m in s for c in sensor_columns[m]})
         est = (
             DummyClassifier(strategy="most_frequent") if single or not cols else estimator
         )

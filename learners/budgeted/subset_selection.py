@@ -69,7 +69,7 @@ class _Scorer:
     def correct(self, s: frozenset) -> np.ndarray:
         hit = self.cache.get(s)
         if hit is None:
-            cols = [c for m in self.columns if m in s for c in self.columns[m]]
+            cols = sorted({c for m in self.columns if m in s for c in self.columns[m]})
             if not cols or len(np.unique(self.y_fit)) < 2:
                 pred = np.full(len(self.y_eval), self.majority)
             else:

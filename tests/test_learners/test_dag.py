@@ -11,6 +11,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import lattice
+import polydom
 from learners import SklearnLearner
 from learners.budgeted.dag import DAGClassifier, dag_sweep_candidates
 from learners.budgeted.subset_bank import SubsetBank
@@ -47,6 +48,7 @@ def test_training_risk_is_the_oof_error_plus_tradeoff_times_the_measured_cost(wi
     oof = wine_dag.bank_.losses(wine_dag.graph_.states, ytr)[np.arange(len(ytr)), final]
     measured = oof.mean() + 0.02 * wine_dag.prediction_cost(Xtr).mean()
     assert wine_dag.train_risk_ == pytest.approx(measured, rel=1e-12)
+    wine_dag._check(Xtr, ytr)
 
 
 def test_each_row_pays_exactly_the_sensors_of_its_final_state(wine, wine_dag):
@@ -275,6 +277,21 @@ def test_sweep_trains_the_bank_once_and_gives_expected_cost_curves(wine):
                    for m, p in zip(WINE, usage.mean(axis=0), strict=True))
     assert cands[1].cost(3.0) == pytest.approx(expected)
     assert cands[-1].cost(3.0) == 0.0
+    assert {c.learner for c in cands} == {"dag"}
+    assert set(cands[1].needs) <= set(WINE)
+
+
+def test_sweep_over_a_cost_model_takes_its_atoms_as_sensors(wine):
+    Xtr, Xte, ytr, yte = wine
+    model = polydom.CostModel({"chem": "1 + n", "phenols": "2", "colour": "0.5*n"},
+                              columns=WINE)
+    cands = dag_sweep_candidates(DAGClassifier(cv=3), [0.01, 0.1], Xtr, ytr, Xte, yte, model)
+    dag = cands[0].payload.estimator
+    assert dag.feature_groups_ == WINE
+    p = dag.feature_usage(Xte).mean(axis=0)
+    assert cands[0].needs == {m: pytest.approx(q) for m, q in zip(WINE, p, strict=True)
+                              if q > 0 or dag.used_features_[list(WINE).index(m)]}
+    assert cands[0].cost(3.0) == pytest.approx(model.expected_cost(cands[0].needs)(3.0))
 
 
 class Sensors:
@@ -304,11 +321,13 @@ def test_predict_item_computes_only_the_acquired_sensors_in_policy_order(wine, w
 # ---- reuse of the lattice's expansions ----
 def test_a_dag_after_a_lattice_build_trains_only_missing_subsets_and_matches(wine):
     Xtr, Xte, ytr, _ = wine
+    interleaved = {"odd": [1, 3, 5, 7, 9, 11], "even": [0, 2, 4, 6], "rest": [8, 10, 12]}
     est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
-    learner = SklearnLearner(est, Xtr, ytr, features=WINE, cv=5)
-    exp = lattice.explore({m: "1" for m in WINE}, learner, alpha=1.05)
-    fresh = DAGClassifier(feature_groups=WINE, tradeoff=0.02, estimator=est).fit(Xtr, ytr)
-    reused = DAGClassifier(feature_groups=WINE, tradeoff=0.02, estimator=est,
+    learner = SklearnLearner(est, Xtr, ytr, features=interleaved, cv=5)
+    exp = lattice.explore({m: "1" for m in interleaved}, learner, alpha=1.05)
+    fresh = DAGClassifier(feature_groups=interleaved, tradeoff=0.02, estimator=est)
+    fresh.fit(Xtr, ytr)
+    reused = DAGClassifier(feature_groups=interleaved, tradeoff=0.02, estimator=est,
                            bank=exp.expanded).fit(Xtr, ytr)
     missing = 8 - len(exp.expanded)
     assert reused.bank_fits_ == 6 * missing < fresh.bank_fits_ == 6 * 8
