@@ -8,6 +8,8 @@ import math
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from polydom.curves.cost_curve import CostCurve
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "mask_features",
     "ordered_names",
     "stored_curve",
+    "stored_curves",
 ]
 
 
@@ -154,6 +157,53 @@ def stored_curve(coefficients: dict[int, float], what: str) -> CostCurve:
     for k, v in coefficients.items():
         coefs[k] = float(v)
     return CostCurve(coefs)
+
+
+def stored_curves(
+    ids: Sequence[int], rows: Sequence[tuple[int, int, float]], what: str
+) -> list[CostCurve]:
+    """Cost curves of many candidates from their stored ``(id, degree, coefficient)`` rows.
+
+    The rows are scattered into one coefficient matrix (missing degrees are 0) and turned
+    into curves with :meth:`CostCurve.from_rows`; the result follows ``ids``.
+
+    Runtime complexity: O(R + K * d) vectorised for R rows and K ids of degree d, plus
+    O(d) per curve.
+
+    >>> [c.coefficients.tolist() for c in stored_curves([7, 3], [(3, 0, 1.0), (7, 1, 2.0)], "x")]
+    [[0.0, 2.0], [1.0]]
+
+    Raises
+    ------
+    ValueError
+        Naming ``what`` and the id when an id has no rows or a degree is negative.
+    """
+    k = len(ids)
+    if not rows or not k:
+        if k:
+            raise ValueError(f"stored cost coefficients of {what} {ids[0]!r} are missing")
+        return []
+    owner, degree, coef = (np.asarray(col) for col in zip(*rows, strict=True))
+    owner = owner.astype(np.int64)
+    degree = degree.astype(np.int64)
+    wanted = np.asarray(ids, dtype=np.int64)
+    order = np.argsort(wanted, kind="stable")
+    at = np.searchsorted(wanted, owner, sorter=order)
+    at = np.minimum(at, k - 1)
+    pos = order[at]
+    known = wanted[pos] == owner
+    if (degree < 0).any():
+        bad = int(owner[np.flatnonzero(degree < 0)[0]])
+        raise ValueError(f"stored cost coefficients of {what} {bad!r} are malformed: "
+                         f"negative degree")
+    matrix = np.zeros((k, int(degree.max()) + 1))
+    matrix[pos[known], degree[known]] = coef[known].astype(np.float64)
+    covered = np.zeros(k, dtype=bool)
+    covered[pos[known]] = True
+    if not covered.all():
+        raise ValueError(f"stored cost coefficients of {what} "
+                         f"{ids[int(np.flatnonzero(~covered)[0])]!r} are missing")
+    return CostCurve.from_rows(matrix)
 
 
 def cost_expression(curve: CostCurve) -> str:

@@ -21,7 +21,7 @@ from polydom.index.polydom_index import IndexAll, PolyDomIndex
 from polydom.index.table import SkylineTable
 from storage import schema as S
 from storage.blobs import BlobDigest, load_model
-from storage.codec import decode_key, stored_curve
+from storage.codec import decode_key, stored_curve, stored_curves
 from storage.database import Database
 from storage.seal import index_seal
 
@@ -30,6 +30,7 @@ __all__ = [
     "IndexIntegrityError",
     "BuildRecord",
     "build_row",
+    "current_build_id",
     "feature_costs",
     "atom_order",
     "bundle_members",
@@ -165,6 +166,17 @@ def stored_cost_model(db: Database, conn: sa.Connection, build_id: int) -> CostM
     )
 
 
+def current_build_id(db: Database) -> int | None:
+    """Id of the current (latest published) build; None when nothing is published yet.
+
+    Runtime complexity: one indexed query.
+    """
+    b = S.builds
+    with db.read() as conn:
+        found = conn.execute(sa.select(b.c.id).where(b.c.is_current)).scalar()
+    return None if found is None else int(found)
+
+
 def feature_costs(conn: sa.Connection, build_id: int) -> dict[int, CostCurve]:
     """Cost curve of every feature of a build, by ``feature_id``."""
     fc = S.feature_costs
@@ -231,13 +243,11 @@ def load_index(
         cands = conn.execute(
             sa.select(*cols).where(c.c.build_id == build_id).order_by(c.c.candidate_id)
         ).all()
-        ccoef: dict[int, dict[int, float]] = {}
-        for cid, degree, coefficient in conn.execute(
+        coef_rows = conn.execute(
             sa.select(cc.c.candidate_id, cc.c.degree, cc.c.coefficient).where(
                 cc.c.build_id == build_id
             )
-        ):
-            ccoef.setdefault(cid, {})[degree] = coefficient
+        ).all()
         needs: dict[int, dict[str, float]] = {}
         need_rows: list[tuple] = []
         if db.schema_version >= 2:
@@ -294,7 +304,7 @@ def load_index(
             [(r.candidate_id, r.key_json, float(r.accuracy), r.features_json,
               r.learner if db.schema_version >= 2 else None, r.expansion_id, r.model_sha256)
              for r in cands],
-            [(cid, k, v) for cid, coefs in ccoef.items() for k, v in coefs.items()],
+            [tuple(r) for r in coef_rows],
             need_rows,
             [(r.range_id, float(r.n_lo), float(r.n_hi)) for r in range_rows],
             [(r.range_id, r.rank, r.candidate_id) for r in entry_rows],
@@ -310,7 +320,8 @@ def load_index(
             rebuilt = True
     exp_models: dict[int, Any] = {}
     feature_sets: dict[str, frozenset] = {}
-    candidates = []
+    payloads: list[Any] = []
+    features: list[frozenset] = []
     for r in cands:
         payload = None
         if models and r.expansion_id is not None:
@@ -334,21 +345,22 @@ def load_index(
                 what=f"model of candidate {r.key!r} of build {build_id}",
                 digest=db.digest,
             )
-        features = feature_sets.get(r.features_json)
-        if features is None:
-            features = feature_sets[r.features_json] = frozenset(json.loads(r.features_json))
-        candidates.append(
-            Candidate(
-                decode_key(r.key_json),
-                r.accuracy,
-                stored_curve(ccoef.get(r.candidate_id, {}),
-                             f"candidate {r.key!r} of build {build_id}"),
-                features,
-                payload,
-                needs=needs.get(r.candidate_id, {}) if db.schema_version >= 2 else None,
-                learner=r.learner if db.schema_version >= 2 else None,
-            )
-        )
+        payloads.append(payload)
+        fs = feature_sets.get(r.features_json)
+        if fs is None:
+            fs = feature_sets[r.features_json] = frozenset(json.loads(r.features_json))
+        features.append(fs)
+    ids = [r.candidate_id for r in cands]
+    v2 = db.schema_version >= 2
+    candidates = Candidate.from_columns(
+        [decode_key(r.key_json) for r in cands],
+        [r.accuracy for r in cands],
+        stored_curves(ids, coef_rows, f"build {build_id}: candidate"),
+        features,
+        payloads,
+        [needs.get(i, {}) for i in ids] if v2 else None,
+        [r.learner for r in cands] if v2 else None,
+    )
     if rebuilt:
         table = TABLE_KINDS.get(row.index_kind, PolyDomIndex).build(
             candidates, row.n_min, row.n_max

@@ -207,6 +207,13 @@ class IndexStore:
         """
         return reader.load_index(self.database, build, trusted, models, rebuild)
 
+    def current_build_id(self) -> int | None:
+        """Id of the current build (the latest published); None before the first publish.
+
+        Runtime complexity: one indexed query.
+        """
+        return reader.current_build_id(self.database)
+
     def list_builds(self) -> list[BuildRecord]:
         """Every build, oldest first, with its status and row counts.
 

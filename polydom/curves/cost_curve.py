@@ -121,6 +121,52 @@ class CostCurve:
             return text
         return cls(parse_coefficients(text))
     @classmethod
+    def from_rows(cls, coefficients: np.ndarray) -> list[CostCurve]:
+        """One curve per row of a ``(k, L)`` coefficient matrix (lowest degree first).
+
+        What ``[CostCurve(row) for row in coefficients]`` gives, validated and normalised
+        for the whole matrix at once: the fast way to rebuild many stored curves.
+
+        Runtime complexity: O(k * L) vectorised plus O(L) per curve.
+
+        >>> [c.coefficients.tolist() for c in CostCurve.from_rows([[1, 2, 0], [0, 0, 0]])]
+        [[1.0, 2.0], [0.0]]
+
+        Raises
+        ------
+        ValueError
+            If the matrix is not 2-D with at least one column, or holds NaN or infinity
+            (naming the first bad row).
+        """
+        try:
+            arr = np.array(coefficients, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"coefficients must be a matrix of numbers: {exc}") from None
+        if arr.ndim != 2 or arr.shape[1] == 0:
+            raise ValueError(f"coefficients must be a (k, L) matrix with L >= 1, got {arr.shape}")
+        finite = np.isfinite(arr).all(axis=1)
+        if not finite.all():
+            bad = int(np.flatnonzero(~finite)[0])
+            raise ValueError(f"coefficients must be finite, got {arr[bad].tolist()} in row {bad}")
+        arr += 0.0  # normalise -0.0
+        nonzero = arr != 0.0
+        lengths = np.where(
+            nonzero.any(axis=1), arr.shape[1] - np.argmax(nonzero[:, ::-1], axis=1), 1
+        )
+        arr.setflags(write=False)
+        out = []
+        new = object.__new__
+        width = arr.shape[1]
+        for row, values, length in zip(arr, arr.tolist(), lengths.tolist(), strict=True):
+            curve = new(cls)
+            horner = tuple(values[length - 1 :: -1])
+            curve._coef = row if length == width else row[:length]
+            curve._horner = horner
+            curve._hash = hash(horner)
+            out.append(curve)
+        return out
+
+    @classmethod
     def coerce(cls, value: CostCurve | str | Sequence[float] | float) -> CostCurve:
         """Return ``value`` as a curve: a curve as is, text parsed, numbers as coefficients."""
         if isinstance(value, CostCurve):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,9 +88,56 @@ class Index:
         #: Columns of every atom that has some.
         self.columns = model.columns
         self.info = dict(info or {})
+        self._source: Callable[[Any], Index | None] | None = None
 
     def __repr__(self) -> str:
         return f"Index({self.table!r}, features={list(self.costs)})"
+
+    def follow(self, source: Callable[[Any], Index | None]) -> Index:
+        """Let :meth:`refresh` replace this index by newer builds; returns ``self``.
+
+        ``source(build_id)`` returns the index of the newest build, or None while
+        ``build_id`` (this index's ``info["build_id"]``) is still the newest.
+        :func:`polydom.open_index` sets it to read the store's current build.
+
+        Runtime complexity: O(1).
+        """
+        self._source = source
+        return self
+
+    def refresh(self) -> bool:
+        """Switch to the newest build of the store this index was opened from, if any.
+
+        The new build is read in one transaction, and this index's whole state (table,
+        cost model, columns, info) is replaced in one step, so a caller sees the old index
+        or the new one, never a mix.  (Threads sharing one index while another thread
+        refreshes it may combine both in :meth:`predict`: give each thread its own index.)
+
+        Runtime complexity: one query when nothing changed; otherwise what
+        :func:`polydom.open_index` costs.
+
+        Returns
+        -------
+        bool
+            True when the index switched to a newer build.
+
+        Raises
+        ------
+        ValueError
+            If the index did not come from :func:`polydom.open_index` without ``build``.
+        """
+        if self._source is None:
+            raise ValueError(
+                "this index does not follow a store (open it with polydom.open_index(url) "
+                "without build=...)"
+            )
+        newer = self._source(self.info.get("build_id"))
+        if newer is None:
+            return False
+        state = dict(newer.__dict__)
+        state["_source"] = self._source
+        self.__dict__ = state  # one assignment: the old state or the new one
+        return True
 
     @property
     def candidates(self) -> list[Candidate]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 import learners
 import storage
@@ -38,6 +40,10 @@ def open_index(
 ) -> Index:
     """Load a stored index: the latest complete build, or build ``build``.
 
+    Without ``build`` the index follows the store: :meth:`Index.refresh` switches it to a
+    build published later (atomically, without reopening anything by hand).  With
+    ``build`` it is pinned to that build.
+
     ``url`` is any SQLAlchemy URL or a SQLite file path; the database is opened read-only
     (nothing is written to it, whatever it holds).  The index is rebuilt from its stored
     ranges and skylines (no sweep) after they are checked against the build's seal, and
@@ -63,7 +69,28 @@ def open_index(
     """
     register_learner_models()
     with IndexStore(url, read_only=True, key=key) as store:
-        return store.load_index(build=build, trusted=trusted, rebuild=rebuild)
+        index = store.load_index(build=build, trusted=trusted, rebuild=rebuild)
+        resolved = store.url
+    if build is not None:
+        return index
+    return index.follow(_newest_build(resolved, trusted, key, rebuild))
+
+
+def _newest_build(
+    url: Any, trusted: bool, key: bytes | str | None, rebuild: bool
+) -> Callable[[Any], Index | None]:
+    """What :meth:`Index.refresh` asks: the store's current build when it is not ``build_id``."""
+
+    def newest(build_id: Any) -> Index | None:
+        with IndexStore(url, read_only=True, key=key) as store:
+            if store.current_build_id() == build_id:
+                return None
+            index = store.load_index(trusted=trusted, rebuild=rebuild)
+        if index.info["build_id"] == build_id:
+            return None
+        return index.follow(newest)
+
+    return newest
 
 
 def list_builds(url: str | os.PathLike) -> list[BuildRecord]:

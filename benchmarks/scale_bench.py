@@ -1,0 +1,315 @@
+"""Scale-out benchmark (issue 13): executors, big lattices, many readers, fast open_index.
+
+    PYTHONPATH=$PWD python benchmarks/scale_bench.py [--only build,lattice,readers,open]
+        [--pg-url URL] [--workdir DIR] [--sizes 1000,10000,100000]
+
+* build: one realistic build (scikit-learn logistic regression, 3-fold CV, on the digits'
+  eight pixel rows as features, alpha 1.02) in-process (1 worker), on a 2-process pool and on
+  a 2-worker ``LocalCluster`` (processes, one thread each), in one run; wall time, speed-up,
+  and whether the three stored the same candidates.
+* lattice: ``lattice.progressive`` under a budget of 1,000 trainings (synthetic learner) for
+  m = 16, 20, 24: time and tracemalloc peak, with the "paper" traversal (and "complete" at
+  m = 16 for contrast).
+* readers: 4 reader processes loop over lookups and ``index.refresh()`` while two new builds
+  are published; lookups per second, errors and mixed answers (an iteration whose answers
+  are not exactly those of the build the reader reports).  PostgreSQL with ``--pg-url`` (or
+  ``POLYDOM_TEST_PG_URL``), else SQLite.
+* open: ``polydom.open_index`` of stores with 10^3, 10^4, 10^5 candidates (median of 3 after
+  a warm-up; wall and CPU time, the latter less disturbed by other jobs).  Run the same
+  command with ``PYTHONPATH`` at an older checkout to get the "before" column; the stores
+  are cached in ``--workdir``.
+
+Every section prints the 1-minute load average next to its numbers: this machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import multiprocessing
+import os
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+
+def load() -> str:
+    return f"load average {os.getloadavg()[0]:.1f}"
+
+
+# ---------------------------------------------------------------------------- build
+def digits_learner():
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    import learners
+
+    X, y = load_digits(return_X_y=True)
+    features = {f"row{r}": list(range(8 * r, 8 * r + 8)) for r in range(8)}
+    est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    return learners.SklearnLearner(est, X, y, features=features, cv=3), features
+
+
+def digits_costs(features):
+    return {name: f"{1 + i} + {0.05 * (i + 1)}*n" for i, name in enumerate(features)}
+
+
+def bench_build(workdir: Path) -> None:
+    import distributed
+    from threadpoolctl import threadpool_limits
+
+    import polydom
+
+    learner, features = digits_learner()
+    costs = digits_costs(features)
+    rows = []
+    keys = {}
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster, set_as_default=False)
+    client.wait_for_workers(2)
+    try:
+        for name, executor in [("1 worker (in-process)", None),
+                               ("2-process pool", "processes:2"),
+                               ("2-worker LocalCluster", client)]:
+            url = f"sqlite:///{workdir / ('build_' + str(len(rows)) + '.db')}"
+            Path(url[len("sqlite:///"):]).unlink(missing_ok=True)
+            before = load()
+            start = time.perf_counter()
+            with threadpool_limits(1):  # one core per worker, as the pool and Dask do
+                index = polydom.build_index(costs, learner, alpha=1.02, n_max=64.0,
+                                            store=url, executor=executor)
+            wall = time.perf_counter() - start
+            keys[name] = [(c.key, c.accuracy) for c in index.candidates]
+            rows.append((name, index.info["trained"], wall, before, load()))
+    finally:
+        client.close()
+        cluster.close()
+    base = rows[0][2]
+    same = all(k == keys[rows[0][0]] for k in keys.values())
+    print("\n## build: digits rows x logistic regression (3-fold CV), alpha 1.02\n")
+    print("| executor | trainings | wall s | speed-up | load before / after |")
+    print("|---|---:|---:|---:|---|")
+    for name, trained, wall, b, a in rows:
+        print(f"| {name} | {trained} | {wall:.1f} | {base / wall:.2f}x | {b} / {a} |")
+    print(f"\nsame candidates and accuracies on all three: {same}")
+
+
+# ---------------------------------------------------------------------------- lattice
+def synthetic_lattice(m: int):
+    import learners
+
+    rng = np.random.default_rng(m)
+    w = rng.uniform(0.05, 1.0, m)
+    names = [f"f{i}" for i in range(m)]
+    idx = {n: i for i, n in enumerate(names)}
+    costs = {n: [float(rng.uniform(1, 10)), float(rng.uniform(0, 0.1))] for n in names}
+
+    def acc(fs):
+        return round(0.5 + 0.45 * (1 - math.exp(-sum(w[idx[f]] for f in fs) / 3)), 4)
+
+    return costs, learners.SyntheticLearner(acc)
+
+
+def bench_lattice() -> None:
+    import lattice
+
+    print("\n## lattice: progressive (alpha 2.0 down by 0.1) under 1,000 trainings\n")
+    print("| m | traversal | alpha reached | trained | checks | pruned | time s | peak MiB | "
+          "load |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---|")
+    for m, traversal in [(16, "complete"), (16, "paper"), (20, "paper"), (24, "paper")]:
+        costs, learner = synthetic_lattice(m)
+        tracemalloc.start()
+        start = time.perf_counter()
+        p = lattice.progressive(costs, learner, max_expansions=1000, start=2.0, step=0.1,
+                                traversal=traversal)
+        wall = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        e = p.exploration
+        print(f"| {m} | {traversal} | {p.alpha:g} | {p.trained} | {e.stats['checks']} | "
+              f"{len(e.pruned)} | {wall:.2f} | {peak / 2**20:.1f} | {load()} |")
+
+
+# ---------------------------------------------------------------------------- stores
+COSTS = {"g0": "1 + 0.5*n", "g1": "2 + 0.4*n + 0.001*n**2", "g2": "3 + 0.3*n + 0.002*n**2",
+         "g3": "4 + 0.2*n + 0.003*n**2", "g4": "5 + 0.1*n + 0.004*n**2"}
+N_MAX = 1000.0
+
+
+def random_candidates(n: int, seed: int, prefix: str):
+    import polydom
+
+    rng = np.random.default_rng(seed)
+    names = list(COSTS)
+    out = []
+    for i in range(n):
+        coefs = [rng.uniform(0, 50), rng.uniform(0, 2), rng.uniform(0, 0.01)]
+        feats = rng.choice(names, size=rng.integers(1, 4), replace=False).tolist()
+        out.append(polydom.Candidate(f"{prefix}{i}", rng.uniform(0.5, 1.0), coefs, feats))
+    return out
+
+
+def publish(url: str, n: int, seed: int, prefix: str) -> tuple[int, object]:
+    import polydom
+    from storage import IndexStore
+
+    table = polydom.PolyDomIndex.build(random_candidates(n, seed, prefix), 0.0, N_MAX)
+    index = polydom.Index(table, COSTS, info={"alpha": 1.0})
+    with IndexStore(url) as store:
+        build_id = store.begin_build({"alpha": 1.0, "seed": seed, "n": n}, COSTS)
+        store.publish(build_id, index)
+    return build_id, index
+
+
+def bench_open(workdir: Path, sizes: list[int]) -> None:
+    import polydom
+
+    print("\n## open_index: stored candidates -> a ready index (median of 3, after a warm-up)\n")
+    print("| candidates | open_index wall s | open_index CPU s | load |")
+    print("|---:|---:|---:|---|")
+    for n in sizes:
+        path = workdir / f"open_{n}.db"
+        if not path.exists():
+            publish(f"sqlite:///{path}", n, 0, "c")
+        url = f"sqlite:///{path}"
+        polydom.open_index(url)
+        times, cpu = [], []
+        for _ in range(3):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            polydom.open_index(url)
+            times.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
+        print(f"| {n} | {statistics.median(times):.3f} | {statistics.median(cpu):.3f} | "
+              f"{load()} |", flush=True)
+
+
+# ---------------------------------------------------------------------------- readers
+QUERIES = [(float(n), float(b)) for n in np.linspace(0, N_MAX, 9) for b in (5, 20, 60, 500)]
+
+
+def answers(index) -> list:
+    return [None if (h := index.lookup(n, b)) is None else h.key for n, b in QUERIES]
+
+
+def reader(url: str, expected: dict, seconds: float, ready, out) -> None:
+    import polydom
+
+    index = polydom.open_index(url)
+    ready.put(index.info["build_id"])
+    lookups = errors = mixed = 0
+    builds: list[int] = []
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        try:
+            index.refresh()
+            build = index.info["build_id"]
+            got = answers(index)
+            lookups += len(QUERIES)
+        except Exception as exc:
+            errors += 1
+            print(f"reader error: {exc!r}", file=sys.stderr)
+            continue
+        if not builds or builds[-1] != build:
+            builds.append(build)
+        mixed += got != expected.get(build)
+    out.put({"lookups": lookups, "errors": errors, "mixed": mixed, "builds": builds,
+             "seconds": time.perf_counter() - start})
+
+
+def fresh_pg_database(base_url: str) -> str:
+    import uuid
+
+    import sqlalchemy as sa
+
+    base = sa.engine.make_url(base_url)
+    name = "scale_bench_" + uuid.uuid4().hex[:8]
+    admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE {name}")
+    admin.dispose()
+    return base.set(database=name).render_as_string(hide_password=False)
+
+
+def bench_readers(workdir: Path, pg_url: str | None, seconds: float = 12.0) -> None:
+    import polydom
+
+    url = fresh_pg_database(pg_url) if pg_url else f"sqlite:///{workdir / 'readers.db'}"
+    if not pg_url:
+        Path(workdir / "readers.db").unlink(missing_ok=True)
+    n = 2000
+    first_id, first = publish(url, n, 1, "a")
+    expected = {first_id: answers(first)}
+    later = []
+    for k, seed in enumerate((2, 3), start=1):
+        table = polydom.PolyDomIndex.build(random_candidates(n, seed, f"s{seed}-"), 0.0, N_MAX)
+        later.append((seed, table))
+        expected[first_id + k] = answers(polydom.Index(table, COSTS))
+    ctx = multiprocessing.get_context("spawn")
+    ready, out = ctx.Queue(), ctx.Queue()
+    procs = [ctx.Process(target=reader, args=(url, expected, seconds, ready, out))
+             for _ in range(4)]
+    for p in procs:
+        p.start()
+    for _ in procs:  # every reader has opened the first build before anything is published
+        ready.get(timeout=600)
+    time.sleep(seconds / 4)
+    from storage import IndexStore
+
+    for seed, table in later:
+        with IndexStore(url) as store:
+            build_id = store.begin_build({"alpha": 1.0, "seed": seed, "n": n}, COSTS)
+            store.publish(build_id, polydom.Index(table, COSTS, info={"alpha": 1.0}))
+        assert build_id in expected, (build_id, list(expected))
+        time.sleep(seconds / 6)
+    reports = [out.get(timeout=600) for _ in procs]
+    for p in procs:
+        p.join()
+    total = sum(r["lookups"] for r in reports)
+    span = max(r["seconds"] for r in reports)
+    backend = "PostgreSQL" if pg_url else "SQLite"
+    print(f"\n## readers: 4 processes on {backend}, {n} candidates per build, two builds "
+          f"published while they read\n")
+    print("| reader | lookups | lookups/s | errors | mixed | builds seen |")
+    print("|---:|---:|---:|---:|---:|---|")
+    for i, r in enumerate(reports):
+        print(f"| {i} | {r['lookups']} | {r['lookups'] / r['seconds']:.0f} | {r['errors']} | "
+              f"{r['mixed']} | {r['builds']} |")
+    print(f"\ntotal {total / span:.0f} lookups/s (each iteration: one refresh() and "
+          f"{len(QUERIES)} lookups), errors {sum(r['errors'] for r in reports)}, mixed "
+          f"{sum(r['mixed'] for r in reports)}; {load()}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="build,lattice,readers,open")
+    parser.add_argument("--pg-url", default=os.environ.get("POLYDOM_TEST_PG_URL"))
+    parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(),
+                                                          "polydom_scale_bench"))
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    args = parser.parse_args(argv)
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    parts = set(args.only.split(","))
+    print(f"# scale_bench ({os.cpu_count()} cores, {load()})")
+    if "build" in parts:
+        bench_build(workdir)
+    if "lattice" in parts:
+        bench_lattice()
+    if "readers" in parts:
+        bench_readers(workdir, args.pg_url)
+    if "open" in parts:
+        bench_open(workdir, [int(s) for s in args.sizes.split(",")])
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
