@@ -141,39 +141,40 @@ def breast_cancer():
 
 
 # ----------------------------------------------------------------------------- candidates
-def column_costs(column_cost: np.ndarray) -> dict[str, str]:
-    return {f"x{j}": f"{c:g}" for j, c in enumerate(column_cost)}
-
-
-def block_costs(blocks, column_cost) -> dict[str, str]:
-    return {g: f"{column_cost[cols].sum():g}" for g, cols in blocks.items()}
+def cost_model(blocks, column_cost) -> polydom.CostModel:
+    """Atoms: one per column (``x{j}``, its cost); bundles: the blocks (issue 9's mixed pool)."""
+    atoms = {f"x{j}": [float(c)] for j, c in enumerate(column_cost)}
+    columns = {f"x{j}": [j] for j in range(len(column_cost))}
+    bundles = {g: [f"x{j}" for j in cols] for g, cols in blocks.items()}
+    return polydom.CostModel(atoms, bundles=bundles, columns=columns)
 
 
 def timed_sweep(prototype, grid, split, costs, key):
-    """``sweep_candidates`` with the mean fit time per model."""
+    """``sweep_candidates`` over the cost model, with the mean fit time per model."""
     X_tr, y_tr, X_va, y_va = split
     t = time.perf_counter()
-    cands = sweep_candidates(prototype, grid, X_tr, y_tr, X_va, y_va, costs, key=key)
+    cands = sweep_candidates(prototype, grid, X_tr, y_tr, X_va, y_va, costs, key=key,
+                             learner=key.split(" ")[0].lower())
     return cands, (time.perf_counter() - t) / max(len(cands), 1)
 
 
-def lattice_candidates(split, blocks, column_cost, estimator):
+def lattice_candidates(split, costs, estimator):
     X_tr, y_tr, X_va, y_va = split
-    learner = SklearnLearner(estimator, X_tr, y_tr, features=blocks, cv=(X_va, y_va))
+    learner = SklearnLearner(estimator, X_tr, y_tr, features=costs, cv=(X_va, y_va))
     t = time.perf_counter()
-    exp = lattice.explore(block_costs(blocks, column_cost), learner, alpha=1.0, delta=0.0)
+    exp = lattice.explore(costs, learner, alpha=1.0, delta=0.0)
     cands = list(exp.candidates)
     return cands, (time.perf_counter() - t) / max(learner.calls_, 1), learner.calls_
 
 
-def stagewise_candidates(split, column_cost, rounds):
+def stagewise_candidates(split, costs, rounds):
     """Stage-wise boosting (the paper's GBRT baseline): plain LightGBM after t rounds."""
     X_tr, y_tr, X_va, y_va = split
     out, t = [], time.perf_counter()
     for r in rounds:
         clf = CEGBClassifier(tradeoff=0.0, n_estimators=r, num_leaves=15, random_state=SEED)
         clf.fit(X_tr, y_tr)
-        out.append(clf.to_candidate(X_va, y_va, column_costs(column_cost), f"stagewise(t={r})"))
+        out.append(clf.to_candidate(X_va, y_va, costs, f"stagewise(t={r})", learner="gbrt"))
     return out, (time.perf_counter() - t) / len(rounds)
 
 
@@ -196,7 +197,7 @@ def run_index_dataset(name, data, quick):
     tr, rest = train_test_split(idx, test_size=0.4, stratify=y, random_state=SEED)
     va, te = train_test_split(rest, test_size=0.5, stratify=y[rest], random_state=SEED)
     split = (X[tr], y[tr], X[va], y[va])
-    costs = column_costs(column_cost)
+    costs = cost_model(blocks, column_cost)
     linear_lam = np.logspace(-3, 0, 4 if quick else 7)
     boosted_lam = np.array([1e-4, 1e-3, 3e-3] if quick else [1e-4, 3e-4, 1e-3, 2e-3, 3e-3])
     cands, fit_time, grids = {}, {}, {}
@@ -232,9 +233,9 @@ def run_index_dataset(name, data, quick):
         costs, "CEGB")
     if name == "breast_cancer":
         cands["stage-wise GBRT"], fit_time["stage-wise GBRT"] = stagewise_candidates(
-            split, column_cost, (2, 5, 10, 20, 50, 100))
+            split, costs, (2, 5, 10, 20, 50, 100))
     cands["lattice"], fit_time["lattice"], n_lattice = lattice_candidates(
-        split, blocks, column_cost, lattice_est)
+        split, costs, lattice_est)
     t = time.perf_counter()
     svc = make_pipeline(StandardScaler(), SVC(C=10.0, gamma="scale")).fit(X[tr], y[tr])
     svc_fit = time.perf_counter() - t

@@ -210,6 +210,18 @@ def _greedymiser(seed: int = 0, **params: Any) -> Any:
     return GreedyMiserClassifier(random_state=seed, **params)
 
 
+def _cstc(seed: int = 0, **params: Any) -> Any:
+    from learners.budgeted.cstc import CSTCClassifier
+
+    return CSTCClassifier(random_state=seed, **params)
+
+
+def _cscc(seed: int = 0, **params: Any) -> Any:
+    from learners.budgeted.cscc import CSCCClassifier
+
+    return CSCCClassifier(random_state=seed, **params)
+
+
 def _adapt(seed: int = 0, high_cost: str = "logistic", **params: Any) -> Any:
     """ADAPT around the estimator of the registered lattice learner ``high_cost`` (unfitted:
     the build's sweep, :func:`learners.budgeted.adapt_sweep.sweep_adapt_build`, fits it once)."""
@@ -251,6 +263,11 @@ register_learner("cegb", _cegb, kind="budgeted",
                  model_classes=("learners.budgeted.cegb:CEGBClassifier",))
 register_learner("greedymiser", _greedymiser, kind="budgeted",
                  model_classes=("learners.budgeted.cegb:GreedyMiserClassifier",))
+register_learner("cstc", _cstc, kind="budgeted",
+                 model_classes=("learners.budgeted.cstc:CSTCClassifier",
+                                "learners.budgeted.cstc:CSTCRegressor"))
+register_learner("cscc", _cscc, kind="budgeted",
+                 model_classes=("learners.budgeted.cscc:CSCCClassifier",))
 register_learner("adapt", _adapt, kind="budgeted",
                  model_classes=("learners.budgeted.adapt:AdaptClassifier",), sweep=_adapt_sweep)
 register_learner("dag", _dag, kind="budgeted",

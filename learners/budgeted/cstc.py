@@ -105,8 +105,9 @@ def check_number(name: str, value: Any, low: float, low_ok: bool = True) -> None
 class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
     """Shared machinery of CSTC and CSCC: validation, feature maps, one tree per output.
 
-    Subclasses set ``_mode`` (``"tree"`` or ``"cascade"``), ``_structure()`` and the target
-    encoding (``_targets``).  See :class:`CSTCClassifier` for the parameters.
+    Subclasses set ``_mode`` (``"tree"`` or ``"cascade"``) and ``_structure()``, and their
+    ``fit`` encodes the targets (one per output) for ``_fit_outputs``.  See
+    :class:`CSTCClassifier` for the parameters.
     """
 
     _mode = "tree"

@@ -28,17 +28,7 @@ def register_learner_models() -> None:
     for name in learners.registered_learners():
         for cls in learners.get_learner(name).classes():
             storage.register_array_model(cls)
-    for name in _NOT_YET_REGISTERED:
-        try:
-            cls = getattr(learners, name)
-        except ImportError:
-            continue
-        storage.register_array_model(cls)
     storage.register_array_model(Cascade)
-
-
-#: Array-model classes of learners that do not register themselves yet.
-_NOT_YET_REGISTERED = ("CSTCClassifier", "CSTCRegressor", "CSCCClassifier")
 
 
 def open_index(

@@ -306,3 +306,95 @@ def test_build_index_with_cstc_and_cscc_candidates_persists_and_reopens(tmp_path
     assert any(isinstance(c.payload, ColumnSubsetModel)
                and isinstance(c.payload.estimator, CSTCClassifier | CSCCClassifier)
                for c in reopened.candidates)
+
+
+def block_cost_model():
+    """Breast cancer with per-column atoms (mean 1, error 5, worst 20) and three bundles."""
+    import polydom
+
+    price = {"mean": 1.0, "error": 5.0, "worst": 20.0}
+    atoms, columns, bundles = {}, {}, {}
+    for b, (block, cost) in enumerate(price.items()):
+        bundles[block] = [f"x{j}" for j in range(10 * b, 10 * b + 10)]
+        for j in range(10 * b, 10 * b + 10):
+            atoms[f"x{j}"], columns[f"x{j}"] = [cost], [j]
+    return polydom.CostModel(atoms, bundles=bundles, columns=columns)
+
+
+@pytest.mark.slow
+def test_cstc_and_cscc_join_a_mixed_pool_over_a_cost_model(tmp_path, cancer):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    import polydom
+    from learners import SklearnLearner
+
+    X, y, X_va, y_va = cancer
+    model = block_cost_model()
+    extra = sweep_candidates(CSTCClassifier(feature_map="standard", depth=2, random_state=0),
+                             [0.003, 0.03], X, y, X_va, y_va, model, learner="cstc")
+    extra += sweep_candidates(CSCCClassifier(feature_map="boosted", n_trees=10, random_state=0),
+                              [1e-4], X, y, X_va, y_va, model, learner="cscc")
+    for cand in extra:
+        assert cand.learner in ("cstc", "cscc") and set(cand.needs) <= set(model.atoms)
+        assert cand.cost == model.expected_cost(cand.needs)
+        assert list(cand.payload.estimator.feature_groups_) == list(model.atoms)
+    learner = SklearnLearner(make_pipeline(StandardScaler(), LogisticRegression()), X, y,
+                             features=model, cv=(X_va, y_va))
+    url = f"sqlite:///{tmp_path / 'mixed.db'}"
+    built = polydom.build_index(model, learner, extra_candidates=extra, store=url)
+    reopened = polydom.open_index(url)
+    assert {c.learner for c in built.candidates} >= {"lattice"}
+    for budget in (5.0, 12.0, 60.0, 300.0):
+        a, b = built.lookup(1.0, budget), reopened.lookup(1.0, budget)
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert a.key == b.key
+            np.testing.assert_array_equal(reopened.predict(X_va, 1.0, budget),
+                                          built.predict(X_va, 1.0, budget))
+
+
+def test_predict_item_of_a_one_vs_rest_model_and_a_regressor_match_predict():
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:300] / 16, y[:300] % 3
+    groups = {f"row{r}": list(range(8 * r, 8 * r + 8)) for r in range(8)}
+    clf = CSTCClassifier(np.ones(8).tolist(), tradeoff=0.01, feature_groups=groups, depth=2,
+                         random_state=0).fit(X, y)
+    reg = CSTCRegressor(np.ones(8).tolist(), tradeoff=0.01, feature_groups=groups, depth=2,
+                        random_state=0).fit(X, y.astype(float))
+    for model in (clf, reg):
+        pred, usage = model.predict(X[:15]), model.feature_usage(X[:15])
+        for i in range(15):
+            out = model.predict_item(i, RowFeaturizer(X, groups))
+            assert out.label == pytest.approx(pred[i])
+            assert set(out.computed) == {g for g, u in zip(groups, usage[i], strict=True) if u}
+
+
+def test_cstc_and_cscc_are_registered_budgeted_learners():
+    from learners import get_learner, registered_learners
+
+    assert {"cstc", "cscc"} <= set(registered_learners("budgeted"))
+    proto = get_learner("cstc").make(seed=3, tradeoff=0.1, depth=2)
+    assert isinstance(proto, CSTCClassifier) and proto.random_state == 3 and proto.depth == 2
+    assert CSCCClassifier in get_learner("cscc").classes()
+
+
+@pytest.mark.slow
+def test_polydom_build_runs_cstc_and_cscc_from_a_config(tmp_path, capsys):
+    import shutil
+    from pathlib import Path
+
+    import polydom
+    from polydom.app.cli import main
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "breast_cancer_cstc.toml"
+    shutil.copy(example, tmp_path / "cfg.toml")
+    assert main(["build", str(tmp_path / "cfg.toml")]) == 0
+    out = capsys.readouterr().out
+    assert "cstc" in out and "cscc" in out
+    index = polydom.open_index(tmp_path / "breast_cancer_cstc.db")
+    names = {c.learner for c in index.candidates}
+    assert names <= {"lattice", "cegb", "cstc", "cscc"} and "lattice" in names
+    hit = index.lookup(1.0, 1e6)
+    assert hit is not None
