@@ -99,3 +99,23 @@ def test_cegb_usage_and_split_counts_equal_lightgbms_own_paths(cegb_model):
     for n in (0.0, 10.0, 1e4):
         per_row = [sum(1 + k + 0.5 * k * n for k in np.flatnonzero(u)) for u in want_usage]
         assert curve(n) == pytest.approx(np.mean(per_row), rel=1e-12)
+
+
+def test_a_feature_counted_twice_in_a_row_is_paid_once():
+    counts = USAGE.astype(int) * 2  # e.g. a feature split on twice along one path
+    np.testing.assert_allclose(expected_cost_curve(counts, COSTS, NAMES).coefficients,
+                               [4.25, 1.0, 0.75], rtol=1e-15)
+    np.testing.assert_allclose(worst_cost_curve(counts, COSTS, NAMES).coefficients, [6, 2, 3])
+
+
+@pytest.mark.parametrize("usage", [np.ones((2, 2), bool), np.ones((0, 3), bool),
+                                   np.ones(3, bool)])
+def test_usage_of_the_wrong_shape_is_refused(usage):
+    with pytest.raises(ValueError, match="usage|shape"):
+        expected_cost_curve(usage, COSTS, NAMES)
+
+
+def test_worst_cost_of_the_wrong_width_is_refused_and_of_nothing_is_zero():
+    with pytest.raises(ValueError, match="cover 3 features"):
+        worst_cost_curve(np.ones((2, 2), bool), COSTS, NAMES)
+    assert worst_cost_curve(np.zeros((2, 3), bool), COSTS, NAMES) == polydom.CostCurve([0])
