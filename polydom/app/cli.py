@@ -408,6 +408,13 @@ def add_plan(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_plan)
 
 
+def _key_text(key: Any) -> str:
+    """A candidate key for people: a lattice key (a tuple of names) as ``mean+worst``."""
+    if isinstance(key, tuple) and all(isinstance(k, str) for k in key):
+        return features_text(key)
+    return clip(str(key))
+
+
 def run_plan(args: argparse.Namespace) -> int:
     """Print (and plot) the workload plan."""
     from polydom.serving.plan import per_item_budget, plan_workload, uniform_plan
@@ -425,8 +432,10 @@ def run_plan(args: argparse.Namespace) -> int:
     plan = plan_workload(index, sizes, budget, weights=weights, max_bins=max(1, args.bins))
     print(f"build {index.info.get('build_id', '-')}: {plan.method} plan for {sizes.size} "
           f"sizes in {len(plan.rows)} bins, budget {budget:g} per item")
+    rows = [[*r[:3], _key_text(row.key), *r[4:]] for r, row in zip(plan.table(), plan.rows,
+                                                                  strict=True)]
     print(format_table(["n_lo", "n_hi", "weight", "candidate", "accuracy", "mean cost",
-                        "budget"], plan.table()))
+                        "budget"], rows))
     lines = [["plan", plan.expected_accuracy, plan.expected_cost, plan.gap]]
     try:
         uniform = uniform_plan(index, sizes, budget, weights=weights)
