@@ -28,10 +28,10 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from learners.budgeted.contract import ColumnSubsetModel
+from learners.budgeted.sklearn_blobs import refused_types
 
 __all__ = ["HighCostModel", "check_fitted_classifier"]
 
-_TRUSTED = ("sklearn", "numpy", "scipy")
 
 
 def check_fitted_classifier(model: Any, what: str = "high_cost_model") -> None:
@@ -169,7 +169,7 @@ class HighCostModel:
             meta["estimator_meta"] = inner_meta
         elif isinstance(est, BaseEstimator):
             blob = skops.io.dumps(est)
-            refused = _refused_types(blob)
+            refused = refused_types(blob)
             if refused:
                 raise ValueError(
                     f"high_cost_model {cls.__name__} cannot be stored without pickle: its "
@@ -203,7 +203,7 @@ class HighCostModel:
             estimator = est_cls.from_arrays(inner, meta["estimator_meta"])
         elif meta["format"] == "skops":
             blob = bytes(inner["skops"])
-            refused = _refused_types(blob)
+            refused = refused_types(blob)
             if refused:
                 raise ValueError(
                     f"high-cost model archive names types outside scikit-learn, numpy and "
@@ -213,27 +213,3 @@ class HighCostModel:
         else:
             raise ValueError(f"unknown high-cost model format {meta['format']!r}")
         return cls(estimator, arrays["columns"], int(meta["n_columns"]))
-
-
-def _refused_types(blob: bytes) -> list[str]:
-    """Types a skops archive names that are not classes of scikit-learn, numpy or scipy."""
-    return [n for n in skops.io.get_untrusted_types(data=blob) if not _names_trusted_class(n)]
-
-
-def _names_trusted_class(name: str) -> bool:
-    """Whether a dotted name of scikit-learn, numpy or scipy resolves to a class."""
-    parts = name.split(".")
-    if parts[0] not in _TRUSTED:
-        return False
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            obj: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[cut:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            return False
-        return isinstance(obj, type)
-    return False

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TRUSTED_PACKAGES", "dump_estimator", "load_estimator"]
+__all__ = ["TRUSTED_PACKAGES", "dump_estimator", "load_estimator", "refused_types"]
 
 #: Top-level packages whose classes a sub-model blob may name.
 TRUSTED_PACKAGES = ("sklearn", "numpy", "scipy")
@@ -48,6 +48,17 @@ def _is_trusted_class(name: str) -> bool:
     return False
 
 
+def refused_types(data: bytes) -> list[str]:
+    """Types a skops archive names that are not classes of scikit-learn, numpy or scipy.
+
+    The one home of this rule in :mod:`learners` (DAG sub-models, ADAPT's high-cost model).
+    Runtime complexity: O(size of the archive's schema).
+    """
+    import skops.io
+
+    return [n for n in skops.io.get_untrusted_types(data=data) if not _is_trusted_class(n)]
+
+
 def load_estimator(blob: np.ndarray, what: str = "model") -> Any:
     """Rebuild a model from :func:`dump_estimator`.
 
@@ -62,7 +73,7 @@ def load_estimator(blob: np.ndarray, what: str = "model") -> Any:
 
     data = np.asarray(blob, dtype=np.uint8).tobytes()
     untrusted = skops.io.get_untrusted_types(data=data)
-    refused = [name for name in untrusted if not _is_trusted_class(name)]
+    refused = refused_types(data)
     if refused:
         raise ValueError(f"{what}: refusing to load types {refused}")
     return skops.io.loads(data, trusted=untrusted)
