@@ -4,9 +4,8 @@ The lattice's :class:`lattice.Learner` protocol is what a learner implements; bu
 learners (:mod:`learners.budgeted`) produce index candidates with their own cost curves.
 """
 
-from importlib import import_module
-
 from lattice.expansion import Learner
+from learners import budgeted
 from learners.budgeted.contract import (
     BudgetedClassifierMixin,
     ColumnSubsetModel,
@@ -21,25 +20,14 @@ from learners.registry import get_learner, register_learner, registered_learners
 from learners.sklearn_learner import SklearnLearner
 from learners.synthetic import SyntheticLearner
 
-# the LightGBM-backed learners load on first use, so that `import learners` works without
-# lightgbm installed
-_LAZY = {
-    "AdaptClassifier": "learners.budgeted.adapt",
-    "CEGBClassifier": "learners.budgeted.cegb",
-    "DAGClassifier": "learners.budgeted.dag",
-    "dag_sweep_candidates": "learners.budgeted.dag",
-    "GreedyMiserClassifier": "learners.budgeted.cegb",
-    "CSTCClassifier": "learners.budgeted.cstc",
-    "CSTCRegressor": "learners.budgeted.cstc",
-    "CSCCClassifier": "learners.budgeted.cscc",
-}
+# the LightGBM-backed and other heavy learners load on first use (one table of them, in
+# learners.budgeted), so that `import learners` works without lightgbm installed
 
 
 def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'learners' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+    if name in budgeted.__all__:
+        return getattr(budgeted, name)
+    raise AttributeError(f"module 'learners' has no attribute {name!r}")
 
 
 __all__ = [
