@@ -9,12 +9,14 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from polydom import Candidate, CostCurve, IndexAll, NaiveLookup, PolyDomIndex, prune_dominated
+from polydom.index.dominance import canonical_order, cost_le_many
+from tests.curve_oracle import exactly_le
 from tests.index_oracle import full_scan
-from tests.strategies import candidate_pools, domains
+from tests.strategies import candidate_pools, domains, examples
 
 FIG5 = [
     Candidate("F1", 0.70, "3*n + 0.2*n**2"),
@@ -219,6 +221,78 @@ def test_prune_with_alpha_is_bounded_by_alpha():
     assert {cands[i].key for i in prune_dominated(cands, alpha=1.0)} == {"a", "b", "c"}
     with pytest.raises(ValueError, match="alpha"):
         prune_dominated(cands, alpha=0.9)
+
+
+def test_prune_defaults_to_the_whole_half_line():
+    """Without a domain, dominance is judged on [0, inf): ``b`` is cheaper below n = 0.5."""
+    cands = [Candidate("a", 0.5, "1"), Candidate("b", 0.4, "2*n")]
+    assert prune_dominated(cands) == [0, 1]
+    assert prune_dominated(cands, n_min=1.0) == [0]
+
+
+def test_accuracy_differences_below_acc_tol_count_when_alpha_is_one():
+    """alpha == 1 is exact: a candidate more accurate by 1e-13 and dearer is not dominated."""
+    cands = [Candidate("a", 0.8, "1"), Candidate("b", 0.8 + 1e-13, "2")]
+    assert prune_dominated(cands) == [1, 0]
+
+
+def test_safe_mode_drops_a_candidate_at_exactly_alpha_in_any_input_order():
+    """1.5 * 0.5 == 0.75 exactly: ``b`` is within alpha of the cheaper ``a`` and goes; ``c``
+    is not within alpha of ``a`` and stays.  Given most accurate first, as here, the safe
+    mode must still take the candidates by accuracy ascending."""
+    cands = [Candidate("c", 0.9, "3"), Candidate("b", 0.75, "2"), Candidate("a", 0.5, "1")]
+    assert prune_dominated(cands, alpha=1.5) == [0, 2]
+    assert prune_dominated(cands, alpha=1.0) == [0, 1, 2]
+
+
+def test_canonical_order_sorts_keys_naturally_and_mixed_types_by_type_then_repr():
+    assert canonical_order([3, 1, 2]) == [1, 2, 0]
+    assert canonical_order(["b", "a"]) == [1, 0]
+    assert canonical_order([2, "a", 1]) == [2, 0, 1]  # int 1, int 2, then str
+    assert canonical_order([]) == []
+
+
+int_rows = st.lists(st.integers(-5, 5).map(float), min_size=1, max_size=4)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    st.lists(int_rows, min_size=1, max_size=6),
+    int_rows,
+    st.integers(-3, 6).map(float),
+    st.one_of(st.integers(0, 8).map(float), st.just(math.inf)),
+)
+def test_cost_le_many_answers_every_row_as_the_exact_oracle(rows, target, lo, width):
+    """Row by row, ``cost_le_many`` is the exact ``row <= target`` on ``[lo, hi]`` (sympy
+    root isolation), negative ``lo`` and one-point domains included; with ``first`` it
+    still finds whether any row holds, and every row it marks does hold."""
+    hi = lo + width
+    size = max(len(target), *(len(r) for r in rows))
+    coefs = np.array([r + [0.0] * (size - len(r)) for r in rows])
+    padded = np.array(target + [0.0] * (size - len(target)))
+    want = [exactly_le(r, target, lo, hi) for r in rows]
+    got = cost_le_many(coefs, padded, lo, hi)
+    assert got.dtype == bool and got.tolist() == want
+    first = cost_le_many(coefs, padded, lo, hi, first=True)
+    assert first.any() == any(want)
+    assert all(w for f, w in zip(first.tolist(), want, strict=True) if f)
+
+
+def test_cost_le_many_checks_the_points_a_coefficient_test_cannot_decide():
+    """Rows that touch the target at the domain's start or end, or cross it just outside
+    the domain, are decided on the domain only."""
+    target = np.array([0.0, 0.0, 1.0])  # n**2
+    rows = np.array([
+        [2.0, -2.0, 1.0],   # n**2 - 2n + 2: equal at n = 1, below after
+        [-1.0, 2.0, 0.0],   # 2n - 1: touches n**2 at n = 1, below it elsewhere
+        [0.0, 6.0, 0.0],    # 6n: above n**2 until n = 6
+        [30.0, 0.0, 0.0],   # 30: above n**2 until sqrt(30)
+    ])
+    assert cost_le_many(rows, target, 1.0, math.inf).tolist() == [True, True, False, False]
+    assert cost_le_many(rows, target, 6.0, 9.0).tolist() == [True, True, True, True]
+    assert cost_le_many(rows, target, 5.0, 5.0).tolist() == [True, True, False, False]
+    assert cost_le_many(rows, target, 0.0, 5.0).tolist() == [False, True, False, False]
+    assert cost_le_many(rows, target, -2.0, 0.5).tolist() == [False, True, False, False]
 
 
 def test_index_is_identical_across_hash_seeds():
