@@ -5,6 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+import sympy
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -407,3 +408,138 @@ def test_nonnegativity_with_a_small_positive_leading_term_and_touching_rounding(
     big = CostCurve([1e6 * third * third, -2e6 * third, 1e6])
     assert big.is_nonnegative() and big.is_nonnegative(0.0, 1.0)
     assert CostCurve([0.0, 0.0, 1.0]).le(big + CostCurve([0.0, 0.0, 1.0]))
+
+
+# ---------------------------------------------------------------- construction and algebra
+def test_errors_name_the_value_that_was_wrong():
+    with pytest.raises(ValueError, match=r"sequence of numbers, got \[\[1\], \[1, 2\]\]"):
+        CostCurve([[1], [1, 2]])  # ragged
+    with pytest.raises(TypeError, match=r"real numbers, got \['1', '2'\] \(dtype <U1\)"):
+        CostCurve(["1", "2"])
+    with pytest.raises(ValueError, match=r"non-empty 1-D sequence, got \[\[1.0, 2.0\]\]"):
+        CostCurve([[1.0, 2.0]])
+    with pytest.raises(ValueError, match=r"finite, got \[1.0, inf\]"):
+        CostCurve([1.0, math.inf])
+
+
+def test_degree_is_limited_to_max_degree():
+    assert CostCurve([0.0] * 32 + [1.0]).degree == 32
+    with pytest.raises(ValueError, match="degree at most 32, got degree 33"):
+        CostCurve([0.0] * 33 + [1.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "given_as, coefficients",
+    [
+        (3, [3.0]),
+        ([1, 2], [1.0, 2.0]),
+        (np.array([1, 2], dtype=np.uint8), [1.0, 2.0]),
+        (np.array([Fraction(1, 2), 3], dtype=object), [0.5, 3.0]),
+        ((0.0, 0.0), [0.0]),
+    ],
+)
+def test_real_numbers_of_any_type_are_coefficients(given_as, coefficients):
+    assert CostCurve(given_as).coefficients.tolist() == coefficients
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [(1.0, True), np.array([True, False]), np.array([True, 2.0], dtype=object),
+     np.array(["a"], dtype=object)],
+)
+def test_bools_and_other_objects_are_not_coefficients(bad):
+    with pytest.raises(TypeError, match="real numbers"):
+        CostCurve(bad)
+
+
+def test_coefficients_are_normalised_and_read_only():
+    c = CostCurve([-0.0, 1.0])
+    assert not np.signbit(c.coefficients[0]) and repr(c) == "CostCurve([0.0, 1.0])"
+    assert not np.signbit(CostCurve([-0.0]).coefficients).any()
+    assert not c.coefficients.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        c.coefficients[0] = 5.0
+
+
+def test_sympy_form_and_text():
+    expr = CostCurve([3.0, 0.0, 0.5]).to_sympy()
+    assert [float(c) for c in sympy.Poly(expr).all_coeffs()] == [0.5, 0.0, 3.0]
+    assert CostCurve([0.0]).to_sympy() == 0
+    assert str(CostCurve([3.0, 0.0, 0.5])) == "0.5*n**2 + 3"
+    assert str(CostCurve([0.1, 1.0])) == "n + 0.1"
+
+
+def test_evaluation_returns_python_floats_and_keeps_array_shapes():
+    c = CostCurve([1.0, 2.0, 3.0])
+    assert type(c(2)) is float and c(2) == 17.0
+    assert c(np.array([[0.0, 1.0], [2.0, -1.0]])).tolist() == [[1.0, 6.0], [17.0, 2.0]]
+
+
+def test_adding_numbers_and_curves():
+    c = CostCurve([1.0, 2.0])
+    assert c + 2 == CostCurve([3.0, 2.0]) and c + 0.5 == CostCurve([1.5, 2.0])
+    assert 1 + c == CostCurve([2.0, 2.0]) and 0 + c == c
+    assert c + CostCurve([0.0, 0.0, 4.0]) == CostCurve([1.0, 2.0, 4.0])
+    assert CostCurve([0.0, 0.0, 4.0]) + c == CostCurve([1.0, 2.0, 4.0])
+    for bad in (True, False, "1"):
+        with pytest.raises(TypeError):
+            c + bad
+        with pytest.raises(TypeError):
+            bad + c
+
+
+def test_scaling_by_numbers_only():
+    c = CostCurve([1.0, 2.0])
+    assert c * 2 == CostCurve([2.0, 4.0]) and np.float64(0.5) * c == CostCurve([0.5, 1.0])
+    for bad in (True, "2", c):
+        with pytest.raises(TypeError):
+            c * bad
+
+
+def test_a_curve_equals_only_curves():
+    c = CostCurve([1.0, 2.0])
+    assert c == CostCurve([1, 2, 0]) and c != CostCurve([1.0, 2.5])
+    assert c != "1 + 2*n" and c != [1.0, 2.0]
+
+
+def test_domains_default_to_the_whole_half_line():
+    # crossing at n = 0.5, and the order there, fall inside [0, inf) but not [1, inf)
+    assert CostCurve([0.0, 1.0]).crossings(CostCurve([0.5])).tolist() == [0.5]
+    assert not CostCurve([1.0]).le(CostCurve([0.0, 1.0]))
+    assert CostCurve([1.0]).le(CostCurve([0.0, 1.0]), 1.0)
+    assert not CostCurve([-1.0, 2.0]).is_nonnegative()
+
+
+@given(
+    st.lists(
+        st.lists(st.one_of(st.just(0.0), st.just(-0.0), st.floats(-1e6, 1e6)), min_size=3,
+                 max_size=3),
+        min_size=1, max_size=6,
+    )
+)
+def test_from_rows_equals_one_constructor_call_per_row(rows):
+    """The fast path gives the curves the constructor gives: same coefficients (trailing
+    zeros dropped, -0.0 normalised), equality, hash, values and read-only arrays."""
+    got = CostCurve.from_rows(np.array(rows))
+    want = [CostCurve(r) for r in rows]
+    assert got == want
+    for g, w in zip(got, want, strict=True):
+        assert g.coefficients.tolist() == w.coefficients.tolist()
+        assert not np.signbit(g.coefficients).any() or np.signbit(w.coefficients).any()
+        assert hash(g) == hash(w) and g.degree == w.degree
+        assert g(1.5) == w(1.5) and g(-2.0) == w(-2.0)
+        assert not g.coefficients.flags.writeable
+
+
+@pytest.mark.parametrize(
+    "bad, fragment",
+    [
+        ([1.0, 2.0], r"\(k, L\) matrix with L >= 1, got \(2,\)"),
+        (np.zeros((2, 0)), r"got \(2, 0\)"),
+        ([[1.0], [math.nan], [math.inf]], r"finite, got \[nan\] in row 1"),
+        ([["a"]], "matrix of numbers"),
+    ],
+)
+def test_from_rows_names_what_is_wrong(bad, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        CostCurve.from_rows(bad)
