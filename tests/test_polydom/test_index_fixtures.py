@@ -13,6 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from polydom import Candidate, CostCurve, IndexAll, NaiveLookup, PolyDomIndex, prune_dominated
+from polydom.index import SkylineTable
 from polydom.index.dominance import canonical_order, cost_le_many
 from tests.curve_oracle import exactly_le
 from tests.index_oracle import full_scan
@@ -320,3 +321,103 @@ def test_curves_keep_their_identity_through_the_index():
     c = CostCurve.parse("1 + n")
     index = PolyDomIndex.build([Candidate("x", 0.5, c)])
     assert index.candidates[0].cost is c
+
+
+# ---------------------------------------------------------------- the skyline table itself
+def table(breaks, skylines, cands=FIG5, lo=0.0, hi=math.inf) -> SkylineTable:
+    return SkylineTable(cands, lo, hi, breaks, skylines)
+
+
+FIG5_BREAKS = [0.0, 0.652476, 7.745967, 8.944272]
+FIG5_SKYLINES = [[0, 1, 3], [1, 3], [2, 1, 3], [2, 3]]  # F1 = 0, F2 = 1, F3 = 2, F4 = 3
+
+
+@pytest.mark.parametrize(
+    "breaks, skylines, lo, hi",
+    [
+        ([1.0, 7.745967, 8.944272], FIG5_SKYLINES[1:], 0.0, math.inf),  # starts after n_min
+        ([0.0, 2.0, 2.0, 9.0], FIG5_SKYLINES, 0.0, math.inf),  # a repeated break
+        ([0.0, 3.0, 6.0], [[0, 1, 3], [1, 3], [2, 3]], 0.0, 5.0),  # a break past n_max
+        ([0.0, 0.652476], FIG5_SKYLINES[:1], 0.0, math.inf),  # a range without a skyline
+        ([0.0], [[3, 1]], 0.0, math.inf),  # accuracy falls along the skyline
+        ([0.0], [[1, 3, 0]], 0.0, math.inf),  # accuracy falls at the third entry only
+        ([8.944272], [[1, 3]], 8.944272, math.inf),  # F2 dearer than F4 inside the range
+    ],
+)
+def test_check_refuses_a_corrupt_table(breaks, skylines, lo, hi):
+    with pytest.raises(AssertionError):
+        table(breaks, skylines, lo=lo, hi=hi)._check()
+
+
+def test_check_probes_inside_each_range():
+    # 2n (acc 0.5) is dearer than 5 (acc 0.6) inside [3, inf) though not at n = 2
+    cands = [Candidate("u", 0.5, "2*n"), Candidate("v", 0.6, "5")]
+    with pytest.raises(AssertionError):
+        table([3.0], [[0, 1]], cands, 3.0)._check()
+    # 100 (acc 0.5) is dearer than n (acc 0.6) at n = 1, not at infinity
+    cands = [Candidate("u", 0.5, "100"), Candidate("v", 0.6, "n")]
+    with pytest.raises(AssertionError):
+        table([0.0], [[0, 1]], cands)._check()
+    with pytest.raises(AssertionError):  # equal accuracies are not a skyline either
+        table([0.0], [[0, 1]], [Candidate("u", 0.5, "1"), Candidate("v", 0.5, "2")])._check()
+
+
+def test_check_accepts_valid_tables_and_refuses_repeats_only_when_minimal():
+    table(FIG5_BREAKS, FIG5_SKYLINES)._check()
+    table([4.0], [[1, 3]], lo=4.0, hi=4.0)._check()  # a one-point domain
+    repeated = table([0.0, 9.0], [[2, 3], [2, 3]])
+    repeated._check(minimal=False)
+    IndexAll(FIG5, 0.0, math.inf, [0.0, 9.0], [[2, 3], [2, 3]])._check()
+    with pytest.raises(AssertionError):
+        repeated._check()
+    with pytest.raises(AssertionError):
+        table([0.0, 8.0, 9.0], [[2, 3], [3], [3]])._check()
+
+
+def test_table_properties_and_repr():
+    index = PolyDomIndex.build(FIG5, 0.0, 100.0)
+    assert index.domain == (0.0, 100.0)
+    assert [r[1] for r in index.ranges][-1] == 100.0
+    assert index.skyline_positions == FIG5_SKYLINES
+    assert index.candidates == FIG5 and index.candidates is not index.candidates
+    assert repr(index) == "PolyDomIndex(candidates=4, ranges=4, entries=10, domain=[0.0, 100.0])"
+    assert [c.key for c in index.skyline(index.breakpoints[1])] == ["F2", "F4"]
+    assert [c.key for c in index.skyline(0.0)] == ["F1", "F2", "F4"]
+    assert [c.key for c in index.skyline(100.0)] == ["F3", "F4"]
+
+
+def test_lookup_takes_numbers_of_any_real_type_but_not_bools():
+    index = PolyDomIndex.build(FIG5)
+    assert index.lookup(5, 10).key == "F4"  # F4 costs exactly 10
+    assert index.lookup(np.float32(5.0), np.int64(9)).key == "F2"
+    assert index.lookup_position(9.0, 8.0) == 2
+    for size, budget in [(True, 10.0), (5.0, True), ("5", 10.0), (5.0, "10")]:
+        with pytest.raises(TypeError):
+            index.lookup(size, budget)
+    with pytest.raises(ValueError, match="size"):
+        index.lookup(-0.5, 10.0)
+    with pytest.raises(ValueError, match="budget"):
+        index.lookup(5.0, 2e308 * 0.9 * 10)
+
+
+def test_lookups_with_quartic_curves_and_budgets_equal_to_a_cost():
+    """Curves above degree 3 take the general Horner path; a budget equal to a cost fits."""
+    cands = [
+        Candidate("q", 0.9, "1 + n**4"),
+        Candidate("c", 0.6, "2 + n"),
+        Candidate("z", 0.3, "1"),
+    ]
+    index = PolyDomIndex.build(cands)
+    naive = NaiveLookup.build(cands)
+    for size in (0.0, 0.5, 1.0, 2.0, 3.0):
+        for c in cands:
+            budget = c.cost(size)
+            want = full_scan(cands, size, budget)
+            assert index.lookup(size, budget) == want == naive.lookup(size, budget)
+            many = index.lookup_many(np.array([size, size]), np.array([budget, budget * 0.5]))
+            assert many.tolist() == [index.lookup_position(size, budget),
+                                     index.lookup_position(size, budget * 0.5)]
+    assert index.lookup(2.0, 16.999).key == "c" and index.lookup(2.0, 17.0).key == "q"
+    assert index.lookup(2.0, 0.5) is None
+    assert index.lookup_many(np.array([[2.0], [0.0]]), np.array([[0.5], [1.0]])).tolist() == [
+        [-1], [0]]
