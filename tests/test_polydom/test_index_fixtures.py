@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from polydom import Candidate, CostCurve, IndexAll, NaiveLookup, PolyDomIndex, prune_dominated
 from polydom.index import SkylineTable
 from polydom.index.dominance import canonical_order, cost_le_many
+from polydom.index.sweep import kinetic_sweep
 from tests.curve_oracle import exactly_le
 from tests.index_oracle import full_scan
 from tests.strategies import candidate_pools, domains, examples
@@ -421,3 +422,72 @@ def test_lookups_with_quartic_curves_and_budgets_equal_to_a_cost():
     assert index.lookup(2.0, 0.5) is None
     assert index.lookup_many(np.array([[2.0], [0.0]]), np.array([[0.5], [1.0]])).tolist() == [
         [-1], [0]]
+
+
+# ---------------------------------------------------------------- the kinetic sweep by hand
+def sweep(curves: list[str], accs: list[float], lo: float = 0.0, hi: float = math.inf,
+          keep_all: bool = False):
+    return kinetic_sweep([CostCurve.parse(c).coefficients for c in curves], accs, lo, hi,
+                         keep_all=keep_all)
+
+
+def test_sweep_orders_curves_equal_at_the_start_by_their_order_just_right_of_it():
+    # 2n (acc 0.9) and n (acc 0.5) both cost 0 at n = 0; n is cheaper right after
+    result = sweep(["2*n", "n"], [0.9, 0.5])
+    assert (result.breaks, result.skylines) == ([0.0], [[1, 0]])
+    assert (result.events, result.crossings) == (0, 0)
+
+
+def test_sweep_on_one_size_orders_by_the_values_there_only():
+    # both cost 10 at n = 5: the more accurate (curve 0) alone is the skyline
+    result = sweep(["2*n", "n + 5"], [0.9, 0.5], 5.0, 5.0)
+    assert (result.breaks, result.skylines) == ([5.0], [[0]])
+    assert sweep(["2*n", "n + 5"], [0.9, 0.5], 4.0, 4.0).skylines == [[0]]
+    assert sweep(["2*n", "n + 5"], [0.9, 0.5], 6.0, 6.0).skylines == [[1, 0]]
+
+
+def test_sweep_keeps_a_crossing_that_changes_nothing_only_with_keep_all():
+    # n and 2 + n/2 cross at n = 4 below the constant 0 that beats them both
+    curves, accs = ["0", "n", "2 + 0.5*n"], [0.9, 0.5, 0.4]
+    minimal = sweep(curves, accs)
+    assert (minimal.breaks, minimal.skylines) == ([0.0], [[0]])
+    every = sweep(curves, accs, keep_all=True)
+    assert every.breaks == pytest.approx([0.0, 4.0]) and every.skylines == [[0], [0]]
+    assert (minimal.events, minimal.crossings) == (every.events, every.crossings) == (1, 1)
+
+
+def test_sweep_reorders_three_curves_meeting_at_one_point():
+    # n, 2n - 2 and 1 + n/2 all cost 2 at n = 2: order (by cost) B A C before, C A B after
+    curves, accs = ["1 + 0.5*n", "n", "2*n - 2"], [0.7, 0.6, 0.5]  # C = 0, A = 1, B = 2
+    result = sweep(curves, accs, 1.0, 10.0)
+    assert result.breaks == pytest.approx([1.0, 2.0]) and result.skylines == [[2, 1, 0], [0]]
+    assert (result.events, result.crossings) == (1, 1)
+    every = sweep(curves, accs, 1.0, 10.0, keep_all=True)
+    assert every.breaks == pytest.approx([1.0, 2.0]) and every.skylines == [[2, 1, 0], [0]]
+
+
+def test_sweep_handles_several_crossings_in_one_event():
+    """n = 2 - n and 10 + n = 12 - n at n = 1: two pairs far apart in the order swap in one
+    event; then n = 3 at n = 3, n = 12 - n at n = 6 and 12 - n = 3 at n = 9."""
+    curves = ["n", "2 - n", "10 + n", "12 - n", "3"]
+    accs = [0.9, 0.8, 0.7, 0.6, 0.5]
+    every = sweep(curves, accs, 0.0, 20.0, keep_all=True)
+    assert every.breaks == pytest.approx([0.0, 1.0, 3.0, 6.0, 9.0])
+    brute = [skyline_position(curves, accs, x + 1e-3) for x in every.breaks]
+    assert every.skylines == brute
+    assert (every.events, every.crossings) == (4, 4)
+    minimal = sweep(curves, accs, 0.0, 20.0)
+    changed = [k for k in range(len(brute)) if k == 0 or brute[k] != brute[k - 1]]
+    assert minimal.skylines == [brute[k] for k in changed]
+    assert minimal.breaks == pytest.approx([every.breaks[k] for k in changed])
+
+
+def skyline_position(curves: list[str], accs: list[float], x: float) -> list[int]:
+    values = [CostCurve.parse(c)(x) for c in curves]
+    order = sorted(range(len(curves)), key=lambda i: (values[i], -accs[i], i))
+    best, out = -1.0, []
+    for i in order:
+        if accs[i] > best:
+            out.append(i)
+            best = accs[i]
+    return out

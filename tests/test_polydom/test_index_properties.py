@@ -126,6 +126,9 @@ def test_sweep_equals_the_brute_force_skylines(cands, domain):
     assert [[pool[k].key for k in sky] for sky in minimal.skylines] == skylines
     every = kinetic_sweep(coefs, accs, lo, hi, keep_all=True)
     assert np.allclose(every.breaks, [lo, *crossings], rtol=1e-5, atol=1e-9)
+    # counts: one reordering per crossing point, one event per point where neighbours meet
+    assert minimal.crossings == every.crossings == len(crossings)
+    assert minimal.events == every.events == len(crossings)
     for x, sky in zip(every.breaks, every.skylines, strict=True):
         probe = x + 1e-4 * max(1.0, abs(x))
         assert [pool[k].key for k in sky] == skyline_at(pool, probe)
