@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -493,3 +494,44 @@ def skyline_position(curves: list[str], accs: list[float], x: float) -> list[int
             out.append(i)
             best = accs[i]
     return out
+
+
+# ---------------------------------------------------------------- building: checks and stats
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("F1", r"candidates must be an iterable of polydom.Candidate, got 'F1' \(str\)"),
+        ({"F1": 1}, r"got \{'F1': 1\} \(dict\)"),
+        (5, r"got 5 \(int\)"),
+        ([FIG5[0], "x"], r"candidates\[1\] must be a polydom.Candidate, got 'x' \(str\)"),
+    ],
+)
+def test_what_is_not_a_list_of_candidates_is_named(bad, message):
+    for build in (PolyDomIndex.build, IndexAll.build, NaiveLookup.build):
+        with pytest.raises(TypeError, match=message):
+            build(bad)
+
+
+def test_empty_and_negative_pools_get_their_own_messages():
+    with pytest.raises(ValueError, match=r"^candidates must not be empty$"):
+        PolyDomIndex.build([])
+    with pytest.raises(ValueError, match=r"candidate 'neg' \(5 - n\) is negative somewhere on "
+                                         r"\[0.0, inf\]"):
+        PolyDomIndex.build([FIG5[0], Candidate("neg", 0.5, "5 - n")])
+    # negative only between 1.18 and 3.82: fine below
+    assert len(IndexAll.build([Candidate("dip", 0.5, "n**2 - 5*n + 4.5")], 0.0, 1.0)) == 1
+    with pytest.raises(ValueError, match="negative"):
+        IndexAll.build([Candidate("dip", 0.5, "n**2 - 5*n + 4.5")], 0.0, 1.5)
+
+
+def test_build_defaults_to_the_whole_half_line_and_reports_its_counts():
+    dominated = Candidate("F5", 0.6, "9 + 3*n + 0.2*n**2")  # F1 plus 9: dominated by F1
+    for cls, ranges in ((PolyDomIndex, 4), (IndexAll, 6)):
+        start = time.perf_counter()
+        index = cls.build([*FIG5, dominated])
+        took = time.perf_counter() - start
+        assert index.domain == (0.0, math.inf) and len(index) == ranges
+        stats = index.stats_
+        assert (stats["candidates"], stats["undominated"]) == (5, 4)
+        assert (stats["events"], stats["crossings"]) == (5, 5)
+        assert 0.0 <= stats["prune_seconds"] <= stats["build_seconds"] <= took
