@@ -535,3 +535,5 @@ def test_build_defaults_to_the_whole_half_line_and_reports_its_counts():
         assert (stats["candidates"], stats["undominated"]) == (5, 4)
         assert (stats["events"], stats["crossings"]) == (5, 5)
         assert 0.0 <= stats["prune_seconds"] <= stats["build_seconds"] <= took
+    naive = NaiveLookup.build(FIG5)
+    assert naive.breakpoints.tolist() == [0.0] and naive.lookup(0.5, 1.6).key == "F1"

@@ -245,3 +245,21 @@ def test_large_pools_answer_as_the_full_scan(cands, domain, seed):
             budget = float(budget) * (1 + float(rng.choice([-1e-6, 0.0, 1e-6])))
             assert_same_answer(index, cands, float(size), budget)
             assert_same_answer(naive, cands, float(size), budget)
+
+
+@SETTINGS
+@given(candidate_pools(), domains)
+def test_naive_scan_answers_skylines_and_batches_as_the_oracle(cands, domain):
+    """The baseline is itself checked: its skyline at any size is the brute-force one, its
+    batch answers are its single answers, and it stores every candidate in one range."""
+    lo, hi = domain
+    naive = NaiveLookup.build(cands, lo, hi)
+    assert naive.entries == len(cands) and naive.breakpoints.tolist() == [lo]
+    assert naive.candidates == cands
+    sizes = [lo, lo + 0.5, lo + 3.0] if math.isinf(hi) else [lo, 0.5 * (lo + hi), hi]
+    for size in sizes:
+        assert [c.key for c in naive.skyline(size)] == skyline_at(cands, size)
+        budgets = query_budgets(cands, size)
+        got = naive.lookup_many(np.full((1, len(budgets)), size), np.array([budgets]))
+        assert got.shape == (1, len(budgets)) and got.dtype == np.int64
+        assert got[0].tolist() == [naive.lookup_position(size, b) for b in budgets]
