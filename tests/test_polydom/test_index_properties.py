@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 from polydom import Candidate, IndexAll, NaiveLookup, PolyDomIndex
 from polydom.index.dominance import prune_dominated
 from polydom.index.sweep import kinetic_sweep
-from tests.index_oracle import all_crossings, canonical_index, full_scan, min_gap, skyline_at
+from tests.index_oracle import (
+    all_crossings,
+    canonical_index,
+    full_scan,
+    full_scan_many,
+    min_gap,
+    skyline_at,
+)
 from tests.strategies import candidate_pools, domains, examples, large_pools, small_int_coefs
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -222,9 +229,10 @@ def test_random_large_pool_against_full_scan():
     sizes = np.array([rng.uniform(0, 500) for _ in range(2000)])
     budgets = np.array([rng.uniform(0, 3000) for _ in range(2000)])
     got = index.lookup_many(sizes, budgets)
-    for s, b, g in zip(sizes, budgets, got, strict=True):
-        want = full_scan(cands, s, b)
-        assert (cands[g].key if g >= 0 else None) == (want.key if want else None)
+    want = full_scan_many(cands, sizes, budgets)
+    assert [cands[g].key if g >= 0 else None for g in got] == [w and w.key for w in want]
+    for s, b in zip(sizes[:100], budgets[:100], strict=True):  # the vectorised oracle's own check
+        assert full_scan_many(cands, np.array([s]), np.array([b]))[0] == full_scan(cands, s, b)
 
 
 @settings(max_examples=examples(8), deadline=None)
