@@ -246,6 +246,10 @@ def test_safe_mode_drops_a_candidate_at_exactly_alpha_in_any_input_order():
     cands = [Candidate("c", 0.9, "3"), Candidate("b", 0.75, "2"), Candidate("a", 0.5, "1")]
     assert prune_dominated(cands, alpha=1.5) == [0, 2]
     assert prune_dominated(cands, alpha=1.0) == [0, 1, 2]
+    # ACC_TOL of slack: 1.5 * 0.5 == 0.750000000001 - 1e-12 exactly, so b still goes
+    cands[1] = Candidate("b", 0.750000000001, "2")
+    assert 1.5 * 0.5 == 0.750000000001 - 1e-12
+    assert prune_dominated(cands, alpha=1.5) == [0, 2]
 
 
 def test_canonical_order_sorts_keys_naturally_and_mixed_types_by_type_then_repr():
