@@ -245,6 +245,12 @@ def test_safe_mode_drops_a_candidate_at_exactly_alpha_in_any_input_order():
     mode must still take the candidates by accuracy ascending."""
     cands = [Candidate("c", 0.9, "3"), Candidate("b", 0.75, "2"), Candidate("a", 0.5, "1")]
     assert prune_dominated(cands, alpha=1.5) == [0, 2]
+    # cheaper on [0, 1] but not beyond (10 vs 11 - n + n**2 / 20): decided by the roots, on
+    # the domain asked for
+    pair = [Candidate("a", 0.5, "10"), Candidate("b", 0.75, "11 - n + 0.05*n**2")]
+    assert prune_dominated(pair, alpha=1.5) == [1, 0]
+    assert prune_dominated(pair, 0.0, 1.0, alpha=1.5) == [0]
+    assert prune_dominated(pair, 19.0, 30.0, alpha=1.5) == [0]
     assert prune_dominated(cands, alpha=1.0) == [0, 1, 2]
     # ACC_TOL of slack: 1.5 * 0.5 == 0.750000000001 - 1e-12 exactly, so b still goes
     cands[1] = Candidate("b", 0.750000000001, "2")
@@ -254,6 +260,7 @@ def test_safe_mode_drops_a_candidate_at_exactly_alpha_in_any_input_order():
 
 def test_canonical_order_sorts_keys_naturally_and_mixed_types_by_type_then_repr():
     assert canonical_order([3, 1, 2]) == [1, 2, 0]
+    assert canonical_order([10, 9, 100]) == [1, 0, 2]  # not by repr ("10" < "100" < "9")
     assert canonical_order(["b", "a"]) == [1, 0]
     assert canonical_order([2, "a", 1]) == [2, 0, 1]  # int 1, int 2, then str
     assert canonical_order([]) == []
