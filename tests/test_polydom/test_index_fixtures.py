@@ -308,7 +308,7 @@ def test_cost_le_many_checks_the_points_a_coefficient_test_cannot_decide():
     assert cost_le_many(rows, target, 0.0, 5.0).tolist() == [False, True, False, False]
     assert cost_le_many(rows, target, -2.0, 0.5).tolist() == [False, True, False, False]
     # n**2 + n - 8 <= n**2 up to n = 8 only: sampled and settled on [0, 5], not beyond
-    late = np.array([[-8.0, 1.0, 0.0]])
+    late = np.array([[-8.0, 1.0, 1.0]])
     assert cost_le_many(late, target, 0.0, 5.0).tolist() == [True]
     assert cost_le_many(late, target, 0.0, 10.0).tolist() == [False]
 
