@@ -14,7 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from polydom import Candidate, CostCurve, IndexAll, NaiveLookup, PolyDomIndex, prune_dominated
-from polydom.index import SkylineTable
+from polydom.index import SkylineTable, dominance
 from polydom.index.dominance import canonical_order, cost_le_many
 from polydom.index.sweep import kinetic_sweep
 from tests.curve_oracle import exactly_le
@@ -552,3 +552,59 @@ def test_build_defaults_to_the_whole_half_line_and_reports_its_counts():
         assert 0.0 <= stats["prune_seconds"] <= stats["build_seconds"] <= took
     naive = NaiveLookup.build(FIG5)
     assert naive.breakpoints.tolist() == [0.0] and naive.lookup(0.5, 1.6).key == "F1"
+
+
+def test_cost_le_many_settles_exactly_only_what_coefficients_and_samples_cannot(monkeypatch):
+    """The documented decision path: coefficients decide a row that is below everywhere
+    term by term, a violation at a sampled size rejects a row, and only the rest pays for
+    the exact root-based check (the real one, counted); with ``first`` the exact checks stop
+    at the first row that holds."""
+    exact_checks = count_exact_checks(monkeypatch)
+    target = np.array([30.0, -10.0, 1.0])  # (n - 5)**2 + 5
+    rows = np.array([
+        [1.0, -10.0, 1.0],  # 29 below the target term by term (zero differences included)
+        [10.0, 0.0, 0.0],  # above it on (2.76, 7.24) only: rejected at the sample n = 3.16
+        [31.0, -10010.0, 1.0],  # above it on [0, 1e-4) only: rejected at n = 0
+        [17.5, -5.0, 0.5],  # 0.5 (n - 5)**2 below it, touching at n = 5: needs the roots
+    ])
+    assert cost_le_many(rows, target, 0.0, math.inf).tolist() == [True, False, False, True]
+    assert len(exact_checks) == 1
+    exact_checks.clear()
+    assert cost_le_many(rows[[3, 3]], target, 0.0, math.inf, first=True).tolist() == [
+        True, False]
+    assert len(exact_checks) == 1
+
+
+def count_exact_checks(monkeypatch) -> list:
+    """Calls of the exact check made by :mod:`polydom.index.dominance` (it still runs)."""
+    calls: list = []
+    real = dominance.difference_nonnegative
+
+    def counted(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(dominance, "difference_nonnegative", counted)
+    return calls
+
+
+def test_pruning_stops_at_the_first_dominating_candidate(monkeypatch):
+    """Both B and A cost no more than X everywhere, each touching it at n = 5 (only the
+    roots can tell): one exact check is enough to drop X.  In the safe mode, C is below Y
+    term by term, so the coefficients alone drop Y."""
+    exact_checks = count_exact_checks(monkeypatch)
+    cands = [
+        Candidate("B", 0.9, [20.0, -6.0, 0.6]),  # X - 0.4 (n - 5)**2
+        Candidate("A", 0.8, [17.5, -5.0, 0.5]),  # X - 0.5 (n - 5)**2
+        Candidate("X", 0.5, [30.0, -10.0, 1.0]),
+    ]
+    assert prune_dominated(cands) == [0, 1]
+    assert len(exact_checks) == 1
+    exact_checks.clear()
+    cands = [
+        Candidate("A", 0.8, [17.5, -5.0, 0.5]),  # Y - 0.5 (n - 5)**2
+        Candidate("C", 0.81, [25.0, -10.0, 1.0]),  # Y - 5; crosses A
+        Candidate("Y", 0.9, [30.0, -10.0, 1.0]),
+    ]
+    assert prune_dominated(cands, alpha=1.2) == [1, 0]
+    assert len(exact_checks) == 0
