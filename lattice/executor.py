@@ -13,10 +13,11 @@ workers once, and every task is called as ``fn(shared, *task)``.  Three kinds:
 
 * :class:`InProcessExecutor` (the default): one task after another, lazily, in order: a task
   runs only when its result is asked for, so a caller that stops asking trains nothing more.
-* :class:`PoolExecutor`: a :class:`concurrent.futures.ProcessPoolExecutor` (``"processes"`` or
+* :class:`PoolExecutor`: a local process pool, joblib's loky (``"processes"`` or
   ``"processes:N"``); ``shared`` goes to each worker process once, through the pool's
-  initializer.  A worker process that dies breaks the stdlib pool: the batch fails
-  (``BrokenProcessPool``), what completed before is kept by the caller, and a rerun resumes.
+  initializer.  A worker process that dies breaks the pool; the session starts a new one
+  and reruns the tasks that were running (``retries`` times each, then
+  :class:`WorkerLostError`); a task whose result came back is never rerun.
 * :class:`DaskExecutor`: a Dask ``distributed`` cluster (``"dask://host:port"``, or a
   ``distributed.Client``).  ``shared`` is the result of one task that every training task
   depends on, so it travels to each worker once and is recomputed, not lost, when the
@@ -41,7 +42,9 @@ import itertools
 import os
 import re
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any
 
@@ -55,6 +58,7 @@ __all__ = [
     "InProcessSession",
     "PoolExecutor",
     "Session",
+    "WorkerLostError",
     "make_executor",
 ]
 
@@ -164,43 +168,138 @@ def _call_with_worker_shared(fn: Callable[..., Any], task: tuple) -> Any:
     return fn(_WORKER_SHARED, *task)
 
 
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class WorkerLostError(PolydomError, BrokenProcessPool):
+    """A task was running on a worker process that died more than ``retries`` times."""
+
+
 class _PoolSession(Session):
-    def __init__(self, pool: cf.ProcessPoolExecutor) -> None:
-        self._pool = pool
+    """Tasks on a loky process pool, at most ``workers`` in flight, rerun when a worker dies.
+
+    A worker that dies (a crash, ``os._exit``, the OOM killer) breaks the whole pool: loky
+    fails every task in flight with ``TerminatedWorkerError`` and kills the other workers.
+    The session then starts a new pool (``shared`` goes to each new worker once) and
+    resubmits those tasks, first.  Only ``workers`` tasks are in flight at a time, so the
+    tasks charged with a death are the ones that were running, not a queue behind them.
+    """
+
+    def __init__(self, executor: PoolExecutor, shared: Any) -> None:
+        self._ex = executor
+        self._shared = shared
+        self._pool: Any = None
+        #: How many pools this session started (1 + the restarts after a worker died).
+        self.pools_started = 0
+
+    def _live_pool(self) -> Any:
+        if self._pool is None:
+            self._pool = self._ex._start_pool(self._shared)
+            self.pools_started += 1
+        return self._pool
+
+    def _discard_pool(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, kill_workers=True)
+
+    def close(self) -> None:
+        """Shut the pool down, letting the tasks still running finish."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     def map_unordered(
         self, fn: Callable[..., Any], tasks: Sequence[tuple]
     ) -> Iterator[tuple[int, Any]]:
-        futures = {
-            self._pool.submit(_call_with_worker_shared, fn, tuple(task)): position
-            for position, task in enumerate(tasks)
-        }
+        """See :meth:`Session.map_unordered`.  A task whose worker died is rerun (before
+        the others waiting), up to ``retries`` times; then :class:`WorkerLostError`.  A task
+        whose result came back is never rerun.
+
+        Runtime complexity: ``len(tasks)`` calls of ``fn`` plus the reruns, ``workers`` at a
+        time; a new pool (``workers`` process starts) after each death.
+        """
+        tasks = [tuple(task) for task in tasks]
+        waiting = deque(range(len(tasks)))
+        deaths = [0] * len(tasks)
+        running: dict[cf.Future, int] = {}
+
+        def fill() -> None:
+            while waiting and len(running) < self._ex.workers:
+                pool = self._live_pool()
+                position = waiting.popleft()
+                running[pool.submit(_call_with_worker_shared, fn, tasks[position])] = position
+
         try:
-            for future in cf.as_completed(futures):
-                yield futures.pop(future), future.result()
+            while waiting or running:
+                fill()
+                done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                if any(isinstance(f.exception(), BrokenProcessPool) for f in done):
+                    done, _ = cf.wait(running)  # a broken pool fails all it was running
+                finished, died, lost = [], [], None
+                for future in done:
+                    position = running.pop(future)
+                    exc = future.exception()
+                    if exc is None:
+                        finished.append((position, future.result()))
+                    elif isinstance(exc, BrokenProcessPool):
+                        died.append(position)
+                        lost = exc
+                    else:
+                        raise exc
+                if died:
+                    self._discard_pool()
+                    for position in died:
+                        deaths[position] += 1
+                    over = sorted(p for p in died if deaths[p] > self._ex.retries)
+                    if over:
+                        raise WorkerLostError(
+                            f"a worker process died while running task {over[0]} "
+                            f"{_short(tasks[over[0]])} of {getattr(fn, '__name__', fn)!r} "
+                            f"{deaths[over[0]]} time(s) (retries={self._ex.retries}); "
+                            f"giving up.  Last death: {' '.join(str(lost).split())[:400]}"
+                        ) from lost
+                    waiting.extendleft(sorted(died, reverse=True))
+                fill()  # keep the workers busy while the caller handles these results
+                yield from finished
         finally:
-            for future in futures:
+            for future in running:
                 future.cancel()
 
 
 class PoolExecutor(Executor):
-    """A local pool of ``workers`` processes (:class:`concurrent.futures.ProcessPoolExecutor`).
+    """A local pool of ``workers`` processes (joblib's loky ``ProcessPoolExecutor``).
 
     Each :meth:`session` starts the pool with the shared object installed in every process
     (sent once per process, not once per task) and shuts it down at the end.  Tasks, their
-    arguments and results must be picklable.
+    arguments and results must be picklable (by cloudpickle: functions and classes of
+    ``__main__`` travel by value).
+
+    Loky, a dependency of scikit-learn, rather than :mod:`concurrent.futures`: its default
+    start method (fork + exec) is safe in a process that runs threads (a Dask client, a
+    database pool), and a dead worker is reported as ``TerminatedWorkerError`` with its
+    exit code.  Neither replaces a worker that died: the pool breaks and fails the tasks in
+    flight.  So the session starts a new pool and reruns those tasks (``retries`` times
+    each, then :class:`WorkerLostError`); a task whose result came back is never rerun.
+    Its own pool per session, not loky's process-wide ``get_reusable_executor`` (which
+    scikit-learn's ``n_jobs`` shares, and which it would shut down and restart whenever
+    the initializer's arguments differ).
 
     Parameters
     ----------
     workers : int, optional
         Number of processes (default: ``os.cpu_count()``).
     mp_context : str, optional
-        A :mod:`multiprocessing` start method (``"fork"``, ``"spawn"``, ``"forkserver"``);
-        default: the platform's.
+        A start method for loky: ``"loky"`` (its default), ``"spawn"``, ``"forkserver"``,
+        ``"fork"`` (fast to start, unsafe with threads: loky warns).
     threads_per_worker : int or None, default 1
         Cap on each process's native thread pools (BLAS, OpenMP; through ``threadpoolctl``
         when installed), as Dask's nanny does: ``workers`` processes each running a
         multi-threaded BLAS oversubscribe the cores.  None leaves them alone.
+    retries : int, default 2
+        How many times a task is rerun after a worker died while running it.
     """
 
     def __init__(
@@ -208,6 +307,7 @@ class PoolExecutor(Executor):
         workers: int | None = None,
         mp_context: str | None = None,
         threads_per_worker: int | None = 1,
+        retries: int = 2,
     ) -> None:
         n = (os.cpu_count() or 1) if workers is None else workers
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -215,23 +315,33 @@ class PoolExecutor(Executor):
         self.workers = n
         self.mp_context = mp_context
         self.threads_per_worker = threads_per_worker
+        self.retries = _check_retries(retries)
 
     def __repr__(self) -> str:
         return f"PoolExecutor(workers={self.workers})"
 
+    def _start_pool(self, shared: Any) -> Any:
+        from joblib.externals.loky.backend.context import get_context
+        from joblib.externals.loky.process_executor import ProcessPoolExecutor
+
+        return ProcessPoolExecutor(
+            self.workers, context=get_context(self.mp_context),
+            initializer=_install_shared, initargs=(shared, self.threads_per_worker),
+        )
+
     @contextmanager
     def session(self, shared: Any) -> Iterator[Session]:
-        import multiprocessing
-
-        ctx = None if self.mp_context is None else multiprocessing.get_context(self.mp_context)
-        pool = cf.ProcessPoolExecutor(
-            self.workers, mp_context=ctx, initializer=_install_shared,
-            initargs=(shared, self.threads_per_worker),
-        )
+        run = _PoolSession(self, shared)
         try:
-            yield _PoolSession(pool)
+            yield run
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            run.close()
+
+
+def _check_retries(retries: Any) -> int:
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ExecutorError(f"retries must be a non-negative integer, got {retries!r}")
+    return retries
 
 
 # ---------------------------------------------------------------------------- dask
@@ -292,10 +402,8 @@ class DaskExecutor(Executor):
     """
 
     def __init__(self, client: Any, retries: int = 2, own_client: bool = False) -> None:
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise ExecutorError(f"retries must be a non-negative integer, got {retries!r}")
         self.client = client
-        self.retries = retries
+        self.retries = _check_retries(retries)
         self.own_client = own_client
 
     def __repr__(self) -> str:
@@ -348,7 +456,9 @@ def make_executor(
     connect_timeout : float, default 10
         Seconds to wait for a Dask scheduler.
     retries : int, default 2
-        See :class:`DaskExecutor`.
+        A pool: reruns of a task whose worker process died (:class:`PoolExecutor`).  Dask:
+        reruns of a task whose function raised (the scheduler reruns a task whose worker
+        died by itself, :class:`DaskExecutor`).
 
     Raises
     ------
@@ -382,7 +492,7 @@ def make_executor(
         count = text.partition(":")[2]
         if count and not (count.isdigit() and int(count) >= 1):
             raise ExecutorError(f"executor {spec!r}: N in processes:N must be an integer >= 1")
-        return PoolExecutor(int(count) if count else None)
+        return PoolExecutor(int(count) if count else None, retries=retries)
     if text.startswith("dask://"):
         return _connect(spec, connect_timeout, retries)
     raise ExecutorError(
