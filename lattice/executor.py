@@ -330,8 +330,9 @@ class PoolExecutor(Executor):
         multi-threaded BLAS oversubscribe the cores.  None leaves them alone.
     retries : int, default 2
         How many times a task is rerun after a worker died while running it.
-    idle_timeout : float, default 60
-        Seconds an idle worker process waits for the next session before it exits.
+    idle_timeout : float, default 300
+        Seconds an idle worker process waits for the next session before it exits
+        (joblib's default; it holds the last session's shared object meanwhile).
     """
 
     def __init__(
@@ -340,7 +341,7 @@ class PoolExecutor(Executor):
         mp_context: str | None = None,
         threads_per_worker: int | None = 1,
         retries: int = 2,
-        idle_timeout: float = 60.0,
+        idle_timeout: float = 300.0,
     ) -> None:
         n = (os.cpu_count() or 1) if workers is None else workers
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
