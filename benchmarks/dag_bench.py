@@ -37,6 +37,7 @@ Writes benchmarks/results/dag.md and dag_*.png.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from itertools import combinations
 from pathlib import Path
@@ -387,7 +388,8 @@ def main() -> None:
     args = ap.parse_args()
     which = args.only or ["R1", "R2", "R4"]
     lines, plots = ["# DAG benchmark (benchmarks/dag_bench.py)", ""], []
-    start = time.perf_counter()
+    start, cpu, load = time.perf_counter(), time.process_time(), os.getloadavg()
+    began = time.strftime("%H:%M:%S UTC", time.gmtime())
     if "R1" in which:
         X, y = load_digits(return_X_y=True)
         idx = np.arange(64).reshape(8, 8)
@@ -402,7 +404,13 @@ def main() -> None:
         small_case("R2: breast cancer", X, y, groups, [0, 1, 2], lines, plots)
     if "R4" in which:
         r4_case(lines, plots)
-    lines.append(f"Total wall time {time.perf_counter() - start:.0f} s.")
+    lines.append(
+        f"Total wall time {time.perf_counter() - start:.0f} s, CPU time "
+        f"{time.process_time() - cpu:.0f} s (this process, all threads), from {began} to "
+        f"{time.strftime('%H:%M:%S UTC', time.gmtime())}; load average (1, 5, 15 min) "
+        f"{', '.join(f'{x:.1f}' for x in load)} at the start, "
+        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} at the end."
+    )
     RESULTS.mkdir(exist_ok=True)
     Path(args.out).write_text("\n".join(lines) + "\n")
     plot(plots)
