@@ -465,6 +465,7 @@ def test_sympy_form_and_text():
     expr = CostCurve([3.0, 0.0, 0.5]).to_sympy()
     assert [float(c) for c in sympy.Poly(expr).all_coeffs()] == [0.5, 0.0, 3.0]
     assert CostCurve([0.0]).to_sympy() == 0
+    assert isinstance(CostCurve([0.0]).to_sympy(), sympy.Expr)  # a sympy zero, not int 0
     assert str(CostCurve([3.0, 0.0, 0.5])) == "0.5*n**2 + 3"
     assert str(CostCurve([0.1, 1.0])) == "n + 0.1"
 
