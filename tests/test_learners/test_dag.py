@@ -201,6 +201,9 @@ def test_an_atom_shared_by_two_sensors_is_paid_once_in_training(wine):
     oof = dag.bank_.losses(dag.graph_.states, ytr)[np.arange(len(ytr)), dag.route(Xtr)]
     assert dag.train_risk_ == pytest.approx(oof.mean() + 0.02 * measured.mean(), rel=1e-12)
     dag._check(Xtr, ytr)
+    # the policy's expected cost (its candidate's curve) = the measured mean on the rows
+    model = polydom.CostModel({a: str(c) for a, c in PRICES.items()}, bundles=SHARED)
+    assert dag.to_candidate(Xtr, ytr, model, "k").cost(1.0) == pytest.approx(measured.mean())
     arrays, meta = dag.to_arrays()
     back = DAGClassifier.from_arrays(arrays, json.loads(json.dumps(meta)))
     np.testing.assert_allclose(back.prediction_cost(Xte), dag.prediction_cost(Xte))
