@@ -4,7 +4,10 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import load_iris, load_wine
+from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
@@ -17,6 +20,7 @@ from learners import SklearnLearner
 from learners.budgeted.dag import DAGClassifier, dag_sweep_candidates
 from learners.budgeted.subset_bank import BankEntry, SubsetBank
 from learners.budgeted.subset_selection import forward_prefixes, greedy_subsets
+from tests.strategies import examples
 
 WINE = {"chem": [0, 1, 2, 3, 4], "phenols": [5, 6, 7, 8], "colour": [9, 10, 11, 12]}
 
@@ -225,6 +229,31 @@ def test_a_sensor_whose_atoms_are_all_acquired_is_free(wine):
              for c in g.children[chem]]
     np.testing.assert_allclose(V[:, chem], np.min([sc, *moves], axis=0), atol=1e-12)
     assert np.any(V[:, chem] == V[:, both])  # rows that take the free sensor pay nothing more
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(st.data())
+def test_states_pay_each_atom_once_and_edges_the_atoms_newly_acquired(wine, data):
+    # oracle: polydom.CostModel, the library's one home of "a set of names pays each atom once"
+    Xtr, _, ytr, _ = wine
+    pool = [f"a{j}" for j in range(5)]
+    need = {m: data.draw(st.sets(st.sampled_from(pool), min_size=1), label=m) for m in WINE}
+    used = sorted(set().union(*need.values()))
+    prices = {a: data.draw(st.floats(0.01, 10.0), label=a) for a in used}
+    dummy = DummyClassifier()
+    dag = _dag(tradeoff=0.1, feature_atoms={m: sorted(v) for m, v in need.items()},
+               atom_costs=prices, estimator=dummy, policy_estimator=dummy).fit(Xtr, ytr)
+    model = polydom.CostModel({a: polydom.CostCurve([c]) for a, c in prices.items()},
+                              bundles=need)
+    g = dag.graph_
+    for k, s in enumerate(g.states):
+        assert dag.state_costs_[k] == pytest.approx(model.cost(s)(1.0))
+        for c in g.children[k]:
+            new = model.atoms_of(g.states[c]) - model.atoms_of(s)
+            edge = dag.state_costs_[c] - dag.state_costs_[k]
+            assert edge == pytest.approx(sum(prices[a] for a in new), abs=1e-12)
+            assert (edge > 0) == bool(new)
+    dag._check(Xtr, ytr)  # the reported risk is the routed path loss at these costs
 
 
 def test_a_sweep_over_bundles_sharing_an_atom_trains_with_it_paid_once(wine):
