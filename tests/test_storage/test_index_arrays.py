@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ import polydom
 import storage
 from storage import index_arrays
 from storage.blobs import sha256_hex
+from tests.storage_support import BACKENDS, fresh_url
 from tests.strategies import candidate_pools, domains, examples
 
 ATOMS = {"a": "1 + n", "b": "2", "c": "0.5*n**2", "d": "3 + 0.1*n"}
@@ -267,3 +269,25 @@ def test_a_store_made_before_the_arrays_gets_them_with_its_next_build(tmp_path):
     publish(f"sqlite:///{path}", RANDOM[:5], 0.0, 100.0, params={"alpha": 2.0})
     assert polydom.open_index(path).info["read_from"] == "arrays"
     assert polydom.open_index(path, build=1).info["read_from"] == "rows"
+
+
+@pytest.fixture(params=BACKENDS)
+def store_url(request, tmp_path):
+    yield from fresh_url(request.param, tmp_path)
+
+
+def test_arrays_and_rows_agree_on_every_backend_and_an_edit_is_refused(store_url):
+    odd = [polydom.Candidate(key, 0.3 + 0.05 * i, [1.0 + i, 0.5], {"a"}, None,
+                             {"a": 1.0, "c": 0.25}, "cegb" if i % 2 else None)
+           for i, key in enumerate([("a", 1), frozenset({"p"}), "back\\slash", 'q"', 9])]
+    publish(store_url, RANDOM + odd, 0.0, math.inf)
+    fast = polydom.open_index(store_url)
+    assert fast.info["read_from"] == "arrays"
+    assert_same_index(fast, polydom.open_index(store_url, rebuild=True))
+    engine = sa.create_engine(store_url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE candidate_needs SET probability = 0.5 "
+                             "WHERE candidate_id = 12"))
+    engine.dispose()
+    with pytest.raises(storage.IndexIntegrityError, match="its needs rows do not match"):
+        polydom.open_index(store_url)
