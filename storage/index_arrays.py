@@ -334,7 +334,11 @@ def check_rows(
     own = [None] * k
     for pos, sha in arrays.own_models.items():
         own[pos] = sha
-    if not (np.array_equal(np.array(acc, dtype=np.float64), arrays.accuracy)
+    try:
+        accuracy = np.array(acc, dtype=np.float64)
+    except (TypeError, ValueError):  # a value edited to text
+        return "candidates"
+    if not (np.array_equal(accuracy, arrays.accuracy)
             and list(feats) == [sets[i] for i in raw["feature_set_of"].tolist()]
             and list(learners) == arrays.learners
             and list(eids) == [None if e < 0 else e for e in arrays.expansion_id.tolist()]
@@ -344,19 +348,18 @@ def check_rows(
     nonzero = coef != 0.0
     lengths = np.where(nonzero.any(axis=1), coef.shape[1] - np.argmax(nonzero[:, ::-1], axis=1),
                        1)
-    owner, degree, value = (np.array(c) for c in zip(*coefficients, strict=True)) if (
-        coefficients) else (np.empty(0, np.int64),) * 3
-    if len(owner) != int(lengths.sum()):
+    rows = _numbers(coefficients)
+    if rows is None or len(rows) != int(lengths.sum()):
         return "cost coefficients"
-    owner, degree = owner.astype(np.int64), degree.astype(np.int64)
+    owner, degree = rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64)
     if ((owner < 0) | (owner >= k) | (degree < 0) | (degree >= lengths[owner.clip(0, k - 1)])
-            ).any() or not np.array_equal(coef[owner, degree], value.astype(np.float64)):
+            ).any() or not np.array_equal(coef[owner, degree], rows[:, 2]) or not (
+                np.array_equal(owner, rows[:, 0]) and np.array_equal(degree, rows[:, 1])):
         return "cost coefficients"
-    n_cols = list(zip(*needs, strict=True)) if needs else [(), (), ()]
-    if not (np.array_equal(np.array(n_cols[0], dtype=np.int64), raw["need_candidate"])
-            and np.array_equal(np.array(n_cols[1], dtype=np.int64), raw["need_atom"])
-            and np.array_equal(np.array(n_cols[2], dtype=np.float64),
-                               raw["need_probability"])):
+    rows = _numbers(needs)
+    if rows is None or not (np.array_equal(rows[:, 0], raw["need_candidate"])
+                            and np.array_equal(rows[:, 1], raw["need_atom"])
+                            and np.array_equal(rows[:, 2], raw["need_probability"])):
         return "needs"
     r = len(arrays.breaks)
     ends = [*arrays.breaks[1:], arrays.n_max]
@@ -364,15 +367,26 @@ def check_rows(
         return "ranges"
     offsets = raw["sky_offsets"]
     sizes = np.diff(offsets)
-    e_cols = list(zip(*entries, strict=True)) if entries else [(), (), ()]
-    if not (np.array_equal(np.array(e_cols[0], dtype=np.int64),
-                           np.repeat(np.arange(r), sizes))
-            and np.array_equal(np.array(e_cols[1], dtype=np.int64),
-                               np.arange(len(raw["sky_candidates"])) - np.repeat(offsets[:-1],
-                                                                                sizes))
-            and np.array_equal(np.array(e_cols[2], dtype=np.int64), raw["sky_candidates"])):
+    rows = _numbers(entries)
+    if rows is None or not (
+            np.array_equal(rows[:, 0], np.repeat(np.arange(r), sizes))
+            and np.array_equal(rows[:, 1], np.arange(len(raw["sky_candidates"]))
+                               - np.repeat(offsets[:-1], sizes))
+            and np.array_equal(rows[:, 2], raw["sky_candidates"])):
         return "skyline entries"
     return None
+
+
+def _numbers(rows: Sequence[Sequence[Any]]) -> np.ndarray | None:
+    """Rows of three numbers as a ``(n, 3)`` float64 matrix; None when a value is not a
+    number (a column edited to text)."""
+    if not rows:
+        return np.empty((0, 3))
+    try:
+        out = np.array(rows, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return out if out.shape == (len(rows), 3) else None
 
 
 def _strings(value: Any) -> bool:

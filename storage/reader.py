@@ -541,17 +541,21 @@ def _rows_edited(
     if sealed is None:
         return False
     v2 = db.schema_version >= 2
-    found = index_seal(
-        _seal_digest(db),
-        (float(row.n_min), float(row.n_max), row.index_kind),
-        [(r.candidate_id, r.key_json, float(r.accuracy), r.features_json,
-          r.learner if v2 else None, r.expansion_id, r.model_sha256)
-         for r in rows.cands],
-        [tuple(r) for r in rows.coef_rows],
-        rows.need_rows,
-        [(r.range_id, float(r.n_lo), float(r.n_hi)) for r in rows.range_rows],
-        [(r.range_id, r.rank, r.candidate_id) for r in rows.entry_rows],
-    )
+    digest = _seal_digest(db)
+    try:
+        found = index_seal(
+            digest,
+            (float(row.n_min), float(row.n_max), row.index_kind),
+            [(r.candidate_id, r.key_json, float(r.accuracy), r.features_json,
+              r.learner if v2 else None, r.expansion_id, r.model_sha256)
+             for r in rows.cands],
+            [tuple(r) for r in rows.coef_rows],
+            rows.need_rows,
+            [(r.range_id, float(r.n_lo), float(r.n_hi)) for r in rows.range_rows],
+            [(r.range_id, r.rank, r.candidate_id) for r in rows.entry_rows],
+        )
+    except (TypeError, ValueError):  # a number edited to text: not what was sealed
+        found = None
     if found == sealed:
         return False
     if not rebuild:
