@@ -615,6 +615,7 @@ def dag_sweep_candidates(
     cost: str = "expected",
     key: str | None = None,
     learner: str = "dag",
+    executor: Any = None,
 ) -> list[Candidate]:
     """Fit the DAG over a grid of trade-offs and reference sizes; one Candidate each.
 
@@ -642,6 +643,11 @@ def dag_sweep_candidates(
         Key prefix (default ``"DAG"``).
     learner : str, default "dag"
         Learner name recorded on the candidates.
+    executor : None, str, lattice.Executor or distributed.Client
+        Where the sweep's fits run (see :func:`lattice.make_executor`): one task per
+        (trade-off, reference size), the bank and blocks shipped to each worker once.  The
+        first fit, which trains them, runs here.  The candidates are the same, in the same
+        order, with every executor.
 
     Returns
     -------
@@ -662,4 +668,4 @@ def dag_sweep_candidates(
         bank=trained.bank_, subsets=[sorted(b) for b in trained.blocks_], add_full=False
     )
     return sweep_candidates(shared, tradeoffs, X_train, y_train, X_eval, y_eval, costs, sizes,
-                            cost, prefix, learner=learner)
+                            cost, prefix, learner=learner, executor=executor)
