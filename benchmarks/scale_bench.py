@@ -20,6 +20,8 @@
   a warm-up; wall and CPU time, the latter less disturbed by other jobs).  Run the same
   command with ``PYTHONPATH`` at an older checkout to get the "before" column; the stores
   are cached in ``--workdir``.
+* open_parts (not in the default ``--only``): the steps of an open from the index arrays at
+  the largest ``--sizes``, CPU time each.
 
 Every section prints the 1-minute load average next to its numbers: this machine is shared.
 """
@@ -248,6 +250,69 @@ def bench_open(workdir: Path, sizes: list[int]) -> None:
               f"{load()} |", flush=True)
 
 
+def bench_open_parts(workdir: Path, n: int) -> None:
+    """Where an open from the index arrays spends its time (CPU, min of 3, collector paused
+    as ``load_index`` does): the blob decoded, the rows fetched (the same SELECTs through
+    the standard ``sqlite3`` module) and checked against it, then curves, candidates and
+    the skyline table built."""
+    import gc
+    import sqlite3
+
+    import polydom
+    from storage import index_arrays
+
+    path = workdir / f"open_{n}.db"
+    if not path.exists():
+        publish(f"sqlite:///{path}", n, 0, "c")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    build = conn.execute("SELECT id FROM builds WHERE is_current").fetchone()[0]
+    blob = conn.execute("SELECT blob FROM build_arrays WHERE build_id = ?", (build,)).fetchone()[0]
+    atoms = [r[0] for r in conn.execute(
+        "SELECT name FROM features WHERE build_id = ? ORDER BY feature_id", (build,))]
+    queries = [
+        "SELECT candidate_id, key_json, accuracy, features_json, learner, expansion_id, "
+        "model_sha256 FROM candidates WHERE build_id = ? ORDER BY candidate_id",
+        "SELECT candidate_id, degree, coefficient FROM candidate_costs WHERE build_id = ?",
+        "SELECT candidate_id, feature_id, probability FROM candidate_needs WHERE build_id = ? "
+        "ORDER BY candidate_id, feature_id",
+        "SELECT range_id, n_lo, n_hi FROM ranges WHERE build_id = ? ORDER BY range_id",
+        "SELECT range_id, rank, candidate_id FROM skyline_entries WHERE build_id = ? "
+        "ORDER BY range_id, rank",
+    ]
+    timings: dict[str, float] = {}
+
+    def timed(name, f):
+        best = math.inf
+        for _ in range(3):
+            start = time.process_time()
+            out = f()
+            best = min(best, time.process_time() - start)
+        timings[name] = best
+        return out
+
+    gc.disable()
+    try:
+        arrays = timed("decode the blob", lambda: index_arrays.decode(blob, build, atoms))
+        rows = timed("fetch the rows", lambda: [conn.execute(q, (build,)).fetchall()
+                                                for q in queries])
+        timed("check the rows", lambda: index_arrays.check_rows(arrays, *rows))
+        curves = timed("cost curves", lambda: polydom.CostCurve.from_rows(arrays.coefficients))
+        cands = timed("candidates", lambda: polydom.Candidate.from_columns(
+            arrays.keys, arrays.accuracy, curves, arrays.features, None, arrays.needs,
+            arrays.learners))
+        timed("skyline table", lambda: polydom.PolyDomIndex(
+            cands, arrays.n_min, arrays.n_max, arrays.breaks, arrays.skylines))
+    finally:
+        gc.enable()
+    conn.close()
+    print(f"\n## open_index from the arrays, {n} candidates: CPU s per step (min of 3)\n")
+    print("| step | CPU s |")
+    print("|---|---:|")
+    for name, seconds in timings.items():
+        print(f"| {name} | {seconds:.4f} |")
+    print(f"\n{load()}")
+
+
 # ---------------------------------------------------------------------------- readers
 QUERIES = [(float(n), float(b)) for n in np.linspace(0, N_MAX, 9) for b in (5, 20, 60, 500)]
 
@@ -367,6 +432,8 @@ def main(argv: list[str] | None = None) -> None:
         bench_readers(workdir, args.pg_url)
     if "open" in parts:
         bench_open(workdir, [int(s) for s in args.sizes.split(",")])
+    if "open_parts" in parts:
+        bench_open_parts(workdir, max(int(s) for s in args.sizes.split(",")))
     sys.stdout.flush()
 
 
