@@ -22,6 +22,8 @@
   are cached in ``--workdir``.
 * open_parts (not in the default ``--only``): the steps of an open from the index arrays at
   the largest ``--sizes``, CPU time each.
+* open_pg (not in the default ``--only``): as open, each size one build in the PostgreSQL
+  database of ``--pg-url`` (published there on the first run).
 
 Every section prints the 1-minute load average next to its numbers: this machine is shared.
 """
@@ -228,26 +230,48 @@ def publish(url: str, n: int, seed: int, prefix: str) -> tuple[int, object]:
     return build_id, index
 
 
-def bench_open(workdir: Path, sizes: list[int]) -> None:
+def bench_open(workdir: Path, sizes: list[int], pg_url: str | None = None) -> None:
+    """``open_index`` per size: a SQLite file per size in ``workdir``, or with ``pg_url``
+    one build per size in that PostgreSQL database (opened with ``build=``)."""
     import polydom
 
-    print("\n## open_index: stored candidates -> a ready index (median of 3, after a warm-up)\n")
+    where = "PostgreSQL" if pg_url else "SQLite"
+    print(f"\n## open_index ({where}): stored candidates -> a ready index (median of 3, "
+          "after a warm-up)\n")
     print("| candidates | open_index wall s | open_index CPU s | load |")
     print("|---:|---:|---:|---|")
     for n in sizes:
-        path = workdir / f"open_{n}.db"
-        if not path.exists():
-            publish(f"sqlite:///{path}", n, 0, "c")
-        url = f"sqlite:///{path}"
-        polydom.open_index(url)
+        build = None
+        if pg_url:
+            url = pg_url
+            known = polydom.list_builds(url) if _has_store(url) else []
+            found = [b.build_id for b in known
+                     if b.params.get("n") == n and b.status == "complete"]
+            build = found[0] if found else publish(url, n, 0, "c")[0]
+        else:
+            path = workdir / f"open_{n}.db"
+            if not path.exists():
+                publish(f"sqlite:///{path}", n, 0, "c")
+            url = f"sqlite:///{path}"
+        polydom.open_index(url, build=build)
         times, cpu = [], []
         for _ in range(3):
             start, start_cpu = time.perf_counter(), time.process_time()
-            polydom.open_index(url)
+            polydom.open_index(url, build=build)
             times.append(time.perf_counter() - start)
             cpu.append(time.process_time() - start_cpu)
         print(f"| {n} | {statistics.median(times):.3f} | {statistics.median(cpu):.3f} | "
               f"{load()} |", flush=True)
+
+
+def _has_store(url: str) -> bool:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    try:
+        return "schema_info" in sa.inspect(engine).get_table_names()
+    finally:
+        engine.dispose()
 
 
 def bench_open_parts(workdir: Path, n: int) -> None:
@@ -432,6 +456,8 @@ def main(argv: list[str] | None = None) -> None:
         bench_readers(workdir, args.pg_url)
     if "open" in parts:
         bench_open(workdir, [int(s) for s in args.sizes.split(",")])
+    if "open_pg" in parts:
+        bench_open(workdir, [int(s) for s in args.sizes.split(",")], args.pg_url)
     if "open_parts" in parts:
         bench_open_parts(workdir, max(int(s) for s in args.sizes.split(",")))
     sys.stdout.flush()

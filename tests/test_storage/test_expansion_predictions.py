@@ -156,3 +156,22 @@ def test_reassigning_or_deleting_an_expansion_replaces_or_removes_its_prediction
         assert fs not in cache
     with sqlite3.connect(tmp_path / "s.db") as conn:
         assert conn.execute("SELECT COUNT(*) FROM expansion_predictions").fetchone()[0] == 0
+
+
+def test_deleting_a_build_deletes_its_arrays_and_the_predictions_of_its_expansions(tmp_path):
+    path = tmp_path / "s.db"
+    fs = frozenset({"a"})
+    with storage.IndexStore(path) as st:
+        for learner in ("first", "second"):  # other training parameters: own expansions
+            build_id = st.begin_build({"alpha": 1.0, "learner": learner}, {"a": "1"})
+            st.expansion_cache(build_id)[fs] = polydom.Expansion(
+                fs, 0.5, None, 0.0, np.array([0, 1]))
+            table = polydom.PolyDomIndex.build([polydom.Candidate(learner, 0.5, "1", fs)])
+            st.publish(build_id, polydom.Index(table, {"a": "1"}))
+        report = st.delete_builds()
+    assert report["deleted"] == [1] and report["expansions_deleted"] == 1
+    with sqlite3.connect(path) as conn:
+        counts = [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                  for t in ("build_arrays", "expansion_predictions")]
+    assert counts == [1, 1]
+    assert polydom.open_index(path).info["read_from"] == "arrays"
