@@ -102,7 +102,9 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     n_subsets : int, default 7
         ``t`` for ``"greedy"`` / ``"forward"``.
     subset_budget : float, optional
-        ``B``: total cost of the selected subsets.  Default: a third of all sensors' cost.
+        ``B``: total cost of the selected subsets, each sensor at its own cost (a sensor in
+        two subsets, or an atom shared by two sensors, counts each time, as in the paper's
+        Eq. 11).  Default: a third of all sensors' cost.
     stop_on_zero_gain : bool, default False
         Algorithm 2 stops when no addition raises its reward.
     add_full : bool, default True

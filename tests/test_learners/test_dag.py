@@ -4,7 +4,10 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import load_iris, load_wine
+from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
@@ -17,6 +20,7 @@ from learners import SklearnLearner
 from learners.budgeted.dag import DAGClassifier, dag_sweep_candidates
 from learners.budgeted.subset_bank import BankEntry, SubsetBank
 from learners.budgeted.subset_selection import forward_prefixes, greedy_subsets
+from tests.strategies import examples
 
 WINE = {"chem": [0, 1, 2, 3, 4], "phenols": [5, 6, 7, 8], "colour": [9, 10, 11, 12]}
 
@@ -201,6 +205,9 @@ def test_an_atom_shared_by_two_sensors_is_paid_once_in_training(wine):
     oof = dag.bank_.losses(dag.graph_.states, ytr)[np.arange(len(ytr)), dag.route(Xtr)]
     assert dag.train_risk_ == pytest.approx(oof.mean() + 0.02 * measured.mean(), rel=1e-12)
     dag._check(Xtr, ytr)
+    # the policy's expected cost (its candidate's curve) = the measured mean on the rows
+    model = polydom.CostModel({a: str(c) for a, c in PRICES.items()}, bundles=SHARED)
+    assert dag.to_candidate(Xtr, ytr, model, "k").cost(1.0) == pytest.approx(measured.mean())
     arrays, meta = dag.to_arrays()
     back = DAGClassifier.from_arrays(arrays, json.loads(json.dumps(meta)))
     np.testing.assert_allclose(back.prediction_cost(Xte), dag.prediction_cost(Xte))
@@ -222,6 +229,31 @@ def test_a_sensor_whose_atoms_are_all_acquired_is_free(wine):
              for c in g.children[chem]]
     np.testing.assert_allclose(V[:, chem], np.min([sc, *moves], axis=0), atol=1e-12)
     assert np.any(V[:, chem] == V[:, both])  # rows that take the free sensor pay nothing more
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(st.data())
+def test_states_pay_each_atom_once_and_edges_the_atoms_newly_acquired(wine, data):
+    # oracle: polydom.CostModel, the library's one home of "a set of names pays each atom once"
+    Xtr, _, ytr, _ = wine
+    pool = [f"a{j}" for j in range(5)]
+    need = {m: data.draw(st.sets(st.sampled_from(pool), min_size=1), label=m) for m in WINE}
+    used = sorted(set().union(*need.values()))
+    prices = {a: data.draw(st.floats(0.01, 10.0), label=a) for a in used}
+    dummy = DummyClassifier()
+    dag = _dag(tradeoff=0.1, feature_atoms={m: sorted(v) for m, v in need.items()},
+               atom_costs=prices, estimator=dummy, policy_estimator=dummy).fit(Xtr, ytr)
+    model = polydom.CostModel({a: polydom.CostCurve([c]) for a, c in prices.items()},
+                              bundles=need)
+    g = dag.graph_
+    for k, s in enumerate(g.states):
+        assert dag.state_costs_[k] == pytest.approx(model.cost(s)(1.0))
+        for c in g.children[k]:
+            new = model.atoms_of(g.states[c]) - model.atoms_of(s)
+            edge = dag.state_costs_[c] - dag.state_costs_[k]
+            assert edge == pytest.approx(sum(prices[a] for a in new), abs=1e-12)
+            assert (edge > 0) == bool(new)
+    dag._check(Xtr, ytr)  # the reported risk is the routed path loss at these costs
 
 
 def test_a_sweep_over_bundles_sharing_an_atom_trains_with_it_paid_once(wine):
@@ -271,6 +303,54 @@ def test_greedy_subsets_respect_the_budget_and_take_the_best_step():
         sig[i] = sig[i] | {m}
         got = np.mean(np.any([correct(s) for s in sig], axis=0))
         assert got == pytest.approx(g) == pytest.approx(best)
+
+
+@pytest.mark.parametrize(
+    ("costs", "winner"),
+    [({"x0": 2.5, "x1": 0.5, "x2": 1.0, "x3": 2.0, "x4": 0.7}, "gain"),
+     ({"x0": 2.6, "x1": 0.4, "x2": 0.6, "x3": 0.8, "x4": 0.5}, "gain per cost")],
+)
+def test_non_uniform_costs_keep_the_better_of_the_plain_and_the_per_cost_greedy(costs, winner):
+    X, y = _scaled_wine(5)
+    Xa, Xb, ya, yb = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
+    cols = {f"x{j}": [j] for j in range(5)}
+    est = LogisticRegression(max_iter=300)
+
+    def correct(s):
+        if not s:
+            return yb == np.bincount(ya).argmax()
+        c = sorted(int(m[1:]) for m in s)
+        return LogisticRegression(max_iter=300).fit(Xa[:, c], ya).predict(Xb[:, c]) == yb
+
+    def G(sig):
+        return float(np.mean(np.any([correct(s) for s in sig], axis=0)))
+
+    finals = {}
+    for rule in ("gain", "gain per cost"):
+        sel = greedy_subsets(est, Xa, ya, Xb, yb, cols, 2, budget=3.0, costs=costs, rule=rule)
+        assert sel.rule == rule
+        assert sum(costs[m] for s in sel.subsets for m in s) <= 3.0 + 1e-12
+        sig, spent, g = [frozenset()] * 2, 0.0, G([frozenset()] * 2)
+        for (i, m), score in zip(sel.steps, sel.scores, strict=True):
+            def value(q, f, sig=sig, g=g, rule=rule):
+                new = [s | {f} if k == q else s for k, s in enumerate(sig)]
+                return G(new) if rule == "gain" else (G(new) - g) / costs[f]
+            best = max(value(q, f) for q in range(2) for f in cols
+                       if f not in sig[q] and spent + costs[f] <= 3.0 + 1e-12)
+            assert value(i, m) == pytest.approx(best)  # the step attains the rule's maximum
+            sig = [s | {m} if k == i else s for k, s in enumerate(sig)]
+            spent, g = spent + costs[m], G(sig)
+            assert g == pytest.approx(score)
+        finals[rule] = sel.final
+        assert sel.final == pytest.approx(g)
+    best = greedy_subsets(est, Xa, ya, Xb, yb, cols, 2, budget=3.0, costs=costs)
+    assert best.final == max(finals.values())
+    assert best.rule == winner == max(finals, key=finals.get)
+    assert finals["gain"] != finals["gain per cost"]
+    uniform = greedy_subsets(est, Xa, ya, Xb, yb, cols, 2, budget=3.0)
+    assert uniform.rule == "gain"
+    with pytest.raises(ValueError, match="rule"):
+        greedy_subsets(est, Xa, ya, Xb, yb, cols, 2, budget=3.0, rule="cheapest")
 
 
 def test_stop_on_zero_gain_stops_when_the_reward_saturates():
