@@ -33,7 +33,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402  (after the variables 
 threadpool_limits(int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")  # if already loaded
 threadpool_limits(int(os.environ["OMP_NUM_THREADS"]), user_api="openmp")
 
-from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 from hypothesis.database import DirectoryBasedExampleDatabase  # noqa: E402
 
 settings.register_profile(
