@@ -334,6 +334,7 @@ def test_derivative_is_numpys(coefs):
         ([1.0, -2.0, 1.0 + 1e-9], []),  # a discriminant of -4e-9 is no rounding error
         ([-2.0, 1.0, -2.0, 1.0], [2.0]),  # (n**2 + 1)(n - 2): the complex pair is dropped
         ([-6.0, 11.0, -6.0, 1.0], [1.0, 2.0, 3.0]),
+        ([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]),  # n**3: slope 0 at the root, no Newton step
     ],
 )
 def test_candidate_roots_of_small_polynomials(coefs, roots):
