@@ -128,11 +128,12 @@ def accuracy_tables(draw, m: int, delta: float = 0.0):
 
 
 @st.composite
-def cost_tables(draw, m: int):
+def cost_tables(draw, m: int, ints: bool | None = None):
     """Per-feature polynomials of degree <= 3 with non-negative coefficients; sometimes
-    duplicated curves, sometimes small integers (exact multi-crossings)."""
+    duplicated curves, sometimes small integers (exact multi-crossings; always with
+    ``ints=True``: set costs are then exact in any summation order)."""
     fs = names(m)
-    ints = draw(st.booleans())
+    ints = draw(st.booleans()) if ints is None else ints
     coef = st.integers(0, 5).map(float) if ints else st.sampled_from([0.0, 0.3, 1.0, 2.5, 7.0])
     costs = {}
     for f in fs:
@@ -144,9 +145,9 @@ def cost_tables(draw, m: int):
 
 
 @st.composite
-def instances(draw, max_m: int = 6, delta: float = 0.0):
+def instances(draw, max_m: int = 6, delta: float = 0.0, ints: bool | None = None):
     m = draw(st.integers(1, max_m))
-    return draw(accuracy_tables(m, delta)), draw(cost_tables(m))
+    return draw(accuracy_tables(m, delta)), draw(cost_tables(m, ints))
 
 
 # ---------------------------------------------------------------------------- Greedy oracle
@@ -211,3 +212,48 @@ def wide_instances(draw, max_m: int = 8):
         for f in fs
     }
     return acc, costs
+
+
+def lattice_order(costs: dict, features: frozenset) -> tuple[int, int]:
+    """The lattice's canonical order of a set: (size, bitmask in the costs' feature order)."""
+    order = list(costs)
+    return len(features), sum(1 << order.index(f) for f in features)
+
+
+def greedy_skyline(acc: dict, costs: dict, size: float, lambdas, sequences: dict) -> list:
+    """Greedy's skyline at ``size`` (spec 4.5), from the chains and the true accuracies:
+    rows ``(cost, accuracy, lambda, prefix length, set)`` of the empty set and every set of
+    every chain, a set keeping the first lambda (in the given order) whose chain holds it
+    (the empty set: the first lambda, length 0); a set is on the skyline when every set
+    that is cheaper, or as cheap and more accurate, or as cheap, as accurate and earlier
+    in the lattice order, is strictly less accurate.  Costs must be exact (integers)."""
+    origin = {frozenset(): (lambdas[0], 0)}
+    for lam in lambdas:
+        for pos, s in enumerate(sequences[lam], start=1):
+            if s not in origin:
+                origin[s] = (lam, pos)
+    cost = {s: set_cost(costs, s)(size) for s in origin}
+
+    def before(t, s):
+        return (cost[t], -acc[t], lattice_order(costs, t)) < (cost[s], -acc[s],
+                                                              lattice_order(costs, s))
+
+    sky = [s for s in origin if all(acc[t] < acc[s] for t in origin if before(t, s))]
+    sky.sort(key=lambda s: cost[s])
+    return [(cost[s], acc[s], *origin[s], s) for s in sky]
+
+
+def greedy_retrieve(acc: dict, costs: dict, n0: float, lambdas, sequences: dict,
+                    size: float, budget: float) -> frozenset:
+    """Any-time retrieval (spec 4.5): the most accurate skyline set whose cost at ``n0``
+    is within ``budget`` names the chain (the cheapest skyline row when none is); the
+    answer is that chain's longest prefix whose cost at ``size`` is within ``budget``."""
+    sky = greedy_skyline(acc, costs, n0, lambdas, sequences)
+    fitting = [row for row in sky if row[0] <= budget] or sky[:1]
+    lam = fitting[-1][2]
+    best = frozenset()
+    for s in sequences[lam]:
+        if set_cost(costs, s)(size) > budget:
+            break
+        best = s
+    return best

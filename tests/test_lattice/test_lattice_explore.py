@@ -404,3 +404,204 @@ def test_exploration_is_identical_across_hash_seeds():
         outs.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                 text=True, check=True, cwd=root).stdout)
     assert len(outs) == 1
+
+
+# ---------------------------------------------------------------------------- reports and counts
+@settings(max_examples=examples(40), deadline=None)
+@given(instances(max_m=6), st.sampled_from(ALPHAS), st.sampled_from([0.0, 0.01]),
+       st.booleans())
+def test_counts_add_up_and_covering_changes_nothing_but_its_count(inst, alpha, delta, cost):
+    """Complete traversal: every set but the empty and the full one is checked exactly once
+    (2**m - 2 checks), every check that did not train is filed under its rule, and the
+    covering shortcut only skips tests (same expanded sets, same order, same pruned sets,
+    and no skips when it is off)."""
+    acc, costs = inst
+    m = len(costs)
+    on = run(acc, costs, alpha=alpha, delta=delta, cost_pruning=cost)
+    off = run(acc, costs, alpha=alpha, delta=delta, cost_pruning=cost, covering=False)
+    assert list(on.expanded) == list(off.expanded)
+    assert on.pruned == off.pruned
+    for exp, covering in ((on, True), (off, False)):
+        st_ = exp.stats
+        assert st_["checks"] == 2 ** m - 2
+        assert st_["expanded"] == st_["trained"] == exp.n_expanded
+        assert st_["cache_hits"] == 0
+        assert st_["sandwiched"] == sum(why == "sandwich" for why in exp.pruned.values())
+        assert st_["cost_pruned"] == sum(why == "cost" for why in exp.pruned.values())
+        assert st_["checks"] == len(exp.pruned) + exp.n_expanded - 2
+        assert 0 <= st_["covering_skips"] <= st_["sandwiched"]
+        assert (st_["traversal"], st_["scope"], st_["covering"], st_["cost_pruning"]) == (
+            "complete", "expanded", covering, cost)
+        if not cost:
+            assert st_["cost_pruned"] == 0
+    assert off.stats["covering_skips"] == 0
+
+
+def test_figure2_counts_by_hand():
+    """Figure 2 at alpha = 1: 14 sets of 16 trained; the 14 sets other than the empty and
+    the full one are each checked once; f2f3 and f3f4 are sandwiched (f3 below, 0.75,
+    f2f3f4 above, 0.75) and nothing else is pruned."""
+    exp = run(table(FIG2), COSTS4, alpha=1.0)
+    assert exp.stats["checks"] == 14
+    assert exp.stats["sandwiched"] == 2 and exp.stats["cost_pruned"] == 0
+    assert set(exp.pruned) == {frozenset({"f2", "f3"}), frozenset({"f3", "f4"})}
+    assert set(exp.pruned.values()) == {"sandwich"}
+
+
+@pytest.mark.parametrize("scope", ["expanded", "frontier"])
+def test_frontier_scope_turns_covering_and_cost_pruning_off(scope):
+    exp = run(table(FIG2), COSTS4, alpha=1.1, scope=scope, covering=True, cost_pruning=True)
+    on = scope == "expanded"
+    assert exp.stats["covering"] is on and exp.stats["cost_pruning"] is on
+    assert exp.stats["scope"] == scope and exp.stats["traversal"] == "complete"
+    if not on:
+        assert exp.stats["covering_skips"] == 0 and exp.stats["cost_pruned"] == 0
+
+
+def test_exploration_reports_what_it_was_given():
+    costs = {"f1": "1 + n", "f2": "2*n**2", "f3": [3.0], "f4": "n"}
+    exp = run(table(FIG2), costs, alpha=1.1, delta=0.01, candidate_alpha="same",
+              n_min=1.0, n_max=50.0)
+    assert repr(exp) == (f"Exploration(features=4, expanded={exp.n_expanded}, alpha=1.1, "
+                         "delta=0.01, complete=True)")
+    assert exp.n_expanded == len(exp.expanded)
+    assert exp.features == ("f1", "f2", "f3", "f4")
+    assert exp.costs == {f: polydom.CostCurve.coerce(c) for f, c in costs.items()}
+    assert exp.cost_model.features == ("f1", "f2", "f3", "f4")
+    assert (exp.alpha, exp.delta, exp.candidate_alpha) == (1.1, 0.01, 1.1)
+    assert exp.domain == (1.0, 50.0)
+    assert exp.key_of(frozenset({"f4", "f2"})) == ("f2", "f4")
+    assert exp.cost_of(frozenset({"f4", "f2"})) == polydom.CostCurve([0.0, 1.0, 2.0])
+    assert exp.cost_of(frozenset()) == polydom.CostCurve([0.0])
+    assert run(table(FIG2), costs, alpha=1.1, candidate_alpha=1.0).candidate_alpha == 1.0
+    assert run(table(FIG2), costs, alpha=1.1).domain == (0.0, math.inf)
+    cands = exp.all_candidates()
+    assert [c.features for c in cands] == list(exp.expanded)
+    for c in cands:
+        assert c.key == tuple(sorted(c.features))
+        assert c.accuracy == table(FIG2)[c.features]
+        assert np.allclose(c.cost.coefficients, set_cost(costs, c.features).coefficients)
+        assert c.needs == dict.fromkeys(sorted(c.features), 1.0)
+        assert c.learner == "lattice" and c.payload is None
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(instances(max_m=5, ints=True), st.sampled_from(ALPHAS))
+def test_candidates_are_exactly_the_expanded_sets_no_other_expanded_set_dominates(inst, alpha):
+    """Brute force over the expanded sets with exact (integer) costs: a set is a candidate
+    unless another expanded set costs no more everywhere on [0, inf) and is at least as
+    accurate (ties of both: the earlier key stays)."""
+    acc, costs = inst
+    exp = run(acc, costs, alpha=alpha)
+    sets = list(exp.expanded)
+    curve = {s: set_cost(costs, s) for s in sets}
+
+    def dominates(t, s):
+        if not (curve[t].le(curve[s]) and acc[t] >= acc[s]):
+            return False
+        same = curve[s].le(curve[t]) and acc[t] == acc[s]
+        return not same or exp.key_of(t) < exp.key_of(s)
+
+    want = {s for s in sets if not any(dominates(t, s) for t in sets if t != s)}
+    assert {c.features for c in exp.candidates} == want
+
+
+def test_explore_validates_its_arguments_with_exact_messages():
+    learner = learners.SyntheticLearner(table(FIG2).__getitem__)
+    bad = [
+        ({"alpha": math.inf}, "alpha must be finite and >= 1, got inf"),
+        ({"alpha": math.nan}, "alpha must be finite and >= 1, got nan"),
+        ({"delta": math.inf}, "delta must be finite and >= 0, got inf"),
+        ({"traversal": "bfs"}, "traversal must be one of ('complete', 'paper'), got 'bfs'"),
+        ({"scope": "x"}, "scope must be one of ('expanded', 'frontier'), got 'x'"),
+        ({"max_expansions": 2.5}, "max_expansions must be a non-negative integer, got 2.5"),
+        ({"max_expansions": True}, "max_expansions must be a non-negative integer, got True"),
+        ({"max_expansions": -1}, "max_expansions must be a non-negative integer, got -1"),
+        ({"candidate_alpha": math.inf},
+         "candidate_alpha must be a number >= 1 or 'same', got inf"),
+        ({"candidate_alpha": 0.99},
+         "candidate_alpha must be a number >= 1 or 'same', got 0.99"),
+    ]
+    for kwargs, message in bad:
+        with pytest.raises(ValueError) as info:
+            lattice.explore(COSTS4, learner, **kwargs)
+        assert str(info.value) == message
+    # the boundaries are allowed
+    ok = lattice.explore(COSTS4, learner, alpha=1.0, delta=0.0, candidate_alpha=1.0,
+                         max_expansions=16)
+    assert ok.complete and ok.n_expanded == 14
+    two = lattice.explore(COSTS4, learner, max_expansions=2.0)
+    assert not two.complete and two.stats["trained"] == 2
+    zero = lattice.explore(COSTS4, learner, max_expansions=0)
+    assert not zero.complete and zero.n_expanded == 0
+
+
+def test_a_given_executor_is_used_and_left_open_and_progress_sees_each_training():
+    from lattice.executor import InProcessExecutor
+
+    class Recording(InProcessExecutor):
+        closed = 0
+
+        def close(self):
+            self.closed += 1
+
+    ex = Recording()
+    seen = []
+    exp = lattice.explore(COSTS4, learners.SyntheticLearner(table(FIG2).__getitem__),
+                          executor=ex, progress=seen.append)
+    assert ex.closed == 0
+    assert [e.features for e in seen] == list(exp.expanded)
+    cache = dict(exp.expanded)
+    seen.clear()
+    lattice.explore(COSTS4, learners.SyntheticLearner(table(FIG2).__getitem__), cache=cache,
+                    progress=seen.append)
+    assert seen == []  # cache hits are not trainings
+
+
+def test_check_rejects_corrupted_explorations():
+    def fresh(**kw):
+        return run(table(FIG2), COSTS4, **({"alpha": 1.1} | kw))
+
+    e = fresh()
+    expanded_mask = e._masks[1]
+    pruned_mask = next(iter(e._pruned_masks))
+    corruptions = [
+        lambda e: e._masks.append(e._masks[0]),                       # a set expanded twice
+        lambda e: e._pruned_masks.__setitem__(expanded_mask, "sandwich"),  # both
+        lambda e: e.stats.__setitem__("trained", e.stats["trained"] + 1),
+        lambda e: e.stats.__setitem__("sandwiched", 0),
+        lambda e: e._pruned_masks.pop(pruned_mask),                   # a set never visited
+        lambda e: e._pruned_masks.__setitem__(pruned_mask, "other"),  # an unknown rule
+        lambda e: setattr(e, "alpha", 1.0),                           # no longer sandwiched
+        lambda e: setattr(e, "delta", 0.5),
+        lambda e: e.__dict__.__setitem__("candidates", e.candidates * 2),  # dominated copies
+    ]
+    for corrupt in corruptions:
+        e = fresh()
+        e._check()
+        corrupt(e)
+        with pytest.raises(AssertionError):
+            e._check()
+    # at alpha 1.2, delta 0.05, f1f2 is sandwiched, but no expanded set is a cost witness
+    e = fresh(alpha=1.2, delta=0.05)
+    e._check()
+    e._pruned_masks[e._space.mask(frozenset({"f1", "f2"}))] = "cost"
+    with pytest.raises(AssertionError):
+        e._check()
+    bad_key = fresh()
+    cand = bad_key.candidates[0]
+    bad_key.__dict__["candidates"] = [polydom.Candidate(("zz",), cand.accuracy, cand.cost)]
+    with pytest.raises(AssertionError):
+        bad_key._check()
+
+
+def test_children_and_parents_are_the_sets_one_feature_away():
+    from lattice.explore import _children, _parents
+
+    for m in range(5):
+        full = (1 << m) - 1
+        for s in range(full + 1):
+            kids = [t for t in range(full + 1) if t & s == t and bin(s ^ t).count("1") == 1]
+            ups = [t for t in range(full + 1) if t & s == s and bin(s ^ t).count("1") == 1]
+            assert sorted(_children(s)) == kids
+            assert sorted(_parents(s, full)) == ups
