@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import platform
 import statistics
 import sys
@@ -256,6 +257,14 @@ def plots(out):
     plt.close(fig)
 
 
+def _loadavg() -> str:
+    """The 1/5/15-minute load averages, or "n/a" where the platform has none."""
+    try:
+        return "{:.2f} / {:.2f} / {:.2f}".format(*os.getloadavg())
+    except (AttributeError, OSError):
+        return "n/a"
+
+
 def report(out, command, seeds, seeds_large, elapsed, cpu) -> str:
     lines = [
         "# Poly-Dom paper, synthetic experiments (section 5.2) reproduced",
@@ -264,7 +273,8 @@ def report(out, command, seeds, seeds_large, elapsed, cpu) -> str:
         "",
         f"Python {platform.python_version()}, numpy {np.__version__}; wall time "
         f"{elapsed:.0f} s, CPU time {cpu:.0f} s (single-threaded; the wall time includes "
-        f"waiting on a shared machine). Seeds: {seeds} (m <= 12), {seeds_large} (m >= 13). "
+        f"waiting on a shared machine; load average at the end {_loadavg()}). "
+        f"Seeds: {seeds} (m <= 12), {seeds_large} (m >= 13). "
         "Medians over seeds. Explorer defaults: traversal 'complete', scope 'expanded', "
         "covering on, exact candidate dominance, domain [0, inf) unless said.",
         "",
