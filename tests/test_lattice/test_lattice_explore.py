@@ -605,3 +605,81 @@ def test_children_and_parents_are_the_sets_one_feature_away():
             ups = [t for t in range(full + 1) if t & s == s and bin(s ^ t).count("1") == 1]
             assert sorted(_children(s)) == kids
             assert sorted(_parents(s, full)) == ups
+
+
+def test_covering_by_hand_from_the_bottom_and_from_the_top():
+    """Flat accuracies, m = 3: the empty set (0.5) is expanded from the bottom and the full
+    set (0.5) is a superset no better, so every parent of the empty set (the singletons) is
+    covered: the three singletons are skipped by covering, the three pairs sandwiched by
+    test.  Non-monotone, m = 3: f1f2 (0.5) is expanded from the top while the empty set
+    (0.5) is no worse, so f1f2's children f1 and f2 are covered; f3 is tested and trained."""
+    flat = {s: 0.5 for s in all_sets(3)}
+    costs = {f"f{i}": [float(i)] for i in range(1, 4)}
+    exp = run(flat, costs, alpha=1.0)
+    assert [label(s) for s in exp.expanded] == ["123", ""]
+    assert exp.stats["checks"] == 6 and exp.stats["sandwiched"] == 6
+    assert exp.stats["covering_skips"] == 3
+    acc = {s: 0.6 for s in all_sets(3) if len(s) == 1}
+    acc |= {frozenset(): 0.5, frozenset({"f1", "f2"}): 0.5, frozenset({"f1", "f3"}): 0.8,
+            frozenset({"f2", "f3"}): 0.8, frozenset(costs): 0.9}
+    exp = run(acc, costs, alpha=1.0)
+    assert [label(s) for s in exp.expanded] == ["123", "", "12", "13", "23", "3"]
+    assert exp.pruned == {frozenset({"f1"}): "sandwich", frozenset({"f2"}): "sandwich"}
+    assert exp.stats["checks"] == 6 and exp.stats["covering_skips"] == 2
+    off = run(acc, costs, alpha=1.0, covering=False)
+    assert off.pruned == exp.pruned and off.stats["covering_skips"] == 0
+
+
+def test_each_pass_trains_its_unpruned_sets_as_one_batch():
+    """Figure 2 at alpha = 1, by hand: the full set, the empty set, the four triples, the
+    four singletons, then the pairs f1f2, f1f3, f1f4, f2f4 (f2f3 and f3f4 sandwiched), each
+    batch in (size, bitmask) order."""
+    from lattice.executor import InProcessExecutor, InProcessSession
+
+    batches = []
+
+    class Session(InProcessSession):
+        def map_unordered(self, fn, tasks):
+            batches.append([label(fs) for (fs,) in tasks])
+            return super().map_unordered(fn, tasks)
+
+    class Recording(InProcessExecutor):
+        def session(self, shared):
+            import contextlib
+
+            return contextlib.nullcontext(Session(shared))
+
+    exp = lattice.explore(COSTS4, learners.SyntheticLearner(table(FIG2).__getitem__),
+                          executor=Recording())
+    assert batches == [["1234"], [""], ["123", "124", "134", "234"], ["1", "2", "3", "4"],
+                       ["12", "13", "14", "24"]]
+    assert [label(s) for s in exp.expanded] == [x for b in batches for x in b]
+
+
+def test_arrays_grow_past_1024_expanded_sets_and_cost_pruning_stays_exact():
+    """m = 11 (2048 sets), strictly increasing accuracy (a noisy-OR) and linear costs: at
+    alpha = 1 without cost pruning all 2048 are trained; with it more than 1024 are (the
+    arrays of expanded sets grow) and every set not trained has a trained one no more
+    costly (both coefficients no larger: linear costs on [0, inf)) and as accurate."""
+    m = 11
+    rng = np.random.default_rng(0)
+    single = rng.uniform(0.5, 0.8, m)
+    fs = [f"f{i + 1}" for i in range(m)]
+    costs = {f: [float(i + 1), float(rng.integers(0, 3))] for i, f in enumerate(fs)}
+
+    def acc(s):
+        return 0.5 if not s else 1.0 - float(np.prod([1.0 - single[int(f[1:]) - 1] for f in s]))
+
+    learner = learners.SyntheticLearner(acc)
+    plain = lattice.explore(costs, learner, alpha=1.0)
+    assert plain.n_expanded == 2 ** m
+    assert all(e.accuracy == acc(s) for s, e in plain.expanded.items())
+    pruned = lattice.explore(costs, learner, alpha=1.0, cost_pruning=True)
+    assert 1024 < pruned.n_expanded < 2 ** m and pruned.stats["cost_pruned"] > 0
+    sets = list(pruned.expanded)
+    coef = np.array([[sum(costs[f][k] for f in s) for k in (0, 1)] for s in sets])
+    accs = np.array([acc(s) for s in sets])
+    for s, why in pruned.pruned.items():
+        c = np.array([sum(costs[f][k] for f in s) for k in (0, 1)])
+        witness = (coef <= c).all(axis=1) & (accs >= acc(s) - ACC_TOL)
+        assert witness.any(), (why, sorted(s))
