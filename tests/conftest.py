@@ -7,7 +7,10 @@ ones in ``.hypothesis/`` and replays them first, and runs 20 times as many examp
 run that hunts for new counterexamples.
 
 "mutation" (``HYPOTHESIS_PROFILE=mutation``, for mutmut) is "default" at a quarter of the
-examples: every mutant runs the properties, so they must be quick.
+examples and without shrinking: every mutant runs the properties, so they must be quick, and
+a mutant only needs *a* failing example, not the smallest one (shrinking a failure of a
+mutant could take longer than mutmut's timeout, which then reports a caught mutant as a
+timeout).
 
 A property's own budget is never fixed in the test: ``@settings(max_examples=examples(40))``
 (:func:`tests.strategies.examples`) scales 40 by the loaded profile (40 under "default",
@@ -16,7 +19,7 @@ A property's own budget is never fixed in the test: ``@settings(max_examples=exa
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 settings.register_profile(
@@ -41,5 +44,6 @@ settings.register_profile(
     "mutation",
     parent=settings.get_profile("default"),
     max_examples=25,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

@@ -331,6 +331,7 @@ def test_greedy_check_rejects_broken_chains_and_skylines():
         ("_seq", {0.0: [2, 1], math.inf: [1, 3]}),        # not nested
         ("_seq", {0.0: [2, 3], math.inf: [1, 1]}),        # ends short of the full set
         ("_sky", list(reversed(g._sky))),                 # most expensive first
+        ("_sky", [(g._sky[1][0], *g._sky[0][1:]), (g._sky[0][0], *g._sky[1][1:])]),  # costs
         ("_sky", [g._sky[0], (g._sky[1][0], 0.5, *g._sky[1][2:])]),  # accuracy not rising
     ]
     for attr, value in broken:
@@ -379,3 +380,19 @@ def test_expand_all_costs_hold_on_the_given_domain_and_use_the_cache():
     assert learner.calls_ == 4
     with pytest.raises(ValueError, match="learner has"):
         lattice.expand_all({"a": [1.0]}, FixedFeatures(["b"]))
+
+
+def test_greedy_defaults_and_the_empty_lattice():
+    acc, costs = retrieval_fixture()
+    learner = learners.SyntheticLearner(acc.__getitem__)
+    for g in (lattice.greedy(costs, learner), lattice.greedy_acc(costs, learner),
+              lattice.greedy_cost(costs, learner)):
+        assert g.size == 1.0
+    assert lattice.greedy(costs, learner).lambdas == lattice.PAPER_LAMBDAS
+    # at n0 = 1 both features cost 1: Greedy-Cost breaks the tie by the larger gain (f2)
+    assert lattice.greedy_cost(costs, learner).sequences[math.inf][0] == frozenset({"f2"})
+    empty = lattice.greedy({}, learners.SyntheticLearner(lambda fs: 0.5), lambdas=(0.0, 1.0))
+    empty._check()
+    assert empty.sequences == {0.0: [], 1.0: []} and empty.n_expanded == 1
+    assert empty.skyline == [(0.0, 0.5, 0.0, 0, frozenset())]
+    assert empty.retrieve(5.0, 0.0).features == frozenset()
