@@ -162,19 +162,26 @@ def _lexmin(options: list, keys) -> list:
     return options
 
 
-def greedy_choices(acc: dict, costs: dict, size: float, lam: float, cur: frozenset) -> list:
+def greedy_choices(acc: dict, costs, size: float, lam: float, cur: frozenset,
+                   cost_of=None) -> list:
     """Every feature Greedy may add to ``cur`` (spec 4.5, written from the paper's
     Algorithm 4, not from the library): the largest ``gain - lam * marginal cost`` at
     ``size``; ties to the smaller marginal cost, then the larger gain.  ``lam = inf``: the
-    cheapest feature, ties to the larger gain.  Near-ties (GREEDY_TOL) are all allowed."""
+    cheapest feature, ties to the larger gain.  Near-ties (GREEDY_TOL) are all allowed.
+    The marginal cost is ``c(cur + f) - c(cur)``, set costs from ``cost_of(set)`` (default:
+    the sum of the features' curves of ``costs``, a mapping; with shared atoms, an oracle
+    that pays each atom once, and ``costs`` any iterable of the feature names)."""
+    if cost_of is None:
+        def cost_of(s):
+            return set_cost(costs, s)
     base_acc = acc[cur]
-    base_cost = set_cost(costs, cur)(size)
+    base_cost = cost_of(cur)(size)
     rows = []
     for f in costs:
         if f in cur:
             continue
         gain = acc[cur | {f}] - base_acc
-        marginal = set_cost(costs, cur | {f})(size) - base_cost
+        marginal = cost_of(cur | {f})(size) - base_cost
         rows.append((f, gain, marginal))
     if math.isinf(lam):
         keys = [lambda r: r[2], lambda r: -r[1]]
@@ -183,14 +190,16 @@ def greedy_choices(acc: dict, costs: dict, size: float, lam: float, cur: frozens
     return [r[0] for r in _lexmin(rows, keys)]
 
 
-def check_greedy_chain(acc: dict, costs: dict, size: float, lam: float, chain: list) -> None:
-    """Assert that ``chain`` (nested sets, one feature added per step) is a Greedy chain."""
+def check_greedy_chain(acc: dict, costs, size: float, lam: float, chain: list,
+                       cost_of=None) -> None:
+    """Assert that ``chain`` (nested sets, one feature added per step) is a Greedy chain
+    (``costs`` and ``cost_of`` as for :func:`greedy_choices`)."""
     cur = frozenset()
     assert len(chain) == len(costs)
     for nxt in chain:
         added = nxt - cur
         assert len(added) == 1 and cur < nxt, (cur, nxt)
-        allowed = greedy_choices(acc, costs, size, lam, cur)
+        allowed = greedy_choices(acc, costs, size, lam, cur, cost_of)
         assert next(iter(added)) in allowed, (lam, sorted(cur), sorted(added), allowed)
         cur = nxt
 

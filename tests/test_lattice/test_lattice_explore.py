@@ -379,7 +379,8 @@ def test_learner_with_other_features_is_rejected():
 
     learner = learners.SklearnLearner(LogisticRegression(), np.zeros((4, 2)),
                                       np.array([0, 1, 0, 1]), features=["a", "b"])
-    with pytest.raises(ValueError, match="learner has"):
+    with pytest.raises(ValueError, match=r"^costs name features \['a', 'c'\] but the learner "
+                                         r"has \['a', 'b'\]$"):
         lattice.explore({"a": [1.0], "c": [1.0]}, learner)
 
 
