@@ -228,8 +228,9 @@ def test_column_subset_model_puts_the_columns_back_and_stores_as_arrays(cegb_mod
     default = clf.subset_model()
     assert default.columns == used_cols
     np.testing.assert_array_equal(default.predict(X[:, used_cols]), clf.predict(X))
+    shape = rf"^X must have shape \(rows, {len(used_cols)}\), got"
     for bad in (X[:, used_cols][0], X[:, used_cols][:, :-1], X):
-        with pytest.raises(ValueError, match=rf"^X must have shape \(rows, {len(used_cols)}\), got"):
+        with pytest.raises(ValueError, match=shape):
             default.predict(bad)
     assert default.predict_item == clf.predict_item     # on-demand serving passes through
     with pytest.raises(AttributeError, match="^'ColumnSubsetModel' object has no attribute "
