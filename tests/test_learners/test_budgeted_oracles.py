@@ -245,20 +245,36 @@ def test_column_subset_model_puts_the_columns_back_and_stores_as_arrays(cegb_mod
     back = ColumnSubsetModel.from_arrays(arrays, meta)
     assert back.columns == used_cols and back.n_columns == 30
     np.testing.assert_array_equal(back.predict_proba(X[:, used_cols]), clf.predict_proba(X))
-    for name in ("os:system", "learners.budgeted.cegb:CEGBClassifier.mro", "builtins:dict"):
+    for name in ("os:system", "learners.budgeted.cegb:CEGBClassifier.mro", "builtins:dict",
+                 "learners.budgeted.cegb:CEGBClassifier:x", "learners.budgeted.cegb:",
+                 "learners.budgeted.cegb"):
         with pytest.raises(ValueError, match=f"^refusing to load estimator class '{name}'$"):
             ColumnSubsetModel.from_arrays(arrays, {**meta, "estimator": name})
 
 
-def test_column_subset_model_of_a_foreign_estimator_is_not_stored():
+def test_column_subset_model_of_a_foreign_estimator_is_not_stored(cegb_model):
+    """Stored as arrays only: a class of the learners package that has ``to_arrays`` (not
+    a foreign class, not a learners class without it); a subclass defined elsewhere is
+    refused although it inherits ``to_arrays``."""
     from sklearn.linear_model import LogisticRegression
 
+    from learners import CEGBClassifier, SyntheticLearner
+
+    class Elsewhere(CEGBClassifier):
+        pass
+
     X, y = load_breast_cancer(return_X_y=True)
-    sub = ColumnSubsetModel(LogisticRegression(max_iter=50).fit(X[:, :2], y), [0, 1], 2)
-    with pytest.raises(ValueError, match="^estimator LogisticRegression cannot be stored as "
-                                         r"arrays \(needs to_arrays and a class of the learners "
-                                         r"package\)$"):
-        sub.to_arrays()
+    clf = cegb_model[0]
+    outside = Elsewhere(**clf.get_params()).fit(X[:100], y[:100])
+    for estimator, name in ((LogisticRegression(max_iter=50).fit(X[:, :2], y),
+                             "LogisticRegression"),
+                            (SyntheticLearner(len), "SyntheticLearner"),
+                            (outside, "Elsewhere")):
+        sub = ColumnSubsetModel(estimator, [0, 1], 2)
+        with pytest.raises(ValueError, match=f"^estimator {name} cannot be stored as arrays "
+                                             r"\(needs to_arrays and a class of the learners "
+                                             r"package\)$"):
+            sub.to_arrays()
 
 
 def test_sweep_features_names_the_features_a_sweep_trains_on():
