@@ -3,10 +3,12 @@
     PYTHONPATH=$PWD python benchmarks/scale_bench.py [--only build,lattice,readers,open]
         [--pg-url URL] [--workdir DIR] [--sizes 1000,10000,100000]
 
-* build: one realistic build (scikit-learn logistic regression, 3-fold CV, on the digits'
-  eight pixel rows as features, alpha 1.02) in-process (1 worker), on a 2-process pool and on
-  a 2-worker ``LocalCluster`` (processes, one thread each), in one run; wall time, speed-up,
-  and whether the three stored the same candidates.
+* build: one realistic build (scikit-learn, 3-fold CV, on the digits' eight pixel rows as
+  features, alpha 1.02; ``--estimator logistic`` or ``forest``) in-process (1 worker), on a
+  2-process pool and on a 2-worker ``LocalCluster`` (processes, one thread each; with Dask's
+  default worker environment and with ``MALLOC_TRIM_THRESHOLD_`` unset), interleaved over
+  ``--repeats`` runs; median wall time, speed-up, and a check that every run stored the same
+  candidates (no speed-up is printed otherwise).
 * lattice: ``lattice.progressive`` under a budget of 1,000 trainings (synthetic learner) for
   m = 16, 20, 24: time and tracemalloc peak, with the "paper" traversal (and "complete" at
   m = 16 for contrast).
@@ -43,8 +45,15 @@ def load() -> str:
 
 
 # ---------------------------------------------------------------------------- build
-def digits_learner():
+def digits_learner(estimator: str = "logistic"):
+    """The digits' eight pixel rows as features, and a learner with 3-fold CV.
+
+    ``logistic``: standardised logistic regression (~65 ms an expansion on one core);
+    ``forest``: a 200-tree random forest (~0.8 s an expansion), for trainings long enough
+    that a cluster's per-task overhead is small next to them.
+    """
     from sklearn.datasets import load_digits
+    from sklearn.ensemble import RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -53,7 +62,12 @@ def digits_learner():
 
     X, y = load_digits(return_X_y=True)
     features = {f"row{r}": list(range(8 * r, 8 * r + 8)) for r in range(8)}
-    est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    if estimator == "logistic":
+        est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    elif estimator == "forest":
+        est = RandomForestClassifier(n_estimators=200, n_jobs=1, random_state=0)
+    else:
+        raise SystemExit(f"unknown --estimator {estimator!r}")
     return learners.SklearnLearner(est, X, y, features=features, cv=3), features
 
 
@@ -61,45 +75,87 @@ def digits_costs(features):
     return {name: f"{1 + i} + {0.05 * (i + 1)}*n" for i, name in enumerate(features)}
 
 
-def bench_build(workdir: Path) -> None:
+def _warm_imports(_: int) -> int:
+    """A no-op task that imports what an expansion needs (a long-lived cluster's workers
+    have done this long before a build starts)."""
+    import sklearn.linear_model  # noqa: F401
+
+    import learners  # noqa: F401
+    import polydom  # noqa: F401
+
+    return os.getpid()
+
+
+def local_cluster(trim: bool):
+    """A 2-worker ``LocalCluster`` (processes, one thread each), warmed up.
+
+    ``trim=True`` keeps Dask's default ``MALLOC_TRIM_THRESHOLD_=65536`` in every worker's
+    environment (``distributed.nanny.pre-spawn-environ``); ``trim=False`` unsets it, which
+    Dask's configuration allows with ``None``.  With it, glibc returns freed memory to the
+    kernel eagerly and numpy's many medium-sized temporaries are mapped and unmapped again
+    and again: one expansion of this workload takes ~45% longer in a worker than in-process.
+    """
+    import dask
     import distributed
+
+    key = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
+    with dask.config.set({key: 65536 if trim else None}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None)
+    client = distributed.Client(cluster, set_as_default=False)
+    client.wait_for_workers(2)
+    client.gather(client.map(_warm_imports, range(4), pure=False))
+    return cluster, client
+
+
+def bench_build(workdir: Path, repeats: int = 3, estimator: str = "logistic") -> None:
     from threadpoolctl import threadpool_limits
 
     import polydom
 
-    learner, features = digits_learner()
+    learner, features = digits_learner(estimator)
     costs = digits_costs(features)
-    rows = []
-    keys = {}
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    client = distributed.Client(cluster, set_as_default=False)
-    client.wait_for_workers(2)
-    try:
-        for name, executor in [("1 worker (in-process)", None),
-                               ("2-process pool", "processes:2"),
-                               ("2-worker LocalCluster", client)]:
-            url = f"sqlite:///{workdir / ('build_' + str(len(rows)) + '.db')}"
+    executors = [("1 worker (in-process)", None), ("2-process pool", "processes:2"),
+                 ("2-worker LocalCluster, Dask defaults", True),
+                 ("2-worker LocalCluster, MALLOC_TRIM_THRESHOLD_ unset", False)]
+    walls: dict[str, list[float]] = {name: [] for name, _ in executors}
+    trained, keys, loads = {}, {}, {}
+    for _ in range(repeats):  # interleaved, so a burst of load hits every executor
+        for name, executor in executors:
+            cluster = None
+            if isinstance(executor, bool):  # one cluster at a time: idle ones cost CPU too
+                cluster, executor = local_cluster(trim=executor)
+            url = f"sqlite:///{workdir / 'build.db'}"
             Path(url[len("sqlite:///"):]).unlink(missing_ok=True)
             before = load()
-            start = time.perf_counter()
-            with threadpool_limits(1):  # one core per worker, as the pool and Dask do
-                index = polydom.build_index(costs, learner, alpha=1.02, n_max=64.0,
-                                            store=url, executor=executor)
-            wall = time.perf_counter() - start
-            keys[name] = [(c.key, c.accuracy) for c in index.candidates]
-            rows.append((name, index.info["trained"], wall, before, load()))
-    finally:
-        client.close()
-        cluster.close()
-    base = rows[0][2]
-    same = all(k == keys[rows[0][0]] for k in keys.values())
-    print("\n## build: digits rows x logistic regression (3-fold CV), alpha 1.02\n")
-    print("| executor | trainings | wall s | speed-up | load before / after |")
-    print("|---|---:|---:|---:|---|")
-    for name, trained, wall, b, a in rows:
-        print(f"| {name} | {trained} | {wall:.1f} | {base / wall:.2f}x | {b} / {a} |")
-    print(f"\nsame candidates and accuracies on all three: {same}")
+            try:
+                start = time.perf_counter()
+                with threadpool_limits(1):  # one core per worker, as the pool and Dask do
+                    index = polydom.build_index(costs, learner, alpha=1.02, n_max=64.0,
+                                                store=url, executor=executor)
+                walls[name].append(time.perf_counter() - start)
+            finally:
+                if cluster is not None:
+                    executor.close()
+                    cluster.close()
+            keys.setdefault(name, []).append([(c.key, c.accuracy) for c in index.candidates])
+            trained[name] = index.info["trained"]
+            loads.setdefault(name, []).append(f"{before.split()[-1]}/{load().split()[-1]}")
+    base = statistics.median(walls[executors[0][0]])
+    reference = keys[executors[0][0]][0]
+    same = all(k == reference for runs in keys.values() for k in runs)
+    print(f"\n## build: digits rows x {estimator} (3-fold CV), alpha 1.02, "
+          f"median of {repeats}\n")
+    print("| executor | trainings | wall s (median) | all runs s | speed-up | load before/after |")
+    print("|---|---:|---:|---|---:|---|")
+    for name, _ in executors:
+        med = statistics.median(walls[name])
+        runs = ", ".join(f"{w:.1f}" for w in walls[name])
+        print(f"| {name} | {trained[name]} | {med:.1f} | {runs} | {base / med:.2f}x | "
+              f"{'; '.join(loads[name])} |")
+    print(f"\nsame candidates and accuracies in every run of every executor: {same}")
+    if not same:
+        raise SystemExit("executors disagree: no speed-up is reported for different indexes")
 
 
 # ---------------------------------------------------------------------------- lattice
@@ -295,13 +351,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(),
                                                           "polydom_scale_bench"))
     parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--estimator", default="logistic", choices=["logistic", "forest"],
+                        help="the build section's learner (see digits_learner)")
+    parser.add_argument("--repeats", type=int, default=3, help="the build section's repeats")
     args = parser.parse_args(argv)
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     parts = set(args.only.split(","))
     print(f"# scale_bench ({os.cpu_count()} cores, {load()})")
     if "build" in parts:
-        bench_build(workdir)
+        bench_build(workdir, args.repeats, args.estimator)
     if "lattice" in parts:
         bench_lattice()
     if "readers" in parts:

@@ -9,7 +9,7 @@ from lattice.baselines import (
     greedy_cost,
 )
 from lattice.delta import estimate_delta, monotonicity_violations
-from lattice.executor import Executor, ExecutorError, make_executor
+from lattice.executor import Executor, ExecutorError, WorkerLostError, make_executor
 from lattice.expansion import Expansion, Learner
 from lattice.explore import Exploration, explore
 from lattice.progressive import Progressive, progressive
@@ -23,6 +23,7 @@ __all__ = [
     "GreedyResult",
     "Learner",
     "Progressive",
+    "WorkerLostError",
     "estimate_delta",
     "expand_all",
     "explore",

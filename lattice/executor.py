@@ -13,10 +13,11 @@ workers once, and every task is called as ``fn(shared, *task)``.  Three kinds:
 
 * :class:`InProcessExecutor` (the default): one task after another, lazily, in order: a task
   runs only when its result is asked for, so a caller that stops asking trains nothing more.
-* :class:`PoolExecutor`: a :class:`concurrent.futures.ProcessPoolExecutor` (``"processes"`` or
-  ``"processes:N"``); ``shared`` goes to each worker process once, through the pool's
-  initializer.  A worker process that dies breaks the stdlib pool: the batch fails
-  (``BrokenProcessPool``), what completed before is kept by the caller, and a rerun resumes.
+* :class:`PoolExecutor`: joblib's loky reusable process pool (``"processes"`` or
+  ``"processes:N"``); ``shared`` goes to each worker process once per session.  A worker
+  process that dies breaks the pool; the session takes the new one loky gives and reruns the
+  tasks that were running (``retries`` times each, then :class:`WorkerLostError`); a task
+  whose result came back is never rerun.
 * :class:`DaskExecutor`: a Dask ``distributed`` cluster (``"dask://host:port"``, or a
   ``distributed.Client``).  ``shared`` is the result of one task that every training task
   depends on, so it travels to each worker once and is recomputed, not lost, when the
@@ -37,11 +38,16 @@ task runs: an unknown spec, a malformed address, a scheduler that does not answe
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import itertools
 import os
+import pickle
 import re
+import tempfile
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any
 
@@ -55,6 +61,7 @@ __all__ = [
     "InProcessSession",
     "PoolExecutor",
     "Session",
+    "WorkerLostError",
     "make_executor",
 ]
 
@@ -143,64 +150,189 @@ class InProcessExecutor(Executor):
 
 
 # ---------------------------------------------------------------------------- process pool
-_WORKER_SHARED: Any = None
+#: The worker process's session: (token, shared object) of the last session it served.
+_WORKER_SESSION: tuple[str, Any] | None = None
 
 
-def _install_shared(shared: Any, threads: int | None) -> None:
-    """Pool initializer: keep the session's shared object in the worker process, and cap
-    the native thread pools (BLAS, OpenMP) at ``threads`` so the workers do not
-    oversubscribe the cores."""
-    global _WORKER_SHARED
-    _WORKER_SHARED = shared
-    if threads is not None:
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:
-            return
-        threadpool_limits(threads)
+def _session_shared(token: str, path: str, threads: int | None) -> Any:
+    """The shared object of session ``token`` in this worker: read from ``path`` on the
+    worker's first task of the session (and the native thread pools capped at ``threads``),
+    kept for the others.  One session's object at a time."""
+    global _WORKER_SESSION
+    if _WORKER_SESSION is None or _WORKER_SESSION[0] != token:
+        _WORKER_SESSION = None  # let the previous session's object go first
+        with open(path, "rb") as f:
+            shared = pickle.load(f)  # written by this session's parent, see _PoolSession
+        if threads is not None:
+            try:
+                from threadpoolctl import threadpool_limits
+            except ImportError:
+                pass
+            else:
+                threadpool_limits(threads)
+        _WORKER_SESSION = (token, shared)
+    return _WORKER_SESSION[1]
 
 
-def _call_with_worker_shared(fn: Callable[..., Any], task: tuple) -> Any:
-    return fn(_WORKER_SHARED, *task)
+def _call_in_session(
+    fn: Callable[..., Any], token: str, path: str, threads: int | None, task: tuple
+) -> Any:
+    return fn(_session_shared(token, path, threads), *task)
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class WorkerLostError(PolydomError, BrokenProcessPool):
+    """A task was running on a worker process that died more than ``retries`` times."""
 
 
 class _PoolSession(Session):
-    def __init__(self, pool: cf.ProcessPoolExecutor) -> None:
-        self._pool = pool
+    """Tasks on loky's reusable process pool, at most ``workers`` in flight, rerun when a
+    worker dies.
+
+    ``shared`` is pickled once, into a private temporary file that each worker reads on
+    its first task of the session (so it is sent once per worker, and the pool's processes
+    outlive the session: the next session, the next sweep, reuse them).  A worker that dies
+    (a crash, ``os._exit``, the OOM killer) breaks the pool: loky fails every task in flight
+    with ``TerminatedWorkerError`` and ``get_reusable_executor`` gives a new pool.  Those
+    tasks are resubmitted first.  Only ``workers`` tasks are in flight at a time, so the
+    tasks charged with a death are the ones that were running, not a queue behind them.
+    """
+
+    def __init__(self, executor: PoolExecutor, shared: Any) -> None:
+        self._ex = executor
+        self._token = uuid.uuid4().hex
+        fd, self._path = tempfile.mkstemp(prefix="polydom-shared-", suffix=".pkl")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                _pickler().dump(shared, f)
+        except BaseException:
+            os.unlink(self._path)
+            raise
+        self._pools: list[Any] = []
+
+    @property
+    def pools_started(self) -> int:
+        """How many pools this session used (1 + one per worker death it survived)."""
+        return len(self._pools)
+
+    def _live_pool(self) -> Any:
+        pool = self._ex._reusable_pool()
+        if not self._pools or self._pools[-1] is not pool:
+            self._pools.append(pool)
+        return pool
+
+    def close(self) -> None:
+        """Remove the shared object's file (the pool's processes stay for the next session)."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._path)
 
     def map_unordered(
         self, fn: Callable[..., Any], tasks: Sequence[tuple]
     ) -> Iterator[tuple[int, Any]]:
-        futures = {
-            self._pool.submit(_call_with_worker_shared, fn, tuple(task)): position
-            for position, task in enumerate(tasks)
-        }
+        """See :meth:`Session.map_unordered`.  A task whose worker died is rerun (before
+        the others waiting), up to ``retries`` times; then :class:`WorkerLostError`.  A task
+        whose result came back is never rerun.
+
+        Runtime complexity: ``len(tasks)`` calls of ``fn`` plus the reruns, ``workers`` at a
+        time; a new pool (``workers`` process starts) after each death.
+        """
+        tasks = [tuple(task) for task in tasks]
+        waiting = deque(range(len(tasks)))
+        deaths = [0] * len(tasks)
+        running: dict[cf.Future, int] = {}
+        threads = self._ex.threads_per_worker
+
+        def fill() -> None:
+            while waiting and len(running) < self._ex.workers:
+                pool = self._live_pool()
+                position = waiting.popleft()
+                future = pool.submit(_call_in_session, fn, self._token, self._path, threads,
+                                     tasks[position])
+                running[future] = position
+
         try:
-            for future in cf.as_completed(futures):
-                yield futures.pop(future), future.result()
+            while waiting or running:
+                fill()
+                done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                if any(isinstance(f.exception(), BrokenProcessPool) for f in done):
+                    done, _ = cf.wait(running)  # a broken pool fails all it was running
+                finished, died, lost = [], [], None
+                for future in done:
+                    position = running.pop(future)
+                    exc = future.exception()
+                    if exc is None:
+                        finished.append((position, future.result()))
+                    elif isinstance(exc, BrokenProcessPool):
+                        died.append(position)
+                        lost = exc
+                    else:
+                        raise exc
+                if died:
+                    for position in died:
+                        deaths[position] += 1
+                    over = sorted(p for p in died if deaths[p] > self._ex.retries)
+                    if over:
+                        raise WorkerLostError(
+                            f"a worker process died while running task {over[0]} "
+                            f"{_short(tasks[over[0]])} of {getattr(fn, '__name__', fn)!r} "
+                            f"{deaths[over[0]]} time(s) (retries={self._ex.retries}); "
+                            f"giving up.  Last death: {' '.join(str(lost).split())[:400]}"
+                        ) from lost
+                    waiting.extendleft(sorted(died, reverse=True))
+                fill()  # keep the workers busy while the caller handles these results
+                yield from finished
         finally:
-            for future in futures:
+            for future in running:
                 future.cancel()
 
 
-class PoolExecutor(Executor):
-    """A local pool of ``workers`` processes (:class:`concurrent.futures.ProcessPoolExecutor`).
+def _pickler() -> Any:
+    """cloudpickle (functions and classes of ``__main__`` by value, as loky sends tasks),
+    else :mod:`pickle`."""
+    try:
+        import cloudpickle
+    except ImportError:
+        return pickle
+    return cloudpickle
 
-    Each :meth:`session` starts the pool with the shared object installed in every process
-    (sent once per process, not once per task) and shuts it down at the end.  Tasks, their
-    arguments and results must be picklable.
+
+class PoolExecutor(Executor):
+    """A local pool of ``workers`` processes: joblib's loky reusable executor.
+
+    Loky (a dependency of scikit-learn), rather than :mod:`concurrent.futures`: its start
+    method (fork + exec) is safe in a process that runs threads (a Dask client, a database
+    pool); tasks travel by cloudpickle (functions of ``__main__`` too); a dead worker is
+    reported with its exit code; and ``get_reusable_executor`` keeps the processes between
+    sessions (starting a process imports scikit-learn and polydom again: seconds) and gives
+    a new pool after one broke.  A worker that dies breaks the pool and fails the tasks in
+    flight: the session resubmits them (``retries`` times each, then
+    :class:`WorkerLostError`); a task whose result came back is never rerun.
+
+    Each :meth:`session` sends the shared object to each worker once (through a private
+    temporary file, removed at the end of the session), not once per task.  Tasks, their
+    arguments and results must be picklable.  The pool is loky's process-wide one, which
+    scikit-learn's ``n_jobs`` (joblib) also uses: a session picks it up at every submission,
+    so one restarted by joblib in between is replaced, not fatal.
 
     Parameters
     ----------
     workers : int, optional
         Number of processes (default: ``os.cpu_count()``).
     mp_context : str, optional
-        A :mod:`multiprocessing` start method (``"fork"``, ``"spawn"``, ``"forkserver"``);
-        default: the platform's.
+        A loky start method: ``"loky"`` (default), ``"spawn"`` or ``"forkserver"``.
     threads_per_worker : int or None, default 1
         Cap on each process's native thread pools (BLAS, OpenMP; through ``threadpoolctl``
         when installed), as Dask's nanny does: ``workers`` processes each running a
         multi-threaded BLAS oversubscribe the cores.  None leaves them alone.
+    retries : int, default 2
+        How many times a task is rerun after a worker died while running it.
+    idle_timeout : float, default 300
+        Seconds an idle worker process waits for the next session before it exits
+        (joblib's default; it holds the last session's shared object meanwhile).
     """
 
     def __init__(
@@ -208,30 +340,44 @@ class PoolExecutor(Executor):
         workers: int | None = None,
         mp_context: str | None = None,
         threads_per_worker: int | None = 1,
+        retries: int = 2,
+        idle_timeout: float = 300.0,
     ) -> None:
         n = (os.cpu_count() or 1) if workers is None else workers
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ExecutorError(f"workers must be a positive integer, got {workers!r}")
+        if mp_context not in (None, "loky", "spawn", "forkserver"):
+            raise ExecutorError(
+                f"mp_context must be 'loky', 'spawn' or 'forkserver', got {mp_context!r}"
+            )
         self.workers = n
         self.mp_context = mp_context
         self.threads_per_worker = threads_per_worker
+        self.retries = _check_retries(retries)
+        self.idle_timeout = float(idle_timeout)
 
     def __repr__(self) -> str:
         return f"PoolExecutor(workers={self.workers})"
 
+    def _reusable_pool(self) -> Any:
+        from joblib.externals.loky import get_reusable_executor
+
+        return get_reusable_executor(self.workers, context=self.mp_context,
+                                     timeout=self.idle_timeout)
+
     @contextmanager
     def session(self, shared: Any) -> Iterator[Session]:
-        import multiprocessing
-
-        ctx = None if self.mp_context is None else multiprocessing.get_context(self.mp_context)
-        pool = cf.ProcessPoolExecutor(
-            self.workers, mp_context=ctx, initializer=_install_shared,
-            initargs=(shared, self.threads_per_worker),
-        )
+        run = _PoolSession(self, shared)
         try:
-            yield _PoolSession(pool)
+            yield run
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            run.close()
+
+
+def _check_retries(retries: Any) -> int:
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ExecutorError(f"retries must be a non-negative integer, got {retries!r}")
+    return retries
 
 
 # ---------------------------------------------------------------------------- dask
@@ -292,10 +438,8 @@ class DaskExecutor(Executor):
     """
 
     def __init__(self, client: Any, retries: int = 2, own_client: bool = False) -> None:
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise ExecutorError(f"retries must be a non-negative integer, got {retries!r}")
         self.client = client
-        self.retries = retries
+        self.retries = _check_retries(retries)
         self.own_client = own_client
 
     def __repr__(self) -> str:
@@ -348,7 +492,9 @@ def make_executor(
     connect_timeout : float, default 10
         Seconds to wait for a Dask scheduler.
     retries : int, default 2
-        See :class:`DaskExecutor`.
+        A pool: reruns of a task whose worker process died (:class:`PoolExecutor`).  Dask:
+        reruns of a task whose function raised (the scheduler reruns a task whose worker
+        died by itself, :class:`DaskExecutor`).
 
     Raises
     ------
@@ -382,7 +528,7 @@ def make_executor(
         count = text.partition(":")[2]
         if count and not (count.isdigit() and int(count) >= 1):
             raise ExecutorError(f"executor {spec!r}: N in processes:N must be an integer >= 1")
-        return PoolExecutor(int(count) if count else None)
+        return PoolExecutor(int(count) if count else None, retries=retries)
     if text.startswith("dask://"):
         return _connect(spec, connect_timeout, retries)
     raise ExecutorError(

@@ -43,8 +43,9 @@ class RegisteredLearner:
         ``"module:QualName"`` is imported only when needed (optional dependencies).
     sweep : callable or None
         ``sweep(prototype, tradeoffs, X_train, y_train, X_eval, y_eval, cost_model, *,
-        sizes, key, learner)`` -> candidates, for budgeted learners with their own sweep;
-        None: :func:`learners.sweep_candidates`.
+        sizes, cost, key, learner, executor)`` -> candidates, for budgeted learners with
+        their own sweep (``executor``: where the fits run, see
+        :func:`lattice.make_executor`); None: :func:`learners.sweep_candidates`.
     """
 
     name: str

@@ -69,3 +69,51 @@ class ReversedExecutor(Executor):
         from contextlib import nullcontext
 
         return nullcontext(_ReversedSession(shared))
+
+
+class CrashingTasks:
+    """Shared object of the pool crash tests: :func:`crash_task` runs task ``i`` with it.
+
+    Every attempt of task ``i`` appends a line to ``root/attempt-{i}``, every completion one
+    to ``root/done-{i}``; unpickling it (once per worker process) appends the worker's pid
+    to ``root/shipped``.  Task ``victim`` kills its worker process (``os._exit``) after
+    ``delay`` seconds on its first ``crashes`` attempts (``crashes=-1``: on every attempt).
+    Task ``waiter`` (optional) does not finish before the victim's last crash: it is in
+    flight on the other worker when the victim's worker dies.
+    """
+
+    def __init__(self, root: str | os.PathLike, victim: int = 0, crashes: int = 1,
+                 waiter: int | None = None, delay: float = 0.3) -> None:
+        self.root = str(root)
+        self.victim, self.crashes, self.waiter, self.delay = victim, crashes, waiter, delay
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        with open(os.path.join(self.root, "shipped"), "a") as f:
+            f.write(f"{os.getpid()}\n")
+
+    def _append(self, name: str, i: int) -> None:
+        with open(os.path.join(self.root, f"{name}-{i}"), "a") as f:
+            f.write(f"{os.getpid()}\n")
+
+    def count(self, name: str, i: int) -> int:
+        """Lines in ``root/{name}-{i}``: attempts or completions of task ``i``."""
+        return len(training_log(os.path.join(self.root, f"{name}-{i}")))
+
+    def run(self, i: int) -> int:
+        self._append("attempt", i)
+        if i == self.victim and (self.crashes < 0 or self.count("attempt", i) <= self.crashes):
+            time.sleep(self.delay)
+            os._exit(7)
+        if i == self.waiter and self.crashes >= 0:
+            deadline = time.monotonic() + 20.0
+            while (self.count("attempt", self.victim) <= self.crashes
+                   and time.monotonic() < deadline):
+                time.sleep(0.01)
+        self._append("done", i)
+        return i * i + 1
+
+
+def crash_task(shared: CrashingTasks, i: int) -> int:
+    """An executor task: ``shared.run(i)``."""
+    return shared.run(i)

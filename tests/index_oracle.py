@@ -27,6 +27,23 @@ def full_scan(cands: list[Candidate], size: float, budget: float) -> Candidate |
     return min(fitting, key=lambda c: (-c.accuracy, c.cost(size), rank[c.key]))
 
 
+def full_scan_many(cands: list[Candidate], sizes: np.ndarray, budgets: np.ndarray) -> list:
+    """:func:`full_scan` for many queries at once (numpy ``polyval`` per candidate): the best
+    fitting candidate per query by accuracy, then lower cost, then key, or None."""
+    rank = _key_rank(cands)
+    costs = np.array([np.polynomial.polynomial.polyval(sizes, c.cost.coefficients)
+                      for c in cands])  # (K, Q)
+    acc = np.array([c.accuracy for c in cands])[:, None]
+    keys = np.array([rank[c.key] for c in cands])[:, None]
+    fits = costs <= budgets[None, :]
+    best_acc = np.where(fits, acc, -np.inf).max(axis=0)
+    tied = fits & (acc == best_acc[None, :])
+    best_cost = np.where(tied, costs, np.inf).min(axis=0)
+    tied &= costs == best_cost[None, :]
+    pick = np.where(tied, keys, len(cands)).argmin(axis=0)
+    return [cands[p] if np.isfinite(a) else None for p, a in zip(pick, best_acc, strict=True)]
+
+
 def skyline_at(cands: list[Candidate], size: float) -> list:
     """Keys of the skyline at one size: sort by (cost, -accuracy, key), keep accuracy records."""
     rank = _key_rank(cands)

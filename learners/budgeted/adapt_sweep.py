@@ -20,6 +20,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
+from lattice.executor import make_executor
 from learners.budgeted.contract import sweep_features
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_model import CostModel
@@ -57,6 +58,8 @@ def sweep_adapt(
     X_eval: np.ndarray,
     y_eval: np.ndarray,
     thresholds: Iterable[float | str] = (0.0,),
+    *,
+    executor: Any = None,
     **params: Any,
 ) -> list[SweepPoint]:
     """Fit a clone of ``estimator`` for every (tradeoff, p_full); score each on the eval rows.
@@ -71,32 +74,86 @@ def sweep_adapt(
     routes the fraction of eval rows closest to ``p_full`` (the ``1 - p_full`` quantile of
     ``g`` when scores do not tie).
 
+    ``executor`` (see :func:`lattice.make_executor`): where the fits run, one task per
+    (tradeoff, p_full), the data shipped to each worker once; the points are the same, in
+    grid order, with every executor.
+
     Runtime complexity: ``len(tradeoffs) * len(p_fulls)`` fits, times ``len(thresholds)``
     evaluations.
     """
-    p_fulls = [float(p) for p in p_fulls]
+    thresholds = _check_thresholds(thresholds)
+    grid = [(float(t), float(p), 0) for t in tradeoffs for p in p_fulls]
+    sweep = _AdaptSweep(estimator, X_train, y_train, X_eval, y_eval, tuple(thresholds),
+                        _with_high_cost_proba(estimator, X_train, y_train, params), ({},))
+    return [point for points in _run(sweep, grid, executor) for point in points]
+
+
+def _check_thresholds(thresholds: Iterable[float | str]) -> list[float | str]:
     thresholds = list(thresholds)
     for tau in thresholds:
         if tau != "quantile" and not (isinstance(tau, int | float) and np.isfinite(tau)):
             raise ValueError(f"thresholds must be finite numbers or 'quantile', got {tau!r}")
+    return thresholds
+
+
+def _with_high_cost_proba(
+    estimator: Any, X_train: np.ndarray, y_train: np.ndarray, params: dict[str, Any]
+) -> dict[str, Any]:
+    """``params``, plus the high-cost model's training probabilities when the estimator
+    would compute them in every fit (they do not depend on the grid: once here)."""
+    params = dict(params)
     proba = estimator.get_params()["high_cost_proba"]
     if isinstance(proba, str) and not estimator.fit_high_cost and "high_cost_proba" not in params:
-        # the high-cost model's training probabilities do not depend on the grid: once
         params["high_cost_proba"] = estimator.high_cost_train_proba(X_train, y_train)
+    return params
+
+
+@dataclass(frozen=True)
+class _AdaptSweep:
+    """What every fit of an ADAPT sweep shares (shipped to each worker once): the data, the
+    thresholds, the parameters of every fit and those of each reference size."""
+
+    estimator: Any
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_eval: np.ndarray
+    y_eval: np.ndarray
+    thresholds: tuple
+    params: dict[str, Any]
+    per_size: tuple[dict[str, Any], ...]
+
+
+def _fit_adapt_point(sweep: _AdaptSweep, t: float, p: float, size: int) -> list[SweepPoint]:
+    """One fit of an ADAPT sweep (an executor task): ``tradeoff=t``, ``p_full=p`` and the
+    parameters of reference size number ``size``, scored at every threshold."""
+    fitted = clone(sweep.estimator).set_params(
+        tradeoff=t, p_full=p, **sweep.params, **sweep.per_size[size]
+    )
+    fitted.fit(sweep.X_train, sweep.y_train)
     out = []
-    for t in tradeoffs:
-        for p in p_fulls:
-            fitted = clone(estimator).set_params(tradeoff=float(t), p_full=p, **params)
-            fitted.fit(X_train, y_train)
-            for tau in thresholds:
-                if tau == "quantile":
-                    tau = _routing_threshold(fitted.gate_score(X_eval), p)
-                model = copy.copy(fitted)
-                model.threshold = float(tau)
-                acc = float(accuracy_score(y_eval, model.predict(X_eval)))
-                cost = float(model.prediction_cost(X_eval).mean())
-                routed = float(model.routes(X_eval).mean())
-                out.append(SweepPoint(float(t), p, acc, cost, routed, model, float(tau)))
+    for tau in sweep.thresholds:
+        if tau == "quantile":
+            tau = _routing_threshold(fitted.gate_score(sweep.X_eval), p)
+        model = copy.copy(fitted)
+        model.threshold = float(tau)
+        acc = float(accuracy_score(sweep.y_eval, model.predict(sweep.X_eval)))
+        cost = float(model.prediction_cost(sweep.X_eval).mean())
+        routed = float(model.routes(sweep.X_eval).mean())
+        out.append(SweepPoint(t, p, acc, cost, routed, model, float(tau)))
+    return out
+
+
+def _run(sweep: _AdaptSweep, grid: list[tuple], executor: Any) -> list[list[SweepPoint]]:
+    """Every grid point's fit through ``executor``, in grid order."""
+    ex = make_executor(executor)
+    out: list[Any] = [None] * len(grid)
+    try:
+        with ex.session(sweep) as session:
+            for position, points in session.map_unordered(_fit_adapt_point, grid):
+                out[position] = points
+    finally:
+        if ex is not executor:
+            ex.close()
     return out
 
 
@@ -155,6 +212,7 @@ def sweep_adapt_candidates(
     key: str | None = None,
     thresholds: Iterable[float | str] = (0.0,),
     learner: str | None = "adapt",
+    executor: Any = None,
 ) -> list[Candidate]:
     """Index candidates from the sweep: per reference size, the frontier (or every point).
 
@@ -183,32 +241,34 @@ def sweep_adapt_candidates(
         Routing thresholds scored per fitted model (see :func:`sweep_adapt`).
     learner : str, optional
         Learner name recorded on every candidate (default ``"adapt"``, its registry name).
+    executor : None, str, lattice.Executor or distributed.Client
+        Where the fits run (see :func:`lattice.make_executor`): one task per (trade-off,
+        p_full, reference size), the data shipped to each worker once.  The candidates are
+        the same, in the same order, with every executor.
 
     Returns
     -------
     list of Candidate
         Keys ``"{key}(tradeoff=..., p_full=..., threshold=..., n=...)"``.
 
-    Runtime complexity: ``len(sizes) * len(tradeoffs) * len(p_fulls)`` fits.
+    Runtime complexity: ``len(sizes) * len(tradeoffs) * len(p_fulls)`` fits, ``workers`` at
+    a time.
     """
     prefix = key or f"ADAPT-{str(estimator.method).upper()}"
     model, params, names = sweep_features(estimator, costs, np.asarray(X_train).shape[1])
-    tradeoffs, p_fulls = list(tradeoffs), list(p_fulls)
+    sizes = [float(s) for s in sizes]
+    grid = [(float(t), float(p), k) for k in range(len(sizes)) for t in tradeoffs
+            for p in p_fulls]
+    per_size = tuple({"feature_costs": {n: float(model.cost([n])(s)) for n in names}}
+                     for s in sizes)
+    sweep = _AdaptSweep(estimator, X_train, y_train, X_eval, y_eval,
+                        tuple(_check_thresholds(thresholds)),
+                        _with_high_cost_proba(estimator, X_train, y_train, params), per_size)
+    fitted = _run(sweep, grid, executor)
     out = []
-    for s in sizes:
-        ref = {n: float(model.cost([n])(float(s))) for n in names}
-        points = sweep_adapt(
-            estimator,
-            tradeoffs,
-            p_fulls,
-            X_train,
-            y_train,
-            X_eval,
-            y_eval,
-            thresholds=thresholds,
-            feature_costs=ref,
-            **params,
-        )
+    for k, s in enumerate(sizes):
+        points = [p for (_, _, size), pts in zip(grid, fitted, strict=True) if size == k
+                  for p in pts]
         kept = efficient_frontier(points) if frontier else points
         for p in kept:
             out.append(
@@ -217,7 +277,7 @@ def sweep_adapt_candidates(
                     y_eval,
                     model,
                     f"{prefix}(tradeoff={p.tradeoff:g}, p_full={p.p_full:g}, "
-                    f"threshold={p.threshold:.4g}, n={float(s):g})",
+                    f"threshold={p.threshold:.4g}, n={s:g})",
                     cost=cost,
                     learner=learner,
                 )
@@ -244,13 +304,14 @@ def sweep_adapt_build(
     cost: str = "expected",
     p_fulls: Iterable[float] = BUILD_P_FULLS,
     thresholds: Iterable[float | str] = (0.0, "quantile"),
+    executor: Any = None,
 ) -> list[Candidate]:
     """The learner registry's sweep for ADAPT (a build config gives only trade-offs).
 
     A prototype with ``fit_high_cost=True`` (a build names an unfitted high-cost model) gets
     its high-cost model fitted once on the training rows; then
     :func:`sweep_adapt_candidates` runs ``tradeoffs x p_fulls`` with the routing
-    ``thresholds`` and keeps each size's frontier.
+    ``thresholds`` (through ``executor``) and keeps each size's frontier.
 
     Runtime complexity: one high-cost fit plus those of :func:`sweep_adapt_candidates`.
     """
@@ -275,4 +336,5 @@ def sweep_adapt_build(
         learner=learner,
         cost=cost,
         thresholds=thresholds,
+        executor=executor,
     )

@@ -367,9 +367,12 @@ def sweep_features(
     atoms' columns partition the ``n_columns`` columns gives its atoms (and the parameters set
     ``feature_groups`` to them), a plain mapping its keys, else ``"x{j}"`` per column.  Every
     name must be an atom or bundle of the cost model (``ValueError`` naming it otherwise).
-    Training costs at a reference size ``s`` are ``cost_model.cost([name])(s)``.
+    Training costs at a reference size ``s`` are ``cost_model.cost([name])(s)``.  An
+    estimator with a ``feature_atoms`` parameter (one that pays an atom shared by two of its
+    features once, like the DAG) also gets ``feature_atoms = {name: its atoms}`` here, and
+    ``atom_costs`` at each reference size from the sweep.
 
-    Runtime complexity: O(columns + names).
+    Runtime complexity: O(columns + names * atoms).
     """
     plain = not isinstance(costs, CostModel)
     model = CostModel.coerce(costs)
@@ -381,8 +384,12 @@ def sweep_features(
         and sorted(c for cols in model.columns.values() for c in cols) == list(range(n_columns))
     ):
         params["feature_groups"] = model.columns  # the atoms, when they partition the columns
-        return model, params, list(model.atoms)
-    return model, params, _training_names(estimator, model, plain, n_columns)
+        names = list(model.atoms)
+    else:
+        names = _training_names(estimator, model, plain, n_columns)
+    if "feature_atoms" in estimator.get_params():
+        params["feature_atoms"] = {n: sorted(model.atoms_of([n])) for n in names}
+    return model, params, names
 
 
 def sweep_candidates(
@@ -487,6 +494,10 @@ def _fit_sweep_point(sweep: _Sweep, t: float, s: float) -> Candidate:
     reference size ``s``, as a Candidate."""
     params = dict(sweep.params)
     params["feature_costs"] = {n: float(sweep.model.cost([n])(float(s))) for n in sweep.names}
+    if "feature_atoms" in params:  # shared atoms paid once: the atoms' own costs at s
+        curves = sweep.model.atoms
+        used = sorted({a for atoms in params["feature_atoms"].values() for a in atoms})
+        params["atom_costs"] = {a: float(curves[a](float(s))) for a in used}
     if sweep.split_cost is not None:
         params["split_cost"] = float(CostCurve.coerce(sweep.split_cost)(float(s)))
     est = clone(sweep.estimator).set_params(tradeoff=float(t), **params)

@@ -9,17 +9,23 @@ trees (:mod:`learners.budgeted.filter_tree`).  A row starts with no sensor; each
 policy, reading only the acquired sensors, either stops and classifies with the state's
 classifier or acquires more.  The loss trained for is the paper's Eq. 1::
 
-    L_s(x, y) = 1[f_s(x) != y] + tradeoff * sum_{m in s} feature_costs[m]
+    L_s(x, y) = 1[f_s(x) != y] + tradeoff * cost(s),   cost(s) = sum_{m in s} feature_costs[m]
 
 so ``tradeoff`` is the uniform sensor cost ``delta`` of the paper's budget sweep (with unit
-``feature_costs``).  With many sensors the DAG is built over unions of a few subsets:
-Algorithm 2 (``subsets="greedy"``) or nested forward-selection prefixes (``"forward"``,
-an extension) from :mod:`learners.budgeted.subset_selection`.
+``feature_costs``).  Sensors may share atomic features (``feature_atoms``, ``atom_costs``:
+two bundles of a ``polydom.CostModel`` that need the same atom); then ``cost(s)`` pays each
+atom of the sensors of ``s`` once, and an edge ``s -> s'`` costs the atoms newly acquired,
+``cost(s') - cost(s)`` (a sensor whose atoms are all acquired is free).
+
+With many sensors the DAG is built over unions of a few subsets: Algorithm 2
+(``subsets="greedy"``) or nested forward-selection prefixes (``"forward"``, an extension)
+from :mod:`learners.budgeted.subset_selection`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -66,7 +72,15 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         per column, ``"x{j}"``.
     feature_costs : mapping of str to float or sequence of float, optional
         Cost of each sensor (>= 0).  None: 1 each (then ``tradeoff`` is the paper's
-        uniform cost ``delta``).
+        uniform cost ``delta``), or with ``feature_atoms`` the sum of its atoms' costs.
+    feature_atoms : mapping of str to list of str, optional
+        The atomic features each sensor needs (every sensor listed; a ``polydom.CostModel``'s
+        ``atoms_of``).  Atoms shared by sensors are paid once by a row acquiring several of
+        them.  Given together with ``atom_costs``; ``feature_costs``, if given, must equal
+        each sensor's atoms' total.  :func:`dag_sweep_candidates` sets both from its cost
+        model.
+    atom_costs : mapping of str to float, optional
+        Cost of every atom of ``feature_atoms`` (finite, >= 0).
     tradeoff : float, default 0.01
         Multiplies the sensor costs in the training loss (error + tradeoff * cost); the
         budget is swept by this value.  Costs >= 1 per sensor never pay off with the 0/1
@@ -88,7 +102,9 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     n_subsets : int, default 7
         ``t`` for ``"greedy"`` / ``"forward"``.
     subset_budget : float, optional
-        ``B``: total cost of the selected subsets.  Default: a third of all sensors' cost.
+        ``B``: total cost of the selected subsets, each sensor at its own cost (a sensor in
+        two subsets, or an atom shared by two sensors, counts each time, as in the paper's
+        Eq. 11).  Default: a third of all sensors' cost.
     stop_on_zero_gain : bool, default False
         Algorithm 2 stops when no addition raises its reward.
     add_full : bool, default True
@@ -108,6 +124,10 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     ----------
     feature_groups_ : dict of str to list of int
     feature_costs_ : ndarray
+        Cost of each sensor alone.
+    state_costs_ : ndarray of shape (K,)
+        Cost of the sensors of each state of ``graph_`` (each atom paid once); a row's
+        acquisition cost is that of its final state.
     classes_ : ndarray
     graph_ : SensorGraph
     blocks_ : list of frozenset
@@ -135,6 +155,8 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         self,
         feature_groups: Mapping[str, Sequence[int]] | None = None,
         feature_costs: Mapping[str, float] | Sequence[float] | None = None,
+        feature_atoms: Mapping[str, Sequence[str]] | None = None,
+        atom_costs: Mapping[str, float] | None = None,
         tradeoff: float = 0.01,
         estimator: Any = None,
         policy_estimator: Any = None,
@@ -151,6 +173,8 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     ) -> None:
         self.feature_groups = feature_groups
         self.feature_costs = feature_costs
+        self.feature_atoms = feature_atoms
+        self.atom_costs = atom_costs
         self.tradeoff = tradeoff
         self.estimator = estimator
         self.policy_estimator = policy_estimator
@@ -166,10 +190,68 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     # ---- validation ----
+    def _atoms(self, names: list[str]) -> tuple[dict[str, tuple], dict[str, float]] | None:
+        """``feature_atoms`` and ``atom_costs`` validated (None when neither is given)."""
+        fa, ac = self.feature_atoms, self.atom_costs
+        if fa is None and ac is None:
+            return None
+        if fa is None or ac is None:
+            given = "feature_atoms" if ac is None else "atom_costs"
+            raise ValueError(
+                f"feature_atoms and atom_costs go together; got {given} without the other"
+            )
+        if not isinstance(fa, Mapping):
+            raise ValueError(f"feature_atoms must be a mapping sensor -> atoms, got {fa!r}")
+        if not isinstance(ac, Mapping):
+            raise ValueError(f"atom_costs must be a mapping atom -> cost, got {ac!r}")
+        costs: dict[str, float] = {}
+        for a, c in ac.items():
+            try:
+                c = float(c)
+            except (TypeError, ValueError):
+                raise ValueError(f"atom_costs[{a!r}] must be a number, got {c!r}") from None
+            if not (np.isfinite(c) and c >= 0):
+                raise ValueError(f"atom_costs[{a!r}] must be finite and >= 0, got {c!r}")
+            costs[str(a)] = c
+        unknown = sorted(str(k) for k in fa if str(k) not in names)
+        missing = [n for n in names if n not in fa]
+        if unknown or missing:
+            raise ValueError(
+                f"feature_atoms must list the atoms of every sensor {names}; "
+                f"unknown sensors {unknown}, missing {missing}"
+            )
+        atoms: dict[str, tuple] = {}
+        for n in names:
+            members = fa[n]
+            if isinstance(members, str) or not isinstance(members, Iterable):
+                raise ValueError(
+                    f"feature_atoms[{n!r}] must be a list of atom names, got {members!r}"
+                )
+            members = tuple(sorted({str(a) for a in members}))
+            if not members:
+                raise ValueError(f"feature_atoms[{n!r}] is empty")
+            priceless = [a for a in members if a not in costs]
+            if priceless:
+                raise ValueError(
+                    f"feature_atoms[{n!r}] names atoms without a cost in atom_costs: {priceless}"
+                )
+            atoms[n] = members
+        unused = sorted(set(costs) - {a for m in atoms.values() for a in m})
+        if unused:
+            raise ValueError(f"atom_costs names atoms no sensor needs: {unused}")
+        return atoms, costs
+
     def _costs(self, names: list[str]) -> np.ndarray:
+        """Each sensor's own cost, validated; sets ``feature_atoms_`` and ``atom_costs_``."""
+        shared = self._atoms(names)
+        self.feature_atoms_, self.atom_costs_ = shared if shared else (None, None)
+        own = (
+            None if shared is None
+            else np.array([math.fsum(shared[1][a] for a in shared[0][n]) for n in names])
+        )
         fc = self.feature_costs
         if fc is None:
-            costs = np.ones(len(names))
+            costs = np.ones(len(names)) if own is None else own
         elif isinstance(fc, Mapping):
             unknown = sorted(str(k) for k in fc if str(k) not in names)
             missing = [n for n in names if n not in fc]
@@ -189,7 +271,29 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         bad = {n: float(c) for n, c in zip(names, costs, strict=True) if not (c >= 0)}
         if bad or not np.all(np.isfinite(costs)):
             raise ValueError(f"feature_costs must be finite and >= 0; got {bad or costs.tolist()}")
+        if own is not None:
+            off = {n: (float(c), float(o)) for n, c, o in zip(names, costs, own, strict=True)
+                   if not np.isclose(c, o, rtol=1e-9, atol=1e-12)}
+            if off:
+                raise ValueError(
+                    "feature_costs must equal each sensor's atoms' total under atom_costs; "
+                    f"(given, atoms' total) differ for {off}"
+                )
         return costs
+
+    def _state_costs(self, states: Sequence[frozenset]) -> np.ndarray:
+        """Cost of holding each state's sensors: each atom paid once (or each sensor's cost).
+
+        Runtime complexity: O(K * atoms).
+        """
+        if self.feature_atoms_ is None:
+            cost_of = dict(zip(self.feature_groups_, self.feature_costs_.tolist(), strict=True))
+            return np.array([math.fsum(cost_of[m] for m in sorted(s)) for s in states])
+        atoms, price = self.feature_atoms_, self.atom_costs_
+        return np.array(
+            [math.fsum(price[a] for a in sorted({a for m in s for a in atoms[m]}))
+             for s in states]
+        )
 
     def _check_params(self) -> None:
         t = self.tradeoff
@@ -288,9 +392,8 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         start = time.perf_counter()
         columns = state_columns(graph, groups)
         sc_loss = self.bank_.losses(graph.states, y)
-        state_cost = float(self.tradeoff) * np.array(
-            [sum(cost_of[m] for m in s) for s in graph.states]
-        )
+        self.state_costs_ = self._state_costs(graph.states)
+        state_cost = float(self.tradeoff) * self.state_costs_
 
         def learn(Xs: np.ndarray, W: np.ndarray) -> FilterTree:
             return FilterTree(policy_est).fit(Xs, W)
@@ -351,10 +454,7 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         """
         self.graph_._check()
         X = np.asarray(X, dtype=np.float64)
-        cost_of = dict(zip(self.feature_groups_, self.feature_costs_.tolist(), strict=True))
-        state_cost = float(self.tradeoff) * np.array(
-            [sum(cost_of[m] for m in s) for s in self.graph_.states]
-        )
+        state_cost = float(self.tradeoff) * self.state_costs_
         self.policy_._check(X, self.bank_.losses(self.graph_.states, y), state_cost)
         states = self.graph_.states
         for path in self.policy_.paths(X):
@@ -430,8 +530,12 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         return member[final]
 
     def prediction_cost(self, X: np.ndarray) -> np.ndarray:
-        """Per-row acquisition cost at ``feature_costs_``.  Runtime: as :meth:`route`."""
-        return self.feature_usage(X) @ self.feature_costs_
+        """Per-row acquisition cost at the training costs: ``state_costs_`` of the row's
+        final state (the sensors' costs, each shared atom paid once).
+
+        Runtime complexity: as :meth:`route`.
+        """
+        return self.state_costs_[self.route(X)]
 
     # ---- on-demand prediction ----
     def predict_item(self, item: Any, featurizer: OnDemandFeaturizer) -> ItemPrediction:
@@ -531,6 +635,9 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             "feature_groups": self.feature_groups_,
             "feature_costs": dict(zip(self.feature_groups_, self.feature_costs_.tolist(),
                                       strict=True)),
+            "feature_atoms": (None if self.feature_atoms_ is None
+                              else {n: list(a) for n, a in self.feature_atoms_.items()}),
+            "atom_costs": self.atom_costs_,
             "tradeoff": float(self.tradeoff),
             "graph": self.graph,
             "subsets": [sorted(b) for b in self.blocks_],
@@ -592,6 +699,9 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         groups = meta["params"]["feature_groups"]
         model.feature_groups_ = {str(k): list(v) for k, v in groups.items()}
         model.feature_costs_ = np.asarray(arrays["feature_costs"], dtype=np.float64)
+        model.feature_atoms_, model.atom_costs_ = model._atoms(list(model.feature_groups_)) or (
+            None, None)
+        model.state_costs_ = model._state_costs(states)
         model.n_features_in_ = int(meta["n_features_in"])
         model.classes_ = (
             np.asarray(arrays["classes"]) if meta["classes"] is None
@@ -615,6 +725,7 @@ def dag_sweep_candidates(
     cost: str = "expected",
     key: str | None = None,
     learner: str = "dag",
+    executor: Any = None,
 ) -> list[Candidate]:
     """Fit the DAG over a grid of trade-offs and reference sizes; one Candidate each.
 
@@ -642,6 +753,11 @@ def dag_sweep_candidates(
         Key prefix (default ``"DAG"``).
     learner : str, default "dag"
         Learner name recorded on the candidates.
+    executor : None, str, lattice.Executor or distributed.Client
+        Where the sweep's fits run (see :func:`lattice.make_executor`): one task per
+        (trade-off, reference size), the bank and blocks shipped to each worker once.  The
+        first fit, which trains them, runs here.  The candidates are the same, in the same
+        order, with every executor.
 
     Returns
     -------
@@ -662,4 +778,4 @@ def dag_sweep_candidates(
         bank=trained.bank_, subsets=[sorted(b) for b in trained.blocks_], add_full=False
     )
     return sweep_candidates(shared, tradeoffs, X_train, y_train, X_eval, y_eval, costs, sizes,
-                            cost, prefix, learner=learner)
+                            cost, prefix, learner=learner, executor=executor)

@@ -46,7 +46,8 @@ digit is rendered once, at a side drawn from ``sides``, so folds never share a d
 
 ``executor`` (or ``polydom build --executor``) is ``"inprocess"``, ``"processes"``,
 ``"processes:N"`` or ``"dask://host:port"`` (see :func:`lattice.make_executor`); it is checked,
-and a scheduler connected, before anything is trained or stored.
+and a scheduler connected, before anything is trained or stored.  The lattice's trainings and
+the ``[[budgeted]]`` sweeps (one task per trade-off and reference size) both run on it.
 
 Every error is a :class:`ConfigError` (a ``ValueError``) with a one-line message.
 """
@@ -175,10 +176,10 @@ def _cost_model(
 
 def _budgeted_candidates(
     specs: list[dict[str, Any]], model: CostModel, X: np.ndarray, y: np.ndarray,
-    holdout: float, seed: int,
+    holdout: float, seed: int, executor: Any = None,
 ) -> list[Any]:
     """Sweep every budgeted learner over its trade-off grid (trained on all but a stratified
-    ``holdout`` share of the rows, scored on the rest)."""
+    ``holdout`` share of the rows, scored on the rest), its fits through ``executor``."""
     from sklearn.model_selection import train_test_split
 
     if not specs:
@@ -199,7 +200,7 @@ def _budgeted_candidates(
         sweep = registered.sweep or learners.sweep_candidates
         out.extend(sweep(proto, spec["tradeoffs"], X_tr, y_tr, X_ev, y_ev, model,
                          sizes=spec["sizes"], cost=spec["cost"], key=spec["learner"],
-                         learner=spec["learner"]))
+                         learner=spec["learner"], executor=executor))
     return out
 
 
@@ -374,7 +375,7 @@ def build_from_config(
     try:
         with warnings.catch_warnings(), _progress_bar() as progress:
             warnings.simplefilter("ignore", category=UserWarning)
-            extra = _budgeted_candidates(specs, model, X, y, holdout, seed)
+            extra = _budgeted_candidates(specs, model, X, y, holdout, seed, ex)
             index = build_index(model, learner, alpha=alpha, delta=delta, n_min=n_min,
                                 n_max=n_max, store=store, extra_candidates=extra,
                                 cost_unit=unit, executor=ex, progress=progress,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,6 +90,26 @@ class Index:
         self.columns = model.columns
         self.info = dict(info or {})
         self._source: Callable[[Any], Index | None] | None = None
+        #: Serialises :meth:`refresh` (never swapped with the state it guards).
+        self._refresh_lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_refresh_lock", None)  # a lock does not pickle or copy
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__ = {**state, "_refresh_lock": threading.Lock()}
+
+    def _view(self) -> Index:
+        """This index's state as it is now, unaffected by a later :meth:`refresh`.
+
+        :meth:`refresh` replaces ``__dict__`` whole; the view holds the dict read here
+        (one read), so everything taken from it belongs to one build.  O(1), no copy.
+        """
+        view = object.__new__(type(self))
+        view.__dict__ = self.__dict__
+        return view
 
     def __repr__(self) -> str:
         return f"Index({self.table!r}, features={list(self.costs)})"
@@ -110,8 +131,12 @@ class Index:
 
         The new build is read in one transaction, and this index's whole state (table,
         cost model, columns, info) is replaced in one step, so a caller sees the old index
-        or the new one, never a mix.  (Threads sharing one index while another thread
-        refreshes it may combine both in :meth:`predict`: give each thread its own index.)
+        or the new one, never a mix.  Thread-safe: a lock lets one refresh run at a time
+        (two overlapping refreshes could otherwise load different builds and leave the
+        older one in place), and :meth:`lookup`, :meth:`predict` and :meth:`predict_item`
+        each answer from one build's state, read once, while other threads refresh.  (A
+        caller reading several attributes, ``info`` then ``lookup`` say, may see two
+        builds; :meth:`lookup`'s :class:`Hit` carries its own candidate.)
 
         Runtime complexity: one query when nothing changed; otherwise what
         :func:`polydom.open_index` costs.
@@ -131,13 +156,15 @@ class Index:
                 "this index does not follow a store (open it with polydom.open_index(url) "
                 "without build=...)"
             )
-        newer = self._source(self.info.get("build_id"))
-        if newer is None:
-            return False
-        state = dict(newer.__dict__)
-        state["_source"] = self._source
-        self.__dict__ = state  # one assignment: the old state or the new one
-        return True
+        with self._refresh_lock:
+            newer = self._source(self.info.get("build_id"))
+            if newer is None:
+                return False
+            state = dict(newer.__dict__)
+            state["_source"] = self._source
+            state["_refresh_lock"] = self._refresh_lock
+            self.__dict__ = state  # one assignment: the old state or the new one
+            return True
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -157,10 +184,11 @@ class Index:
         """
         return self.cost_model.columns_of(names)
 
-    def _hit(self, position: int, size: float) -> Hit | None:
+    @staticmethod
+    def _hit(table: SkylineTable, position: int, size: float) -> Hit | None:
         if position < 0:
             return None
-        cand = self.table._candidates[position]
+        cand = table._candidates[position]
         return Hit(cand.key, cand.features, cand.accuracy, cand.cost(size), cand.payload, cand)
 
     def lookup(self, size: float, budget: float) -> Hit | None:
@@ -168,7 +196,8 @@ class Index:
 
         Runtime complexity: O(log R + d log S), as :meth:`PolyDomIndex.lookup`.
         """
-        return self._hit(self.table.lookup_position(size, budget), float(size))
+        table = self.table  # once: a refresh in another thread may replace it
+        return self._hit(table, table.lookup_position(size, budget), float(size))
 
     def lookup_many(self, sizes: np.ndarray, budgets: np.ndarray) -> np.ndarray:
         """Positions into :attr:`candidates` for many queries (-1 where none fits)."""
@@ -187,16 +216,17 @@ class Index:
             If nothing fits the budget, the chosen candidate has no model, or ``X_rows`` has
             the wrong number of columns.
         """
-        hit = self.lookup(size, budget)
+        view = self._view()  # one build's table and columns, whatever refresh does
+        hit = view.lookup(size, budget)
         if hit is None:
             raise ValueError(f"no model fits budget {budget!r} at size {size!r}")
         if hit.model is None:
             raise ValueError(f"candidate {hit.key!r} has no fitted model to predict with")
         X = np.asarray(X_rows)
-        width = self.n_columns
+        width = view.n_columns
         if X.ndim != 2 or X.shape[1] != width:
             raise ValueError(f"X_rows must have shape (rows, {width}), got {X.shape}")
-        return hit.model.predict(X[:, self.model_columns(hit.candidate.needs)])
+        return hit.model.predict(X[:, view.model_columns(hit.candidate.needs)])
 
     def predict_item(
         self, item: Any, budget: float, featurizer: Any, anytime: bool = False
@@ -223,4 +253,4 @@ class Index:
                 f"featurizer must be a polydom.Featurizer (with serve(index, item, budget, "
                 f"anytime)), got {featurizer!r}"
             )
-        return serve(self, item, budget, anytime=anytime)
+        return serve(self._view(), item, budget, anytime=anytime)

@@ -21,7 +21,7 @@ __all__ = ["canonical_order", "cost_le_many", "prune_dominated"]
 def canonical_order(keys: Sequence[object]) -> list[int]:
     """Positions of ``keys`` in their canonical (sorted) order, used for every tie-break.
 
-    Keys of one type sort naturally; mixed types sort by type name, then value, then repr.
+    Keys of one type sort naturally; mixed types sort by type name, then repr.
     """
     try:
         return sorted(range(len(keys)), key=lambda i: keys[i])
@@ -66,7 +66,8 @@ def cost_le_many(
     pts = _sample_points(lo, hi)
     powers = pts[None, :] ** np.arange(coefs.shape[1])[:, None]  # (L, P)
     d_vals = diff[undecided] @ powers
-    mag = (np.abs(target)[None, :] + np.abs(coefs[undecided])) @ powers
+    # the rounding scale: absolute coefficients at |n| (``powers`` alternate in sign below 0)
+    mag = (np.abs(target)[None, :] + np.abs(coefs[undecided])) @ np.abs(powers)
     plausible = undecided[np.all(d_vals >= -ZERO_TOL * mag, axis=1)]
     for row in plausible:
         result[row] = difference_nonnegative(

@@ -97,3 +97,50 @@ def test_bad_budgeted_entries_are_one_line_errors_and_store_nothing(
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not (tmp_path / "x.db").exists()
+
+
+CSTC_TOML = MIXED_TOML.replace(
+    'learner = "cegb"\ntradeoffs = [0.0005, 0.01]\nparams = { n_estimators = 10, num_leaves = 8 }',
+    'learner = "cstc"\ntradeoffs = [0.001, 0.1]\nsizes = [1.0, 50.0]\n'
+    'params = { depth = 2, max_sweeps = 2, feature_map = "standard" }',
+).replace('atoms = "columns"\n', "")
+
+
+def candidates_of(url: Path) -> list:
+    return sorted((str(c.key), c.learner, c.accuracy, c.cost.coefficients.tolist(),
+                   sorted(c.needs.items())) for c in polydom.open_index(url).candidates)
+
+
+@pytest.mark.slow
+def test_the_budgeted_sweeps_of_a_build_run_on_its_executor(tmp_path: Path) -> None:
+    from polydom.app.config_build import build_from_config, load_config
+    from tests.executor_support import ReversedExecutor
+
+    batches = []
+
+    class Recording(ReversedExecutor):
+        def session(self, shared):
+            ctx = super().session(shared)
+            run = ctx.__enter__()
+            inner = run.map_unordered
+            run.map_unordered = lambda fn, tasks: batches.append(
+                (fn.__name__, list(tasks))) or inner(fn, tasks)
+            return ctx
+
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "ref" / "cstc.toml").write_text(CSTC_TOML)
+    build_from_config(load_config(tmp_path / "ref" / "cstc.toml"), out=lambda _: None)
+    (tmp_path / "rec").mkdir()
+    (tmp_path / "rec" / "cstc.toml").write_text(CSTC_TOML)
+    build_from_config(load_config(tmp_path / "rec" / "cstc.toml"), out=lambda _: None,
+                      executor=Recording())
+    sweeps = [tasks for name, tasks in batches if name == "_fit_sweep_point"]
+    assert sweeps == [[(t, s) for s in (1.0, 50.0) for t in (0.001, 0.1)]]
+    assert any(name == "expand_task" for name, _ in batches)  # the lattice: same executor
+    (tmp_path / "pool").mkdir()
+    (tmp_path / "pool" / "cstc.toml").write_text('executor = "processes:2"\n' + CSTC_TOML)
+    assert main(["build", str(tmp_path / "pool" / "cstc.toml")]) == 0
+    ref = candidates_of(tmp_path / "ref" / "mixed.db")
+    assert {learner for _, learner, *_ in ref} == {"lattice", "cstc"}
+    assert candidates_of(tmp_path / "rec" / "mixed.db") == ref
+    assert candidates_of(tmp_path / "pool" / "mixed.db") == ref

@@ -4,18 +4,23 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import load_iris, load_wine
+from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.tree import DecisionTreeClassifier
 
 import lattice
 import polydom
 from learners import SklearnLearner
 from learners.budgeted.dag import DAGClassifier, dag_sweep_candidates
-from learners.budgeted.subset_bank import SubsetBank
+from learners.budgeted.subset_bank import BankEntry, SubsetBank
 from learners.budgeted.subset_selection import forward_prefixes, greedy_subsets
+from tests.strategies import examples
 
 WINE = {"chem": [0, 1, 2, 3, 4], "phenols": [5, 6, 7, 8], "colour": [9, 10, 11, 12]}
 
@@ -102,8 +107,9 @@ def test_a_cost_above_one_per_sensor_acquires_nothing(wine):
     assert len(set(dag.predict(Xte))) == 1
 
 
-def test_free_sensors_give_the_full_models_error_when_the_bank_is_nested():
-    # iris petal sensors: every row the smaller sets classify right, the full set does too
+def test_free_sensors_train_no_worse_than_the_full_model():
+    # iris, 4 one-column sensors; the bank is not nested (some row a smaller set gets right
+    # the full set gets wrong), so the DAG may beat the full model's out-of-fold error
     X, y = load_iris(return_X_y=True)
     dag = DAGClassifier(tradeoff=0.0, cv=3).fit(X, y)
     losses = dag.bank_.losses(dag.graph_.states, y)
@@ -111,6 +117,22 @@ def test_free_sensors_give_the_full_models_error_when_the_bank_is_nested():
     assert dag.train_risk_ <= full + 1e-12
     final = dag.route(X)
     assert losses[np.arange(len(y)), final].mean() == pytest.approx(dag.train_risk_)
+
+
+def test_zero_cost_with_the_full_set_right_where_others_err_acquires_everything(wine):
+    # a bank whose out-of-fold predictions are right for the full set only, on every row
+    Xtr, Xte, ytr, yte = wine
+    first = _dag(tradeoff=0.0).fit(Xtr, ytr)
+    full = frozenset(WINE)
+    wrong = (ytr + 1) % 3
+    bank = SubsetBank({s: BankEntry(first.bank_[s].model, ytr if s == full else wrong)
+                       for s in first.graph_.states}, len(ytr))
+    dag = _dag(tradeoff=0.0, bank=bank).fit(Xtr, ytr)
+    assert dag.feature_usage(Xtr).all() and dag.feature_usage(Xte).all()
+    assert dag.train_risk_ == 0.0
+    full_model = first.bank_[full].model
+    np.testing.assert_array_equal(dag.predict(Xte), full_model.predict(Xte))
+    assert np.mean(dag.predict(Xte) != yte) == np.mean(full_model.predict(Xte) != yte)
 
 
 def test_larger_tradeoffs_buy_fewer_sensors(wine):
@@ -160,6 +182,97 @@ def test_the_chain_equals_a_cascade_trained_directly(wine):
             go = m if isinstance(m, bool) else m.predict(Xte[:, cols[j]]) == 1
             final[at & go] = j + 1
     np.testing.assert_array_equal(dag.route(Xte), final)
+
+
+# ---- sensors sharing atoms: each atom paid once (edge = the atoms newly acquired) ----
+SHARED = {"chem": ["lab", "chem_a"], "phenols": ["lab", "phen_a"], "colour": ["colour_a"]}
+PRICES = {"lab": 0.6, "chem_a": 0.2, "phen_a": 0.3, "colour_a": 0.5}
+
+
+def _paid_once(states, atoms, prices):
+    """Cost of each state's sensors with every atom paid once (the test's own count)."""
+    return np.array([sum(prices[a] for a in {a for m in s for a in atoms[m]}) for s in states])
+
+
+def test_an_atom_shared_by_two_sensors_is_paid_once_in_training(wine):
+    Xtr, Xte, ytr, _ = wine
+    dag = _dag(tradeoff=0.02, feature_atoms=SHARED, atom_costs=PRICES).fit(Xtr, ytr)
+    np.testing.assert_allclose(dag.feature_costs_, [0.8, 0.9, 0.5])
+    states = [dag.graph_.states[k] for k in dag.route(Xtr)]
+    measured = _paid_once(states, SHARED, PRICES)
+    assert any({"chem", "phenols"} <= s for s in states)  # some row pays "lab" once for two
+    np.testing.assert_allclose(dag.prediction_cost(Xtr), measured, rtol=1e-12)
+    oof = dag.bank_.losses(dag.graph_.states, ytr)[np.arange(len(ytr)), dag.route(Xtr)]
+    assert dag.train_risk_ == pytest.approx(oof.mean() + 0.02 * measured.mean(), rel=1e-12)
+    dag._check(Xtr, ytr)
+    # the policy's expected cost (its candidate's curve) = the measured mean on the rows
+    model = polydom.CostModel({a: str(c) for a, c in PRICES.items()}, bundles=SHARED)
+    assert dag.to_candidate(Xtr, ytr, model, "k").cost(1.0) == pytest.approx(measured.mean())
+    arrays, meta = dag.to_arrays()
+    back = DAGClassifier.from_arrays(arrays, json.loads(json.dumps(meta)))
+    np.testing.assert_allclose(back.prediction_cost(Xte), dag.prediction_cost(Xte))
+
+
+def test_a_sensor_whose_atoms_are_all_acquired_is_free(wine):
+    Xtr, _, ytr, _ = wine
+    atoms = {"chem": ["lab", "chem_a"], "phenols": ["lab"], "colour": ["colour_a"]}
+    prices = {"lab": 1.0, "chem_a": 0.2, "colour_a": 0.5}
+    tree = DecisionTreeClassifier(random_state=0)  # exact on the training rows
+    dag = _dag(tradeoff=0.05, feature_atoms=atoms, atom_costs=prices,
+               policy_estimator=tree).fit(Xtr, ytr)
+    g, V = dag.graph_, dag.policy_.values
+    chem, both = g.index(["chem"]), g.index(["chem", "phenols"])
+    assert dag.state_costs_[both] == dag.state_costs_[chem] == pytest.approx(1.2)
+    # V(chem) = min over its actions; the move to chem+phenols acquires nothing new
+    sc = dag.bank_.losses(g.states, ytr)[:, chem]
+    moves = [V[:, c] + 0.05 * (dag.state_costs_[c] - dag.state_costs_[chem])
+             for c in g.children[chem]]
+    np.testing.assert_allclose(V[:, chem], np.min([sc, *moves], axis=0), atol=1e-12)
+    assert np.any(V[:, chem] == V[:, both])  # rows that take the free sensor pay nothing more
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(st.data())
+def test_states_pay_each_atom_once_and_edges_the_atoms_newly_acquired(wine, data):
+    # oracle: polydom.CostModel, the library's one home of "a set of names pays each atom once"
+    Xtr, _, ytr, _ = wine
+    pool = [f"a{j}" for j in range(5)]
+    need = {m: data.draw(st.sets(st.sampled_from(pool), min_size=1), label=m) for m in WINE}
+    used = sorted(set().union(*need.values()))
+    prices = {a: data.draw(st.floats(0.01, 10.0), label=a) for a in used}
+    dummy = DummyClassifier()
+    dag = _dag(tradeoff=0.1, feature_atoms={m: sorted(v) for m, v in need.items()},
+               atom_costs=prices, estimator=dummy, policy_estimator=dummy).fit(Xtr, ytr)
+    model = polydom.CostModel({a: polydom.CostCurve([c]) for a, c in prices.items()},
+                              bundles=need)
+    g = dag.graph_
+    for k, s in enumerate(g.states):
+        assert dag.state_costs_[k] == pytest.approx(model.cost(s)(1.0))
+        for c in g.children[k]:
+            new = model.atoms_of(g.states[c]) - model.atoms_of(s)
+            edge = dag.state_costs_[c] - dag.state_costs_[k]
+            assert edge == pytest.approx(sum(prices[a] for a in new), abs=1e-12)
+            assert (edge > 0) == bool(new)
+    dag._check(Xtr, ytr)  # the reported risk is the routed path loss at these costs
+
+
+def test_a_sweep_over_bundles_sharing_an_atom_trains_with_it_paid_once(wine):
+    Xtr, Xte, ytr, yte = wine
+    model = polydom.CostModel(
+        {"lab": "0.5 + 0.1*n", "chem_a": "0.2", "phen_a": "0.1*n", "colour_a": "0.5"},
+        bundles=SHARED,
+    )
+    cands = dag_sweep_candidates(_dag(), [0.02], Xtr, ytr, Xte, yte, model, sizes=[1.0, 4.0])
+    for cand, n in zip(cands, [1.0, 4.0], strict=True):
+        dag = cand.payload.estimator
+        prices = {a: float(c(n)) for a, c in model.atoms.items()}
+        assert dag.atom_costs == pytest.approx(prices)
+        states = [dag.graph_.states[k] for k in dag.route(Xtr)]
+        measured = np.array([model.cost(s)(n) for s in states])
+        oof = dag.bank_.losses(dag.graph_.states, ytr)[np.arange(len(ytr)), dag.route(Xtr)]
+        assert dag.train_risk_ == pytest.approx(oof.mean() + 0.02 * measured.mean(), rel=1e-9)
+        assert cand.cost(n) == pytest.approx(np.mean([model.cost(dag.graph_.states[k])(n)
+                                                      for k in dag.route(Xte)]))
 
 
 # ---- many sensors (Algorithm 2, forward prefixes; spec 6 item 16) ----
@@ -238,6 +351,16 @@ def test_many_sensor_dags_are_built_over_selected_subsets_plus_all(subsets):
         ({"subsets": [["chem"], []]}, r"subsets\[1\] is empty"),
         ({"tradeoff": -0.1}, "tradeoff"),
         ({"graph": "tree"}, "graph"),
+        ({"feature_atoms": SHARED}, "atom_costs"),
+        ({"feature_atoms": {"chem": ["lab"], "phenols": ["lab"]}, "atom_costs": PRICES},
+         "missing.*colour"),
+        ({"feature_atoms": {**SHARED, "colour": []}, "atom_costs": PRICES},
+         r"feature_atoms\['colour'\] is empty"),
+        ({"feature_atoms": {**SHARED, "colour": ["dye"]}, "atom_costs": PRICES}, "dye"),
+        ({"feature_atoms": SHARED, "atom_costs": {**PRICES, "lab": -1}}, "lab"),
+        ({"feature_atoms": SHARED, "atom_costs": {**PRICES, "spare": 1}}, "spare"),
+        ({"feature_atoms": SHARED, "atom_costs": PRICES,
+          "feature_costs": {"chem": 0.8, "phenols": 0.9, "colour": 0.4}}, "colour"),
     ],
 )
 def test_bad_parameters_raise_value_errors_naming_them(wine, params, match):

@@ -148,6 +148,9 @@ def test_reported_training_risk_equals_the_routed_path_loss(seed, delta):
     pol = graph_reduce(g, cols, X, loss, cost, _tree_learner(DecisionTreeClassifier(max_depth=2)))
     pol._check(X, loss, cost)
     assert sorted(pol.order, reverse=True) == pol.order  # children before parents
+    # every state with children is trained exactly once (the root too, as a constant)
+    assert len(pol.order) == len(set(pol.order))
+    assert set(pol.order) == {k for k, kids in enumerate(g.children) if kids}
     assert pol.n_binary_fits <= 3 * 2 ** (3 - 1)
     for path in pol.paths(X):  # strictly growing chains of length <= M + 1
         assert len(path) <= 4
@@ -197,6 +200,22 @@ def test_a_higher_sensor_cost_never_buys_more_or_errs_less(learner):
     assert all(a >= b - 1e-12 for a, b in zip(acquired, acquired[1:], strict=False))
     assert all(a <= b + 1e-12 for a, b in zip(errors, errors[1:], strict=False))
     assert acquired[-1] == 0.0
+
+
+def test_per_row_costs_equal_to_the_uniform_ones_reproduce_the_standard_system():
+    # spec 6 item 18: the generalised path (Eq. 10, costs per row) with c = sum of c_m
+    g, cols, X, loss = _problem(4)
+    cost = 0.08 * np.array([len(s) for s in g.states], dtype=float)
+    learn = _tree_learner(DecisionTreeClassifier(max_depth=2, random_state=0))
+    a = graph_reduce(g, cols, X, loss, cost, learn)
+    b = graph_reduce(g, cols, X, loss, np.tile(cost, (len(X), 1)), learn)
+    np.testing.assert_array_equal(a.values, b.values)
+    np.testing.assert_array_equal(a.route(X), b.route(X))
+    # and a row-dependent cost is what each row pays: doubling row 0's costs only
+    rowwise = np.tile(cost, (len(X), 1))
+    rowwise[0] *= 2
+    c = graph_reduce(g, cols, X, loss, rowwise, learn)
+    c._check(X, loss, rowwise)
 
 
 def test_graph_reduce_checks_shapes():

@@ -7,6 +7,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 
+import learners
 from learners import CEGBClassifier, sweep_candidates
 from tests.executor_support import ReversedExecutor
 
@@ -65,3 +66,70 @@ def test_a_sweep_is_the_same_on_a_pool_and_on_dask(split):
             distributed.Client(cluster, set_as_default=False) as client:
         assert summary(sweep(split, client), X) == ref
     assert np.isfinite([r[1] for r in ref]).all()
+
+
+# ---------------------------------------------------------------------------- every learner
+#: Registered budgeted learners, small enough for seconds per sweep: (name, params, tradeoffs).
+#: (ADAPT's grid is also its build p_fulls: four fits per trade-off and size.)
+LEARNERS = [
+    pytest.param("cstc", {"depth": 2, "max_sweeps": 2, "feature_map": "standard"},
+                 [0.001, 0.1], id="cstc"),
+    pytest.param("cscc", {"n_stages": 2, "max_sweeps": 2, "feature_map": "standard"},
+                 [0.001, 0.1], id="cscc"),
+    pytest.param("dag", {"cv": 2}, [0.0, 0.05], id="dag", marks=pytest.mark.slow),
+    pytest.param("adapt", {"method": "gbrt", "n_estimators": 5, "max_iter": 2,
+                           "high_cost": "tree"}, [0.1], id="adapt", marks=pytest.mark.slow),
+]
+REF_SIZES = [10.0, 100.0]
+GROUPS3 = {"mean": list(range(10)), "error": list(range(10, 20)), "worst": list(range(20, 30))}
+COSTS3 = {"mean": "1 + 0.01*n", "error": "5", "worst": "20 + 0.1*n"}
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        yield client
+
+
+def registered_sweep(split, name, params, tradeoffs, executor):
+    """What ``polydom build`` runs for a ``[[budgeted]]`` table: the registry's sweep."""
+    X_tr, X_te, y_tr, y_te, _, _ = split
+    spec = learners.get_learner(name)
+    proto = spec.make(0, feature_groups=GROUPS3, **params)
+    sweep = spec.sweep or sweep_candidates
+    return sweep(proto, tradeoffs, X_tr, y_tr, X_te, y_te, COSTS3, sizes=REF_SIZES,
+                 cost="expected", key=name, learner=name, executor=executor)
+
+
+def full_summary(cands, X):
+    return [(c.key, c.accuracy, c.cost.coefficients.tolist(), sorted(c.features),
+             sorted(c.needs.items()), c.payload.estimator.predict(X).tolist()) for c in cands]
+
+
+@pytest.mark.parametrize("name, params, tradeoffs", LEARNERS)
+def test_each_learner_s_sweep_is_the_same_in_process_on_a_pool_and_on_dask(
+        split, cluster_client, name, params, tradeoffs):
+    X = split[1]
+    batches = []
+
+    class Recording(ReversedExecutor):
+        def session(self, shared):
+            ctx = super().session(shared)
+            run = ctx.__enter__()
+            inner = run.map_unordered
+            run.map_unordered = lambda fn, tasks: batches.append(list(tasks)) or inner(fn, tasks)
+            return ctx
+
+    ref = full_summary(registered_sweep(split, name, params, tradeoffs, None), X)
+    assert ref and {len(r) for r in ref} == {6}
+    reversed_order = registered_sweep(split, name, params, tradeoffs, Recording())
+    assert full_summary(reversed_order, X) == ref
+    assert len(batches) == 1  # one batch: the whole grid
+    per_point = len(batches[0]) // (len(tradeoffs) * len(REF_SIZES))
+    assert len(batches[0]) == per_point * len(tradeoffs) * len(REF_SIZES)  # ADAPT: x p_full
+    assert full_summary(registered_sweep(split, name, params, tradeoffs, "processes:2"),
+                        X) == ref
+    assert full_summary(registered_sweep(split, name, params, tradeoffs, cluster_client),
+                        X) == ref

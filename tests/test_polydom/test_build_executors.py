@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 import sqlalchemy as sa
 from sklearn.datasets import load_breast_cancer
 from sklearn.tree import DecisionTreeClassifier
 
+import lattice
 import learners
 import polydom
 from storage import schema as S
@@ -63,6 +63,16 @@ def stored_rows(url: str) -> dict[str, list[tuple]]:
             out[table.name] = sorted(rows)
     engine.dispose()
     return out
+
+
+def expansions(url: str) -> list[tuple]:
+    """Every stored expansion as (feature mask, features, accuracy), whichever build made it."""
+    engine = sa.create_engine(url)
+    x = S.expansions
+    with engine.connect() as conn:
+        rows = sorted(conn.execute(sa.select(x.c.feature_mask, x.c.features, x.c.accuracy)))
+    engine.dispose()
+    return [tuple(r) for r in rows]
 
 
 def predictions(url: str) -> list:
@@ -120,15 +130,40 @@ def test_a_bad_executor_fails_before_anything_is_stored_or_trained(tmp_path):
     assert not (tmp_path / "index.db").exists()
 
 
-def test_a_dead_pool_process_loses_nothing_and_the_rerun_retrains_nothing(tmp_path):
+def test_a_pool_worker_dying_mid_build_retrains_nothing_stored(tmp_path):
+    acc = {fs: 0.5 + 0.1 * len(fs) - 0.01 * sorted(fs).count("f2") for fs in all_sets(4)}
+    costs = {f"f{i}": [float(i)] for i in range(1, 5)}
+    url, ref_url = f"sqlite:///{tmp_path / 'index.db'}", f"sqlite:///{tmp_path / 'ref.db'}"
+    first, second = tmp_path / "first.log", tmp_path / "second.log"
+    with pytest.warns(RuntimeWarning, match="stopped at max_expansions"):
+        polydom.build_index(costs, TableLearner(acc, first), store=url, max_expansions=3)
+    marker = tmp_path / "killed"
+    killer = KillingLearner(acc, str(second), frozenset({"f1", "f2"}), str(marker), delay=0.2)
+    index = polydom.build_index(costs, killer, store=url, executor="processes:2")
+    assert marker.exists(), "the worker never died"
+    done, again = training_log(first), training_log(second)
+    assert len(done) == 3 and index.info["cache_hits"] == 3
+    assert not set(done) & set(again)  # nothing stored was trained again
+    assert len(again) == len(set(again)) == index.info["trained"]  # nor twice here
+    assert "f1+f2" in again  # rerun on the new pool after its worker died
+    polydom.build_index(costs, TableLearner(acc), store=ref_url)
+    assert expansions(url) == expansions(ref_url)
+    resumed, ref = polydom.open_index(url), polydom.open_index(ref_url)
+    assert [(sorted(c.features), c.accuracy, c.cost.coefficients.tolist())
+            for c in resumed.candidates] == [
+        (sorted(c.features), c.accuracy, c.cost.coefficients.tolist()) for c in ref.candidates]
+
+
+def test_a_build_whose_worker_dies_past_its_retries_loses_nothing(tmp_path):
     url = f"sqlite:///{tmp_path / 'index.db'}"
     acc = {fs: 0.5 + 0.1 * len(fs) - 0.01 * sorted(fs).count("f2") for fs in all_sets(4)}
     costs = {f"f{i}": [float(i)] for i in range(1, 5)}
     first, second = tmp_path / "first.log", tmp_path / "second.log"
-    victim = frozenset({"f1", "f2"})
-    killer = KillingLearner(acc, str(first), victim, str(tmp_path / "killed"), delay=0.2)
-    with pytest.raises(BrokenProcessPool):
-        polydom.build_index(costs, killer, store=url, executor="processes:2")
+    killer = KillingLearner(acc, str(first), frozenset({"f1", "f2"}), str(tmp_path / "killed"),
+                            delay=0.2)
+    with pytest.raises(lattice.WorkerLostError, match="retries=0"):
+        polydom.build_index(costs, killer, store=url,
+                            executor=lattice.make_executor("processes:2", retries=0))
     done = training_log(first)
     assert "f1+f2" not in done
     index = polydom.build_index(costs, TableLearner(acc, second), store=url)

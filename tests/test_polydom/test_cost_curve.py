@@ -6,10 +6,19 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import sympy
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from polydom import CostCurve
+from polydom.curves import poly
+from tests.curve_oracle import (
+    exact_order_right,
+    exact_real_roots,
+    exact_sign_changes,
+    exact_taylor,
+    exact_value,
+    exactly_le,
+)
 from tests.strategies import examples
 
 
@@ -196,30 +205,6 @@ def test_compare_right_breaks_ties_by_derivatives():
     assert CostCurve([1, -2, 1]).compare_right(CostCurve([0]), 1.0) == 1
 
 
-def exactly_le(a: list[float], b: list[float], lo: float, hi: float) -> bool:
-    """Exact oracle for ``a <= b`` on ``[lo, hi]`` (integer coefficients): sympy isolates
-    the real roots of ``d = b - a`` in disjoint rational intervals; d keeps its sign between
-    roots, so ``d >= 0`` on the domain iff it holds at the ends and at one rational point in
-    each gap between roots, all evaluated exactly."""
-    n = sympy.Symbol("n")
-    d = sympy.Poly(
-        [int(c) for c in reversed(b)], n) - sympy.Poly([int(c) for c in reversed(a)], n)
-    if d.is_zero:
-        return True
-    gaps = sympy.Poly(d, n).intervals()
-    bounds = [(sympy.Rational(x), sympy.Rational(y)) for (x, y), _ in gaps]
-    points = [sympy.Rational(int(lo))]
-    if not math.isinf(hi):
-        points.append(sympy.Rational(int(hi)))
-    else:
-        points.append(max([y for _, y in bounds], default=sympy.Integer(0)) + int(lo) + 1)
-    if bounds:
-        points.append(bounds[0][0] - 1)
-        points += [(y1 + x2) / 2 for (_, y1), (x2, _) in zip(bounds, bounds[1:], strict=False)]
-    inside = [p for p in points if p >= int(lo) and (math.isinf(hi) or p <= int(hi))]
-    return all(d.eval(p) >= 0 for p in inside)
-
-
 @settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.integers(-6, 6).map(float), min_size=1, max_size=5),
@@ -262,3 +247,299 @@ def test_evaluation_matches_exact_rational_arithmetic(coefs, xs):
         exact = sum(Fraction(ck) * Fraction(x) ** k for k, ck in enumerate(c.coefficients))
         scale = sum(abs(Fraction(ck)) * Fraction(x) ** k for k, ck in enumerate(c.coefficients))
         assert abs(Fraction(c(x)) - exact) <= Fraction(1, 2**48) * scale
+
+
+# ---------------------------------------------------------------- the numerics (poly.py)
+# Integer coefficients keep every oracle exact: values, Taylor shifts at halves and the
+# signs of small integer polynomials are exact in binary floating point and in rationals.
+int_coefs = st.lists(st.integers(-6, 6).map(float), min_size=1, max_size=6)
+halves = st.integers(-4, 16).map(lambda k: k / 2)
+
+
+def test_two_sizes_are_one_point_within_1e_9_relative_above_one():
+    assert poly.tol_x(0.0) == 1e-9 and poly.tol_x(0.5) == 1e-9 and poly.tol_x(-1.0) == 1e-9
+    assert poly.tol_x(-3.0) == pytest.approx(3e-9, rel=1e-15)
+    assert poly.tol_x(1e6) == pytest.approx(1e-3, rel=1e-15)
+
+
+@given(int_coefs, int_coefs)
+def test_coefficient_differences_and_magnitudes_are_numpys(a, b):
+    ca, cb = np.array(a), np.array(b)
+    size = max(ca.size, cb.size)
+
+    def padded(v: np.ndarray) -> np.ndarray:
+        return np.pad(v, (0, size - v.size))
+
+    want = padded(np.polynomial.polynomial.polysub(ca, cb))
+    np.testing.assert_array_equal(poly.difference(ca, cb), want)
+    assert poly.coef_difference(a, b) == want.tolist()
+    np.testing.assert_array_equal(poly.magnitude_coefs(ca, cb),
+                                  padded(np.abs(ca)) + padded(np.abs(cb)))
+
+
+@given(
+    st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=9),
+    st.floats(-1e3, 1e3, allow_nan=False),
+)
+def test_horner_matches_exact_rational_arithmetic_for_lists_and_arrays(coefs, x):
+    exact = exact_value(coefs, x)
+    scale = sum(abs(Fraction(c)) * abs(Fraction(x)) ** k for k, c in enumerate(coefs))
+    for given_as in (coefs, np.array(coefs)):
+        assert abs(Fraction(poly.horner(given_as, x)) - exact) <= Fraction(1, 2**48) * scale
+
+
+@given(int_coefs, halves)
+def test_taylor_shift_is_the_exact_taylor_expansion(coefs, x):
+    want = [float(t) for t in exact_taylor(coefs, x)]
+    assert poly.taylor(coefs, x) == want
+    assert poly.taylor(np.array(coefs), x) == want
+    assert CostCurve(coefs).taylor(x).tolist() == want[: CostCurve(coefs).degree + 1]
+
+
+@given(int_coefs, int_coefs, halves)
+def test_compare_right_is_the_sign_of_the_difference_just_right_of_x(a, b, x):
+    want = exact_order_right(a, b, x)
+    assert poly.compare_right(a, b, x) == want
+    assert CostCurve(a).compare_right(CostCurve(b), x) == want
+
+
+@given(int_coefs, int_coefs, st.integers(-5, 8).map(float))
+def test_values_equal_and_sign_are_exact_for_integer_polynomials(a, b, x):
+    equal = exact_value(a, x) == exact_value(b, x)
+    assert poly.values_equal(a, b, x) == equal
+    d = poly.coef_difference(a, b)
+    exact = exact_value(d, x)
+    assert poly.sign(d, [abs(v) for v in d], x) == (exact > 0) - (exact < 0)
+
+
+@given(int_coefs)
+def test_derivative_is_numpys(coefs):
+    d = np.array(coefs)
+    want = np.polynomial.polynomial.polyder(d) if d.size > 1 else np.zeros(1)
+    np.testing.assert_array_equal(poly.derivative(d), want)
+
+
+@pytest.mark.parametrize(
+    "coefs, roots",
+    [
+        ([0.0], []),
+        ([5.0], []),
+        ([5.0, 0.0, 0.0], []),
+        ([-2.0, 1.0, 0.0, 0.0], [2.0]),  # trailing zeros are not a higher degree
+        ([3.0, 2.0], [-1.5]),
+        ([0.0, 0.0, 1.0], [0.0]),  # n**2: the double root at 0
+        ([9.0, -6.0, 1.0], [3.0]),  # (n - 3)**2: one double root
+        ([6.0, -5.0, 1.0], [2.0, 3.0]),
+        ([1.0, 0.0, 1.0], []),  # n**2 + 1
+        ([1.0, -2.0, 1.0 + 1e-9], []),  # a discriminant of -4e-9 is no rounding error
+        ([-2.0, 1.0, -2.0, 1.0], [2.0]),  # (n**2 + 1)(n - 2): the complex pair is dropped
+        ([-6.0, 11.0, -6.0, 1.0], [1.0, 2.0, 3.0]),
+    ],
+)
+def test_candidate_roots_of_small_polynomials(coefs, roots):
+    assert poly.candidate_roots(np.array(coefs)) == pytest.approx(roots, rel=1e-12, abs=1e-12)
+
+
+def test_a_discriminant_below_zero_by_rounding_is_a_double_root():
+    r = 3.0 / 7.0
+    d = np.array([3.0 * r * r, -6.0 * r, 3.0])  # 3 (n - 3/7)**2 in floats
+    assert d[1] * d[1] - 4.0 * d[2] * d[0] < 0.0  # the discriminant rounds below 0
+    assert poly.candidate_roots(d) == pytest.approx([r], rel=1e-12)
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(st.lists(st.integers(-6, 6).map(float), min_size=2, max_size=7))
+def test_candidate_roots_are_the_real_roots(coefs):
+    """Every real root of odd multiplicity (found exactly by sympy) has a candidate near it
+    (simple ones to 1e-9, triple ones to the 1e-5 that double precision allows), and every
+    candidate is near a real root: complex pairs are dropped, multiple roots do not drift."""
+    assume(any(coefs[1:]))
+    got = poly.candidate_roots(np.array(coefs))
+    exact = exact_real_roots(coefs)
+    for r, mult in exact:
+        if mult % 2:
+            tol = (1e-9 if mult == 1 else 1e-4) * max(1.0, abs(r))
+            assert any(abs(g - r) <= tol for g in got), (r, mult, got)
+    for g in got:
+        assert any(abs(g - r) <= 1e-4 * max(1.0, abs(r)) for r, _ in exact), (g, exact)
+
+
+def test_interval_points_lie_inside_each_gap():
+    assert poly.interval_points([1.0, 3.0], 0.0, 4.0) == [0.5, 2.0, 3.5]
+    assert poly.interval_points([2.0], 0.0, math.inf) == [1.0, 4.0]
+    assert poly.interval_points([], 0.25, math.inf) == [1.25]  # left + 1 beyond a small end
+    assert poly.interval_points([], 5.0, math.inf) == [10.0]  # twice a large one
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(
+    st.lists(st.integers(-6, 6).map(float), min_size=1, max_size=6),
+    st.integers(-3, 8).map(float),
+    st.one_of(st.integers(0, 12).map(float), st.just(math.inf)),
+)
+def test_sign_change_roots_are_the_exact_odd_multiplicity_roots(coefs, lo, width):
+    """The sizes where the polynomial changes sign are its real roots of odd multiplicity
+    strictly inside the domain (sympy, exact); touches of even multiplicity are not."""
+    hi = lo + width
+    want = exact_sign_changes(coefs, lo, hi)
+    got = poly.sign_change_roots(np.array(coefs), lo, hi)
+    assert got.dtype == np.float64
+    assert got.tolist() == pytest.approx(want, rel=1e-4, abs=1e-4)
+    if lo == 0.0 and math.isinf(hi):
+        assert poly.sign_change_roots(np.array(coefs)).tolist() == got.tolist()
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(int_coefs, st.integers(-3, 8).map(float),
+       st.one_of(st.integers(0, 12).map(float), st.just(math.inf)))
+def test_is_nonnegative_equals_the_exact_answer(coefs, lo, width):
+    hi = lo + width
+    assert CostCurve(coefs).is_nonnegative(lo, hi) == exactly_le([0.0], coefs, lo, hi)
+    if lo == 0.0 and math.isinf(hi):
+        assert CostCurve(coefs).is_nonnegative() == exactly_le([0.0], coefs, lo, hi)
+
+
+def test_nonnegativity_with_a_small_positive_leading_term_and_touching_rounding():
+    # 0.5 n**2 - n + 1 > 0 everywhere: a leading coefficient below 1 is still positive
+    assert CostCurve([1.0, -1.0, 0.5]).is_nonnegative()
+    assert CostCurve([1.0, -1.0, 0.5]).is_nonnegative(2.0, math.inf)
+    # 1e6 (n - 1/3)**2 in floats touches 0 up to rounding: within ZERO_TOL of its scale
+    third = 1.0 / 3.0
+    big = CostCurve([1e6 * third * third, -2e6 * third, 1e6])
+    assert big.is_nonnegative() and big.is_nonnegative(0.0, 1.0)
+    assert CostCurve([0.0, 0.0, 1.0]).le(big + CostCurve([0.0, 0.0, 1.0]))
+
+
+# ---------------------------------------------------------------- construction and algebra
+def test_errors_name_the_value_that_was_wrong():
+    with pytest.raises(ValueError, match=r"sequence of numbers, got \[\[1\], \[1, 2\]\]"):
+        CostCurve([[1], [1, 2]])  # ragged
+    with pytest.raises(TypeError, match=r"real numbers, got \['1', '2'\] \(dtype <U1\)"):
+        CostCurve(["1", "2"])
+    with pytest.raises(ValueError, match=r"non-empty 1-D sequence, got \[\[1.0, 2.0\]\]"):
+        CostCurve([[1.0, 2.0]])
+    with pytest.raises(ValueError, match=r"finite, got \[1.0, inf\]"):
+        CostCurve([1.0, math.inf])
+
+
+def test_degree_is_limited_to_max_degree():
+    assert CostCurve([0.0] * 32 + [1.0]).degree == 32
+    with pytest.raises(ValueError, match="degree at most 32, got degree 33"):
+        CostCurve([0.0] * 33 + [1.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "given_as, coefficients",
+    [
+        (3, [3.0]),
+        ([1, 2], [1.0, 2.0]),
+        (np.array([1, 2], dtype=np.uint8), [1.0, 2.0]),
+        (np.array([Fraction(1, 2), 3], dtype=object), [0.5, 3.0]),
+        ((0.0, 0.0), [0.0]),
+    ],
+)
+def test_real_numbers_of_any_type_are_coefficients(given_as, coefficients):
+    assert CostCurve(given_as).coefficients.tolist() == coefficients
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [(1.0, True), np.array([True, False]), np.array([True, 2.0], dtype=object),
+     np.array(["a"], dtype=object)],
+)
+def test_bools_and_other_objects_are_not_coefficients(bad):
+    with pytest.raises(TypeError, match="real numbers"):
+        CostCurve(bad)
+
+
+def test_coefficients_are_normalised_and_read_only():
+    c = CostCurve([-0.0, 1.0])
+    assert not np.signbit(c.coefficients[0]) and repr(c) == "CostCurve([0.0, 1.0])"
+    assert not np.signbit(CostCurve([-0.0]).coefficients).any()
+    assert not c.coefficients.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        c.coefficients[0] = 5.0
+
+
+def test_sympy_form_and_text():
+    expr = CostCurve([3.0, 0.0, 0.5]).to_sympy()
+    assert [float(c) for c in sympy.Poly(expr).all_coeffs()] == [0.5, 0.0, 3.0]
+    assert CostCurve([0.0]).to_sympy() == 0
+    assert str(CostCurve([3.0, 0.0, 0.5])) == "0.5*n**2 + 3"
+    assert str(CostCurve([0.1, 1.0])) == "n + 0.1"
+
+
+def test_evaluation_returns_python_floats_and_keeps_array_shapes():
+    c = CostCurve([1.0, 2.0, 3.0])
+    assert type(c(2)) is float and c(2) == 17.0
+    assert c(np.array([[0.0, 1.0], [2.0, -1.0]])).tolist() == [[1.0, 6.0], [17.0, 2.0]]
+
+
+def test_adding_numbers_and_curves():
+    c = CostCurve([1.0, 2.0])
+    assert c + 2 == CostCurve([3.0, 2.0]) and c + 0.5 == CostCurve([1.5, 2.0])
+    assert 1 + c == CostCurve([2.0, 2.0]) and 0 + c == c
+    assert c + CostCurve([0.0, 0.0, 4.0]) == CostCurve([1.0, 2.0, 4.0])
+    assert CostCurve([0.0, 0.0, 4.0]) + c == CostCurve([1.0, 2.0, 4.0])
+    for bad in (True, False, "1"):
+        with pytest.raises(TypeError):
+            c + bad
+        with pytest.raises(TypeError):
+            bad + c
+
+
+def test_scaling_by_numbers_only():
+    c = CostCurve([1.0, 2.0])
+    assert c * 2 == CostCurve([2.0, 4.0]) and np.float64(0.5) * c == CostCurve([0.5, 1.0])
+    for bad in (True, "2", c):
+        with pytest.raises(TypeError):
+            c * bad
+
+
+def test_a_curve_equals_only_curves():
+    c = CostCurve([1.0, 2.0])
+    assert c == CostCurve([1, 2, 0]) and c != CostCurve([1.0, 2.5])
+    assert c != "1 + 2*n" and c != [1.0, 2.0]
+
+
+def test_domains_default_to_the_whole_half_line():
+    # crossing at n = 0.5, and the order there, fall inside [0, inf) but not [1, inf)
+    assert CostCurve([0.0, 1.0]).crossings(CostCurve([0.5])).tolist() == [0.5]
+    assert not CostCurve([1.0]).le(CostCurve([0.0, 1.0]))
+    assert CostCurve([1.0]).le(CostCurve([0.0, 1.0]), 1.0)
+    assert not CostCurve([-1.0, 2.0]).is_nonnegative()
+
+
+@given(
+    st.lists(
+        st.lists(st.one_of(st.just(0.0), st.just(-0.0), st.floats(-1e6, 1e6)), min_size=3,
+                 max_size=3),
+        min_size=1, max_size=6,
+    )
+)
+def test_from_rows_equals_one_constructor_call_per_row(rows):
+    """The fast path gives the curves the constructor gives: same coefficients (trailing
+    zeros dropped, -0.0 normalised), equality, hash, values and read-only arrays."""
+    got = CostCurve.from_rows(np.array(rows))
+    want = [CostCurve(r) for r in rows]
+    assert got == want
+    for g, w in zip(got, want, strict=True):
+        assert g.coefficients.tolist() == w.coefficients.tolist()
+        assert not np.signbit(g.coefficients).any() or np.signbit(w.coefficients).any()
+        assert hash(g) == hash(w) and g.degree == w.degree
+        assert g(1.5) == w(1.5) and g(-2.0) == w(-2.0)
+        assert not g.coefficients.flags.writeable
+
+
+@pytest.mark.parametrize(
+    "bad, fragment",
+    [
+        ([1.0, 2.0], r"\(k, L\) matrix with L >= 1, got \(2,\)"),
+        (np.zeros((2, 0)), r"got \(2, 0\)"),
+        ([[1.0], [math.nan], [math.inf]], r"finite, got \[nan\] in row 1"),
+        ([["a"]], "matrix of numbers"),
+    ],
+)
+def test_from_rows_names_what_is_wrong(bad, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        CostCurve.from_rows(bad)

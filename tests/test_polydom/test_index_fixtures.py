@@ -6,15 +6,20 @@ import math
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from polydom import Candidate, CostCurve, IndexAll, NaiveLookup, PolyDomIndex, prune_dominated
+from polydom.index import SkylineTable, dominance
+from polydom.index.dominance import canonical_order, cost_le_many
+from polydom.index.sweep import kinetic_sweep
+from tests.curve_oracle import exactly_le
 from tests.index_oracle import full_scan
-from tests.strategies import candidate_pools, domains
+from tests.strategies import candidate_pools, domains, examples
 
 FIG5 = [
     Candidate("F1", 0.70, "3*n + 0.2*n**2"),
@@ -221,6 +226,93 @@ def test_prune_with_alpha_is_bounded_by_alpha():
         prune_dominated(cands, alpha=0.9)
 
 
+def test_prune_defaults_to_the_whole_half_line():
+    """Without a domain, dominance is judged on [0, inf): ``b`` is cheaper below n = 0.5."""
+    cands = [Candidate("a", 0.5, "1"), Candidate("b", 0.4, "2*n")]
+    assert prune_dominated(cands) == [0, 1]
+    assert prune_dominated(cands, n_min=1.0) == [0]
+
+
+def test_accuracy_differences_below_acc_tol_count_when_alpha_is_one():
+    """alpha == 1 is exact: a candidate more accurate by 1e-13 and dearer is not dominated."""
+    cands = [Candidate("a", 0.8, "1"), Candidate("b", 0.8 + 1e-13, "2")]
+    assert prune_dominated(cands) == [1, 0]
+
+
+def test_safe_mode_drops_a_candidate_at_exactly_alpha_in_any_input_order():
+    """1.5 * 0.5 == 0.75 exactly: ``b`` is within alpha of the cheaper ``a`` and goes; ``c``
+    is not within alpha of ``a`` and stays.  Given most accurate first, as here, the safe
+    mode must still take the candidates by accuracy ascending."""
+    cands = [Candidate("c", 0.9, "3"), Candidate("b", 0.75, "2"), Candidate("a", 0.5, "1")]
+    assert prune_dominated(cands, alpha=1.5) == [0, 2]
+    # cheaper on [0, 1] but not beyond (10 vs 11 - n + n**2 / 20): decided by the roots, on
+    # the domain asked for
+    pair = [Candidate("a", 0.5, "10"), Candidate("b", 0.75, "11 - n + 0.05*n**2")]
+    assert prune_dominated(pair, alpha=1.5) == [1, 0]
+    assert prune_dominated(pair, 0.0, 1.0, alpha=1.5) == [0]
+    assert prune_dominated(pair, 19.0, 30.0, alpha=1.5) == [0]
+    assert prune_dominated(cands, alpha=1.0) == [0, 1, 2]
+    # ACC_TOL of slack: 1.5 * 0.5 == 0.750000000001 - 1e-12 exactly, so b still goes
+    cands[1] = Candidate("b", 0.750000000001, "2")
+    assert 1.5 * 0.5 == 0.750000000001 - 1e-12
+    assert prune_dominated(cands, alpha=1.5) == [0, 2]
+
+
+def test_canonical_order_sorts_keys_naturally_and_mixed_types_by_type_then_repr():
+    assert canonical_order([3, 1, 2]) == [1, 2, 0]
+    assert canonical_order([10, 9, 100]) == [1, 0, 2]  # not by repr ("10" < "100" < "9")
+    assert canonical_order(["b", "a"]) == [1, 0]
+    assert canonical_order([2, "a", 1]) == [2, 0, 1]  # int 1, int 2, then str
+    assert canonical_order([]) == []
+
+
+int_rows = st.lists(st.integers(-5, 5).map(float), min_size=1, max_size=4)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    st.lists(int_rows, min_size=1, max_size=6),
+    int_rows,
+    st.integers(-3, 6).map(float),
+    st.one_of(st.integers(0, 8).map(float), st.just(math.inf)),
+)
+def test_cost_le_many_answers_every_row_as_the_exact_oracle(rows, target, lo, width):
+    """Row by row, ``cost_le_many`` is the exact ``row <= target`` on ``[lo, hi]`` (sympy
+    root isolation), negative ``lo`` and one-point domains included; with ``first`` it
+    still finds whether any row holds, and every row it marks does hold."""
+    hi = lo + width
+    size = max(len(target), *(len(r) for r in rows))
+    coefs = np.array([r + [0.0] * (size - len(r)) for r in rows])
+    padded = np.array(target + [0.0] * (size - len(target)))
+    want = [exactly_le(r, target, lo, hi) for r in rows]
+    got = cost_le_many(coefs, padded, lo, hi)
+    assert got.dtype == bool and got.tolist() == want
+    first = cost_le_many(coefs, padded, lo, hi, first=True)
+    assert first.any() == any(want)
+    assert all(w for f, w in zip(first.tolist(), want, strict=True) if f)
+
+
+def test_cost_le_many_checks_the_points_a_coefficient_test_cannot_decide():
+    """Rows that touch the target at the domain's start or end, or cross it just outside
+    the domain, are decided on the domain only."""
+    target = np.array([0.0, 0.0, 1.0])  # n**2
+    rows = np.array([
+        [2.0, -2.0, 1.0],   # n**2 - 2n + 2: equal at n = 1, below after
+        [-1.0, 2.0, 0.0],   # 2n - 1: touches n**2 at n = 1, below it elsewhere
+        [0.0, 6.0, 0.0],    # 6n: above n**2 until n = 6
+        [30.0, 0.0, 0.0],   # 30: above n**2 until sqrt(30)
+    ])
+    assert cost_le_many(rows, target, 1.0, math.inf).tolist() == [True, True, False, False]
+    assert cost_le_many(rows, target, 6.0, 9.0).tolist() == [True, True, True, True]
+    assert cost_le_many(rows, target, 5.0, 5.0).tolist() == [True, True, False, False]
+    assert cost_le_many(rows, target, 0.0, 5.0).tolist() == [False, True, False, False]
+    assert cost_le_many(rows, target, -2.0, 0.5).tolist() == [False, True, False, False]
+    # n**2 + n - 8 <= n**2 up to n = 8 only: sampled and settled on [0, 5], not beyond
+    late = np.array([[-8.0, 1.0, 1.0]])
+    assert cost_le_many(late, target, 0.0, 5.0).tolist() == [True]
+    assert cost_le_many(late, target, 0.0, 10.0).tolist() == [False]
+
+
 def test_index_is_identical_across_hash_seeds():
     code = (
         "from polydom import Candidate, PolyDomIndex\n"
@@ -246,3 +338,273 @@ def test_curves_keep_their_identity_through_the_index():
     c = CostCurve.parse("1 + n")
     index = PolyDomIndex.build([Candidate("x", 0.5, c)])
     assert index.candidates[0].cost is c
+
+
+# ---------------------------------------------------------------- the skyline table itself
+def table(breaks, skylines, cands=FIG5, lo=0.0, hi=math.inf) -> SkylineTable:
+    return SkylineTable(cands, lo, hi, breaks, skylines)
+
+
+FIG5_BREAKS = [0.0, 0.652476, 7.745967, 8.944272]
+FIG5_SKYLINES = [[0, 1, 3], [1, 3], [2, 1, 3], [2, 3]]  # F1 = 0, F2 = 1, F3 = 2, F4 = 3
+
+
+@pytest.mark.parametrize(
+    "breaks, skylines, lo, hi",
+    [
+        ([1.0, 7.745967, 8.944272], FIG5_SKYLINES[1:], 0.0, math.inf),  # starts after n_min
+        ([0.0, 2.0, 2.0, 9.0], FIG5_SKYLINES, 0.0, math.inf),  # a repeated break
+        ([0.0, 3.0, 6.0], [[0, 1, 3], [1, 3], [2, 3]], 0.0, 5.0),  # a break past n_max
+        ([0.0, 0.652476], FIG5_SKYLINES[:1], 0.0, math.inf),  # a range without a skyline
+        ([0.0], [[3, 1]], 0.0, math.inf),  # accuracy falls along the skyline
+        ([0.0], [[1, 3, 0]], 0.0, math.inf),  # accuracy falls at the third entry only
+        ([8.944272], [[1, 3]], 8.944272, math.inf),  # F2 dearer than F4 inside the range
+    ],
+)
+def test_check_refuses_a_corrupt_table(breaks, skylines, lo, hi):
+    with pytest.raises(AssertionError):
+        table(breaks, skylines, lo=lo, hi=hi)._check()
+
+
+def test_check_probes_inside_each_range():
+    # 2n (acc 0.5) is dearer than 5 (acc 0.6) inside [3, inf) though not at n = 2
+    cands = [Candidate("u", 0.5, "2*n"), Candidate("v", 0.6, "5")]
+    with pytest.raises(AssertionError):
+        table([3.0], [[0, 1]], cands, 3.0)._check()
+    # 100 (acc 0.5) is dearer than n (acc 0.6) at n = 1, not at infinity
+    cands = [Candidate("u", 0.5, "100"), Candidate("v", 0.6, "n")]
+    with pytest.raises(AssertionError):
+        table([0.0], [[0, 1]], cands)._check()
+    with pytest.raises(AssertionError):  # equal accuracies are not a skyline either
+        table([0.0], [[0, 1]], [Candidate("u", 0.5, "1"), Candidate("v", 0.5, "2")])._check()
+
+
+def test_check_accepts_valid_tables_and_refuses_repeats_only_when_minimal():
+    table(FIG5_BREAKS, FIG5_SKYLINES)._check()
+    table([4.0], [[1, 3]], lo=4.0, hi=4.0)._check()  # a one-point domain
+    repeated = table([0.0, 9.0], [[2, 3], [2, 3]])
+    repeated._check(minimal=False)
+    IndexAll(FIG5, 0.0, math.inf, [0.0, 9.0], [[2, 3], [2, 3]])._check()
+    with pytest.raises(AssertionError):
+        repeated._check()
+    with pytest.raises(AssertionError):
+        table([0.0, 8.0, 9.0], [[2, 3], [3], [3]])._check()
+
+
+def test_table_properties_and_repr():
+    index = PolyDomIndex.build(FIG5, 0.0, 100.0)
+    assert index.domain == (0.0, 100.0)
+    assert [r[1] for r in index.ranges][-1] == 100.0
+    assert index.skyline_positions == FIG5_SKYLINES
+    assert index.candidates == FIG5 and index.candidates is not index.candidates
+    assert repr(index) == "PolyDomIndex(candidates=4, ranges=4, entries=10, domain=[0.0, 100.0])"
+    assert [c.key for c in index.skyline(index.breakpoints[1])] == ["F2", "F4"]
+    assert [c.key for c in index.skyline(0.0)] == ["F1", "F2", "F4"]
+    assert [c.key for c in index.skyline(100.0)] == ["F3", "F4"]
+
+
+def test_lookup_takes_numbers_of_any_real_type_but_not_bools():
+    index = PolyDomIndex.build(FIG5)
+    assert index.lookup(5, 10).key == "F4"  # F4 costs exactly 10
+    assert index.lookup(np.float32(5.0), np.int64(9)).key == "F2"
+    assert index.lookup_position(9.0, 8.0) == 2
+    for size, budget in [(True, 10.0), (5.0, True), ("5", 10.0), (5.0, "10")]:
+        with pytest.raises(TypeError):
+            index.lookup(size, budget)
+    with pytest.raises(ValueError, match="size"):
+        index.lookup(-0.5, 10.0)
+    with pytest.raises(ValueError, match="budget"):
+        index.lookup(5.0, 2e308 * 0.9 * 10)
+
+
+def test_lookups_with_quartic_curves_and_budgets_equal_to_a_cost():
+    """Curves above degree 3 take the general Horner path; a budget equal to a cost fits."""
+    cands = [
+        Candidate("q", 0.9, "1 + n**4"),
+        Candidate("c", 0.6, "2 + n"),
+        Candidate("z", 0.3, "1"),
+    ]
+    index = PolyDomIndex.build(cands)
+    naive = NaiveLookup.build(cands)
+    for size in (0.0, 0.5, 1.0, 2.0, 3.0):
+        for c in cands:
+            budget = c.cost(size)
+            want = full_scan(cands, size, budget)
+            assert index.lookup(size, budget) == want == naive.lookup(size, budget)
+            many = index.lookup_many(np.array([size, size]), np.array([budget, budget * 0.5]))
+            assert many.tolist() == [index.lookup_position(size, budget),
+                                     index.lookup_position(size, budget * 0.5)]
+    assert index.lookup(2.0, 16.999).key == "c" and index.lookup(2.0, 17.0).key == "q"
+    assert index.lookup(2.0, 0.5) is None
+    assert index.lookup_many(np.array([[2.0], [0.0]]), np.array([[0.5], [1.0]])).tolist() == [
+        [-1], [0]]
+
+
+# ---------------------------------------------------------------- the kinetic sweep by hand
+def sweep(curves: list[str], accs: list[float], lo: float = 0.0, hi: float = math.inf,
+          keep_all: bool = False):
+    return kinetic_sweep([CostCurve.parse(c).coefficients for c in curves], accs, lo, hi,
+                         keep_all=keep_all)
+
+
+def test_sweep_orders_curves_equal_at_the_start_by_their_order_just_right_of_it():
+    # 2n (acc 0.9) and n (acc 0.5) both cost 0 at n = 0; n is cheaper right after
+    result = sweep(["2*n", "n"], [0.9, 0.5])
+    assert (result.breaks, result.skylines) == ([0.0], [[1, 0]])
+    assert (result.events, result.crossings) == (0, 0)
+
+
+def test_sweep_on_one_size_orders_by_the_values_there_only():
+    # both cost 10 at n = 5: the more accurate (curve 0) alone is the skyline
+    result = sweep(["2*n", "n + 5"], [0.9, 0.5], 5.0, 5.0)
+    assert (result.breaks, result.skylines) == ([5.0], [[0]])
+    assert sweep(["2*n", "n + 5"], [0.9, 0.5], 4.0, 4.0).skylines == [[0]]
+    assert sweep(["2*n", "n + 5"], [0.9, 0.5], 6.0, 6.0).skylines == [[1, 0]]
+
+
+def test_sweep_keeps_a_crossing_that_changes_nothing_only_with_keep_all():
+    # n and 2 + n/2 cross at n = 4 below the constant 0 that beats them both
+    curves, accs = ["0", "n", "2 + 0.5*n"], [0.9, 0.5, 0.4]
+    minimal = sweep(curves, accs)
+    assert (minimal.breaks, minimal.skylines) == ([0.0], [[0]])
+    every = sweep(curves, accs, keep_all=True)
+    assert every.breaks == pytest.approx([0.0, 4.0]) and every.skylines == [[0], [0]]
+    assert (minimal.events, minimal.crossings) == (every.events, every.crossings) == (1, 1)
+
+
+def test_sweep_reorders_three_curves_meeting_at_one_point():
+    # n, 2n - 2 and 1 + n/2 all cost 2 at n = 2: order (by cost) B A C before, C A B after
+    curves, accs = ["1 + 0.5*n", "n", "2*n - 2"], [0.7, 0.6, 0.5]  # C = 0, A = 1, B = 2
+    result = sweep(curves, accs, 1.0, 10.0)
+    assert result.breaks == pytest.approx([1.0, 2.0]) and result.skylines == [[2, 1, 0], [0]]
+    assert (result.events, result.crossings) == (1, 1)
+    every = sweep(curves, accs, 1.0, 10.0, keep_all=True)
+    assert every.breaks == pytest.approx([1.0, 2.0]) and every.skylines == [[2, 1, 0], [0]]
+
+
+def test_sweep_handles_several_crossings_in_one_event():
+    """n = 2 - n and 10 + n = 12 - n at n = 1: two pairs far apart in the order swap in one
+    event; then n = 3 at n = 3, n = 12 - n at n = 6 and 12 - n = 3 at n = 9.  Only the
+    swaps at 1 and 9 change the skyline."""
+    curves = ["12 - n", "10 + n", "3", "2 - n", "n"]
+    accs = [0.9, 0.8, 0.7, 0.6, 0.5]
+    every = sweep(curves, accs, 0.0, 20.0, keep_all=True)
+    assert every.breaks == pytest.approx([0.0, 1.0, 3.0, 6.0, 9.0])
+    brute = [skyline_position(curves, accs, x + 1e-3) for x in every.breaks]
+    assert every.skylines == brute
+    assert (every.events, every.crossings) == (4, 4)
+    minimal = sweep(curves, accs, 0.0, 20.0)
+    changed = [k for k in range(len(brute)) if k == 0 or brute[k] != brute[k - 1]]
+    assert minimal.skylines == [brute[k] for k in changed]
+    assert minimal.breaks == pytest.approx([every.breaks[k] for k in changed])
+    assert minimal.breaks == pytest.approx([0.0, 1.0, 9.0])
+
+
+def skyline_position(curves: list[str], accs: list[float], x: float) -> list[int]:
+    values = [CostCurve.parse(c)(x) for c in curves]
+    order = sorted(range(len(curves)), key=lambda i: (values[i], -accs[i], i))
+    best, out = -1.0, []
+    for i in order:
+        if accs[i] > best:
+            out.append(i)
+            best = accs[i]
+    return out
+
+
+# ---------------------------------------------------------------- building: checks and stats
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("F1", r"candidates must be an iterable of polydom.Candidate, got 'F1' \(str\)"),
+        ({"F1": 1}, r"got \{'F1': 1\} \(dict\)"),
+        (5, r"got 5 \(int\)"),
+        ([FIG5[0], "x"], r"candidates\[1\] must be a polydom.Candidate, got 'x' \(str\)"),
+    ],
+)
+def test_what_is_not_a_list_of_candidates_is_named(bad, message):
+    for build in (PolyDomIndex.build, IndexAll.build, NaiveLookup.build):
+        with pytest.raises(TypeError, match=message):
+            build(bad)
+
+
+def test_empty_and_negative_pools_get_their_own_messages():
+    with pytest.raises(ValueError, match=r"^candidates must not be empty$"):
+        PolyDomIndex.build([])
+    with pytest.raises(ValueError, match=r"candidate 'neg' \(5 - n\) is negative somewhere on "
+                                         r"\[0.0, inf\]"):
+        PolyDomIndex.build([FIG5[0], Candidate("neg", 0.5, "5 - n")])
+    # negative only between 1.18 and 3.82: fine below
+    assert len(IndexAll.build([Candidate("dip", 0.5, "n**2 - 5*n + 4.5")], 0.0, 1.0)) == 1
+    with pytest.raises(ValueError, match="negative"):
+        IndexAll.build([Candidate("dip", 0.5, "n**2 - 5*n + 4.5")], 0.0, 1.5)
+
+
+def test_build_defaults_to_the_whole_half_line_and_reports_its_counts():
+    dominated = Candidate("F5", 0.6, "9 + 3*n + 0.2*n**2")  # F1 plus 9: dominated by F1
+    for cls, ranges in ((PolyDomIndex, 4), (IndexAll, 6)):
+        start = time.perf_counter()
+        index = cls.build([*FIG5, dominated])
+        took = time.perf_counter() - start
+        assert index.domain == (0.0, math.inf) and len(index) == ranges
+        stats = index.stats_
+        assert (stats["candidates"], stats["undominated"]) == (5, 4)
+        assert (stats["events"], stats["crossings"]) == (5, 5)
+        assert 0.0 <= stats["prune_seconds"] <= stats["build_seconds"] <= took
+    naive = NaiveLookup.build(FIG5)
+    assert naive.breakpoints.tolist() == [0.0] and naive.lookup(0.5, 1.6).key == "F1"
+
+
+def test_cost_le_many_settles_exactly_only_what_coefficients_and_samples_cannot(monkeypatch):
+    """The documented decision path: coefficients decide a row that is below everywhere
+    term by term, a violation at a sampled size rejects a row, and only the rest pays for
+    the exact root-based check (the real one, counted); with ``first`` the exact checks stop
+    at the first row that holds."""
+    exact_checks = count_exact_checks(monkeypatch)
+    target = np.array([30.0, -10.0, 1.0])  # (n - 5)**2 + 5
+    rows = np.array([
+        [1.0, -10.0, 1.0],  # 29 below the target term by term (zero differences included)
+        [10.0, 0.0, 0.0],  # above it on (2.76, 7.24) only: rejected at the sample n = 3.16
+        [31.0, -10010.0, 1.0],  # above it on [0, 1e-4) only: rejected at n = 0
+        [17.5, -5.0, 0.5],  # 0.5 (n - 5)**2 below it, touching at n = 5: needs the roots
+    ])
+    assert cost_le_many(rows, target, 0.0, math.inf).tolist() == [True, False, False, True]
+    assert len(exact_checks) == 1
+    exact_checks.clear()
+    assert cost_le_many(rows[[3, 3]], target, 0.0, math.inf, first=True).tolist() == [
+        True, False]
+    assert len(exact_checks) == 1
+
+
+def count_exact_checks(monkeypatch) -> list:
+    """Calls of the exact check made by :mod:`polydom.index.dominance` (it still runs)."""
+    calls: list = []
+    real = dominance.difference_nonnegative
+
+    def counted(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(dominance, "difference_nonnegative", counted)
+    return calls
+
+
+def test_pruning_stops_at_the_first_dominating_candidate(monkeypatch):
+    """Both B and A cost no more than X everywhere, each touching it at n = 5 (only the
+    roots can tell): one exact check is enough to drop X.  In the safe mode, C is below Y
+    term by term, so the coefficients alone drop Y."""
+    exact_checks = count_exact_checks(monkeypatch)
+    cands = [
+        Candidate("B", 0.9, [20.0, -6.0, 0.6]),  # X - 0.4 (n - 5)**2
+        Candidate("A", 0.8, [17.5, -5.0, 0.5]),  # X - 0.5 (n - 5)**2
+        Candidate("X", 0.5, [30.0, -10.0, 1.0]),
+    ]
+    assert prune_dominated(cands) == [0, 1]
+    assert len(exact_checks) == 1
+    exact_checks.clear()
+    cands = [
+        Candidate("A", 0.8, [17.5, -5.0, 0.5]),  # Y - 0.5 (n - 5)**2
+        Candidate("C", 0.81, [25.0, -10.0, 1.0]),  # Y - 5; crosses A
+        Candidate("Y", 0.9, [30.0, -10.0, 1.0]),
+    ]
+    assert prune_dominated(cands, alpha=1.2) == [1, 0]
+    assert len(exact_checks) == 0

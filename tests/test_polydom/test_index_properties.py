@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 from polydom import Candidate, IndexAll, NaiveLookup, PolyDomIndex
 from polydom.index.dominance import prune_dominated
 from polydom.index.sweep import kinetic_sweep
-from tests.index_oracle import all_crossings, canonical_index, full_scan, min_gap, skyline_at
+from tests.index_oracle import (
+    all_crossings,
+    canonical_index,
+    full_scan,
+    full_scan_many,
+    min_gap,
+    skyline_at,
+)
 from tests.strategies import candidate_pools, domains, examples, large_pools, small_int_coefs
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -126,6 +133,9 @@ def test_sweep_equals_the_brute_force_skylines(cands, domain):
     assert [[pool[k].key for k in sky] for sky in minimal.skylines] == skylines
     every = kinetic_sweep(coefs, accs, lo, hi, keep_all=True)
     assert np.allclose(every.breaks, [lo, *crossings], rtol=1e-5, atol=1e-9)
+    # counts: one reordering per crossing point, one event per point where neighbours meet
+    assert minimal.crossings == every.crossings == len(crossings)
+    assert minimal.events == every.events == len(crossings)
     for x, sky in zip(every.breaks, every.skylines, strict=True):
         probe = x + 1e-4 * max(1.0, abs(x))
         assert [pool[k].key for k in sky] == skyline_at(pool, probe)
@@ -219,9 +229,10 @@ def test_random_large_pool_against_full_scan():
     sizes = np.array([rng.uniform(0, 500) for _ in range(2000)])
     budgets = np.array([rng.uniform(0, 3000) for _ in range(2000)])
     got = index.lookup_many(sizes, budgets)
-    for s, b, g in zip(sizes, budgets, got, strict=True):
-        want = full_scan(cands, s, b)
-        assert (cands[g].key if g >= 0 else None) == (want.key if want else None)
+    want = full_scan_many(cands, sizes, budgets)
+    assert [cands[g].key if g >= 0 else None for g in got] == [w and w.key for w in want]
+    for s, b in zip(sizes[:100], budgets[:100], strict=True):  # the vectorised oracle's own check
+        assert full_scan_many(cands, np.array([s]), np.array([b]))[0] == full_scan(cands, s, b)
 
 
 @settings(max_examples=examples(8), deadline=None)
@@ -242,3 +253,21 @@ def test_large_pools_answer_as_the_full_scan(cands, domain, seed):
             budget = float(budget) * (1 + float(rng.choice([-1e-6, 0.0, 1e-6])))
             assert_same_answer(index, cands, float(size), budget)
             assert_same_answer(naive, cands, float(size), budget)
+
+
+@SETTINGS
+@given(candidate_pools(), domains)
+def test_naive_scan_answers_skylines_and_batches_as_the_oracle(cands, domain):
+    """The baseline is itself checked: its skyline at any size is the brute-force one, its
+    batch answers are its single answers, and it stores every candidate in one range."""
+    lo, hi = domain
+    naive = NaiveLookup.build(cands, lo, hi)
+    assert naive.entries == len(cands) and naive.breakpoints.tolist() == [lo]
+    assert naive.candidates == cands
+    sizes = [lo, lo + 0.5, lo + 3.0] if math.isinf(hi) else [lo, 0.5 * (lo + hi), hi]
+    for size in sizes:
+        assert [c.key for c in naive.skyline(size)] == skyline_at(cands, size)
+        budgets = query_budgets(cands, size)
+        got = naive.lookup_many(np.full((1, len(budgets)), size), np.array([budgets]))
+        assert got.shape == (1, len(budgets)) and got.dtype == np.int64
+        assert got[0].tolist() == [naive.lookup_position(size, b) for b in budgets]
