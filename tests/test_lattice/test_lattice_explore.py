@@ -684,3 +684,32 @@ def test_arrays_grow_past_1024_expanded_sets_and_cost_pruning_stays_exact():
         c = np.array([sum(costs[f][k] for f in s) for k in (0, 1)])
         witness = (coef <= c).all(axis=1) & (accs >= acc(s) - ACC_TOL)
         assert witness.any(), (why, sorted(s))
+
+
+def test_cost_pruning_with_a_single_witness_by_hand():
+    """f1 is free (cost 0), f2 costs 5; a({}) = .5, a(f1) = .6, a(f2) = .7, a(f1f2) = .8.
+    f1 is trained first (it may be a witness for f2: it costs no more); then f2 is not
+    sandwiched (.5 < .8), and its only witness is f1f2: as costly (5) and more accurate
+    (.8 >= hi(f2) = .8), so f2 is cost-pruned and never trained."""
+    acc = {frozenset(): 0.5, frozenset({"f1"}): 0.6, frozenset({"f2"}): 0.7,
+           frozenset({"f1", "f2"}): 0.8}
+    costs = {"f1": [0.0], "f2": [5.0]}
+    exp = run(acc, costs, alpha=1.0, cost_pruning=True)
+    assert [label(s) for s in exp.expanded] == ["12", "", "1"]
+    assert exp.pruned == {frozenset({"f2"}): "cost"}
+    assert exp.stats["cost_pruned"] == 1 and exp.stats["sandwiched"] == 0
+    assert run(acc, costs, alpha=1.0).n_expanded == 4
+
+
+def test_accuracies_of_zero_and_one_are_valid_and_check_needs_both_ends():
+    acc = {frozenset(): 0.0, frozenset({"f1"}): 1.0}
+    for traversal in ("complete", "paper"):
+        exp = run(acc, {"f1": [1.0]}, alpha=1.0, traversal=traversal)
+        assert exp.n_expanded == 2
+    # a complete run without its empty set (paper traversal: no count check) is refused
+    exp.expanded.pop(frozenset())
+    exp._masks.remove(0)
+    exp.stats["trained"] -= 1
+    exp.__dict__.pop("candidates", None)   # recomputed from what is left: consistent
+    with pytest.raises(AssertionError):
+        exp._check()
