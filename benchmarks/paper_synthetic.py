@@ -11,6 +11,11 @@ Usage::
 
     PYTHONPATH=$PWD python benchmarks/paper_synthetic.py            # full run (~ minutes)
     PYTHONPATH=$PWD python benchmarks/paper_synthetic.py --quick    # smoke run
+    PYTHONPATH=$PWD python benchmarks/paper_synthetic.py --entries-only   # Metric 2 counts
+
+``--entries-only`` prints the Metric 2 entry counts (Poly-Dom / Index-All / Naive-Lookup,
+medians of the seeds) of every row of the full run, without timings (about 30 s of CPU),
+and writes nothing.
 
 Writes ``benchmarks/results/paper_synthetic.md`` and ``benchmarks/results/paper_synthetic_*.png``.
 """
@@ -151,6 +156,23 @@ def metric23(ms, seeds, out, queries=2000, repeats=5):
                 rows.append((cf, alpha, m, {k2: statistics.median(v) for k2, v in ent.items()}))
                 print(f"metric23 {cf} a={alpha} m={m} {rows[-1][3]}", flush=True)
     out["metric23"] = rows
+
+
+def entries_only(ms, seeds) -> None:
+    """Print Metric 2's entry counts (medians over ``seeds``), the rows of :func:`metric23`."""
+    for cf, k in COMBINERS.items():
+        for alpha in (1.0, 1.2):
+            for m in ms:
+                ent = {"pd": [], "all": [], "naive": []}
+                for seed in seeds:
+                    accs, costs = generate(m, seed)
+                    cands = lattice.explore(costs, learner_for(accs, k), alpha=alpha).candidates
+                    ent["pd"].append(polydom.PolyDomIndex.build(cands).entries)
+                    ent["all"].append(polydom.IndexAll.build(cands).entries)
+                    ent["naive"].append(polydom.NaiveLookup.build(cands).entries)
+                med = {name: statistics.median(v) for name, v in ent.items()}
+                print(f"{cf} alpha={alpha} m={m}: Poly-Dom {med['pd']}, Index-All "
+                      f"{med['all']}, Naive {med['naive']}", flush=True)
 
 
 def metric4(seeds, out, m=12, size=50.0):
@@ -363,12 +385,19 @@ def main(argv=None) -> None:
     parser.add_argument("--max-m", type=int, default=15)
     parser.add_argument("--quick", action="store_true", help="tiny run for a smoke test")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--entries-only", action="store_true",
+                        help="print Metric 2's entry counts only (no timings, writes nothing)")
     args = parser.parse_args(argv)
     if args.quick:
         args.seeds, args.seeds_large, args.max_m = 2, 1, 9
     seeds = list(range(args.seeds))
     seeds_large = list(range(args.seeds_large))
     ms = list(range(1, args.max_m + 1))
+    if args.entries_only:
+        cpu_start = time.process_time()
+        entries_only([m for m in range(2, min(12, args.max_m) + 1, 2)], seeds)
+        print(f"CPU {time.process_time() - cpu_start:.1f} s; load average {_loadavg()}")
+        return
     start = time.perf_counter()
     cpu_start = time.process_time()
     out: dict = {}
