@@ -713,3 +713,54 @@ def test_accuracies_of_zero_and_one_are_valid_and_check_needs_both_ends():
     exp.__dict__.pop("candidates", None)   # recomputed from what is left: consistent
     with pytest.raises(AssertionError):
         exp._check()
+
+
+def test_ties_at_the_tolerance_boundary_are_sandwiched_and_covered():
+    """a({}) = 0.75 - ACC_TOL and a(f1f2) = 0.75: alpha * a({}) >= a(f1f2) - ACC_TOL holds
+    with equality, so f1 and f2 are sandwiched: with covering, the empty set (expanded from
+    the bottom, no worse than f1f2 up to the tolerance) covers both; without, the test
+    itself prunes them."""
+    acc = {frozenset(): 0.75 - ACC_TOL, frozenset({"f1"}): 0.75, frozenset({"f2"}): 0.75,
+           frozenset({"f1", "f2"}): 0.75}
+    costs = {"f1": [1.0], "f2": [2.0]}
+    on = run(acc, costs, alpha=1.0)
+    off = run(acc, costs, alpha=1.0, covering=False)
+    for exp in (on, off):
+        assert exp.n_expanded == 2 and exp.stats["sandwiched"] == 2
+    assert on.stats["covering_skips"] == 2 and off.stats["covering_skips"] == 0
+
+
+def test_covering_needs_every_child_to_miss_a_dominating_subset():
+    """m = 5; a = 0.8 with f1 (0.9 from four features on), else 0.6 + 0.01 per feature.
+    f1f2f3 is expanded from the top while only f1 among its expanded subsets is as accurate:
+    f1 is in every such subset, so its children are not all sandwiched (f2f3, 0.62, lies
+    below f2f3f4 at 0.63) and covering must not skip them: with and without covering the
+    explorer prunes exactly the same sets, each truly sandwiched."""
+    acc = {}
+    for s in all_sets(5):
+        if not s:
+            acc[s] = 0.5
+        elif "f1" in s:
+            acc[s] = 0.9 if len(s) >= 4 else 0.8
+        else:
+            acc[s] = 0.6 + 0.01 * len(s)
+    costs = {f"f{i}": [float(i)] for i in range(1, 6)}
+    on = run(acc, costs, alpha=1.0)
+    off = run(acc, costs, alpha=1.0, covering=False)
+    assert list(on.expanded) == list(off.expanded) and on.pruned == off.pruned
+    assert frozenset({"f1", "f2", "f3"}) in on.expanded
+    assert frozenset({"f2", "f3"}) in on.expanded
+    for f in on.pruned:
+        assert any(g < f < k and on.expanded[g].accuracy >= on.expanded[k].accuracy - ACC_TOL
+                   for g in on.expanded for k in on.expanded), sorted(f)
+
+
+def test_a_passed_deadline_stops_the_checks_even_when_every_set_is_cached():
+    import time
+
+    acc = table(FIG2)
+    learner = learners.SyntheticLearner(acc.__getitem__)
+    cache = dict(lattice.expand_all(COSTS4, learner).expanded)
+    exp = lattice.explore(COSTS4, learner, cache=cache, _deadline=time.perf_counter() - 1.0)
+    assert not exp.complete and exp.stats["trained"] == 0
+    assert exp.stats["checks"] == 0
