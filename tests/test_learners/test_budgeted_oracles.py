@@ -280,9 +280,9 @@ def test_column_subset_model_of_a_foreign_estimator_is_not_stored(cegb_model):
 def test_sweep_features_names_the_features_a_sweep_trains_on():
     from learners import CEGBClassifier
 
-    plain = {"x0": "1", "x1": "2*n", "x2": "3"}
+    plain = {"p": "1", "q": "2*n", "r": "3"}
     model, params, names = sweep_features(CEGBClassifier(), plain, 3)
-    assert (params, names) == ({}, ["x0", "x1", "x2"]) and model == polydom.CostModel(plain)
+    assert (params, names) == ({}, ["p", "q", "r"]) and model == polydom.CostModel(plain)
     # a CostModel whose atoms' columns partition the columns: its atoms, and the groups set
     cm = polydom.CostModel({"a": "1", "b": "n"}, columns={"a": [2, 0], "b": [1]})
     model, params, names = sweep_features(CEGBClassifier(), cm, 3)
@@ -310,6 +310,11 @@ def test_sweep_candidates_fit_at_each_size_in_order_with_exact_keys():
 
     class Recording(InProcessExecutor):
         closed = 0
+        sessions = 0
+
+        def session(self, shared):
+            self.sessions += 1
+            return super().session(shared)
 
         def close(self):
             self.closed += 1
@@ -323,7 +328,7 @@ def test_sweep_candidates_fit_at_each_size_in_order_with_exact_keys():
                                             num_leaves=4), [0.0, 0.5], X[:300], y[:300],
                              X[300:], y[300:], costs, sizes=[2.0, 10.0], key="C",
                              split_cost="0.5*n", learner="cegb", executor=ex)
-    assert ex.closed == 0
+    assert ex.closed == 0 and ex.sessions == 1
     assert [c.key for c in cands] == ["C(tradeoff=0, n=2)", "C(tradeoff=0.5, n=2)",
                                       "C(tradeoff=0, n=10)", "C(tradeoff=0.5, n=10)"]
     for c, (t, s) in zip(cands, [(0.0, 2.0), (0.5, 2.0), (0.0, 10.0), (0.5, 10.0)],
@@ -338,3 +343,9 @@ def test_sweep_candidates_fit_at_each_size_in_order_with_exact_keys():
     assert default[0].key == "CEGBClassifier(tradeoff=0, n=1)"
     assert default[0].learner == "CEGBClassifier"
     assert default[0].payload.estimator.feature_costs == {"g0": 2.0, "g1": 2.0, "g2": 1.0}
+    # no groups: a CostModel whose atoms' columns partition X's columns names the features
+    by_columns = polydom.CostModel(costs, columns=groups)
+    (cand,) = sweep_candidates(CEGBClassifier(n_estimators=2), [0.0], X[:300], y[:300],
+                               X[300:], y[300:], by_columns)
+    assert cand.payload.estimator.feature_groups == groups
+    assert cand.payload.estimator.feature_costs == {"g0": 2.0, "g1": 2.0, "g2": 1.0}
