@@ -3,10 +3,10 @@
     PYTHONPATH=$PWD python benchmarks/pool_sessions.py [--sessions 4]
 
 Each session trains four feature sets of the breast-cancer data (LogisticRegression, 3-fold
-CV) on ``PoolExecutor(2)`` (loky's reusable pool): wall seconds per session, the first one
-including starting two worker processes (which import scikit-learn and polydom), next to the
-same four trainings in-process (one BLAS thread, as in the workers).  Prints the load
-average before and after.
+CV) on ``PoolExecutor(2)`` (a loky pool kept between sessions): wall seconds per session,
+the first one including starting two worker processes (which import scikit-learn and
+polydom), next to the same four trainings in-process (one BLAS thread, as in the workers).
+Prints the load average before and after.
 """
 
 from __future__ import annotations

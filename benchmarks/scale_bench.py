@@ -20,6 +20,10 @@
   a warm-up; wall and CPU time, the latter less disturbed by other jobs).  Run the same
   command with ``PYTHONPATH`` at an older checkout to get the "before" column; the stores
   are cached in ``--workdir``.
+* open_parts (not in the default ``--only``): the steps of an open from the index arrays at
+  the largest ``--sizes``, CPU time each.
+* open_pg (not in the default ``--only``): as open, each size one build in the PostgreSQL
+  database of ``--pg-url`` (published there on the first run).
 
 Every section prints the 1-minute load average next to its numbers: this machine is shared.
 """
@@ -108,16 +112,24 @@ def local_cluster(trim: bool):
     return cluster, client
 
 
-def bench_build(workdir: Path, repeats: int = 3, estimator: str = "logistic") -> None:
+def bench_build(workdir: Path, repeats: int = 3, estimator: str = "logistic",
+                rows: str = "inprocess,pool,dask,dask-untrimmed") -> None:
     from threadpoolctl import threadpool_limits
 
     import polydom
 
     learner, features = digits_learner(estimator)
     costs = digits_costs(features)
-    executors = [("1 worker (in-process)", None), ("2-process pool", "processes:2"),
-                 ("2-worker LocalCluster, Dask defaults", True),
-                 ("2-worker LocalCluster, MALLOC_TRIM_THRESHOLD_ unset", False)]
+    everything = {"inprocess": ("1 worker (in-process)", None),
+                  "pool": ("2-process pool", "processes:2"),
+                  "dask": ("2-worker LocalCluster, Dask defaults", True),
+                  "dask-untrimmed": ("2-worker LocalCluster, MALLOC_TRIM_THRESHOLD_ unset",
+                                     False)}
+    wanted = ["inprocess"] + [r for r in rows.split(",") if r != "inprocess"]
+    unknown = [r for r in wanted if r not in everything]
+    if unknown:
+        raise SystemExit(f"unknown --executors {unknown}; choose from {list(everything)}")
+    executors = [everything[r] for r in wanted]  # in-process first: the speed-up's baseline
     walls: dict[str, list[float]] = {name: [] for name, _ in executors}
     trained, keys, loads = {}, {}, {}
     for _ in range(repeats):  # interleaved, so a burst of load hits every executor
@@ -226,26 +238,111 @@ def publish(url: str, n: int, seed: int, prefix: str) -> tuple[int, object]:
     return build_id, index
 
 
-def bench_open(workdir: Path, sizes: list[int]) -> None:
+def bench_open(workdir: Path, sizes: list[int], pg_url: str | None = None) -> None:
+    """``open_index`` per size: a SQLite file per size in ``workdir``, or with ``pg_url``
+    one build per size in that PostgreSQL database (opened with ``build=``)."""
     import polydom
 
-    print("\n## open_index: stored candidates -> a ready index (median of 3, after a warm-up)\n")
+    where = "PostgreSQL" if pg_url else "SQLite"
+    print(f"\n## open_index ({where}): stored candidates -> a ready index (median of 3, "
+          "after a warm-up)\n")
     print("| candidates | open_index wall s | open_index CPU s | load |")
     print("|---:|---:|---:|---|")
     for n in sizes:
-        path = workdir / f"open_{n}.db"
-        if not path.exists():
-            publish(f"sqlite:///{path}", n, 0, "c")
-        url = f"sqlite:///{path}"
-        polydom.open_index(url)
+        build = None
+        if pg_url:
+            url = pg_url
+            known = polydom.list_builds(url) if _has_store(url) else []
+            found = [b.build_id for b in known
+                     if b.params.get("n") == n and b.status == "complete"]
+            build = found[0] if found else publish(url, n, 0, "c")[0]
+        else:
+            path = workdir / f"open_{n}.db"
+            if not path.exists():
+                publish(f"sqlite:///{path}", n, 0, "c")
+            url = f"sqlite:///{path}"
+        polydom.open_index(url, build=build)
         times, cpu = [], []
         for _ in range(3):
             start, start_cpu = time.perf_counter(), time.process_time()
-            polydom.open_index(url)
+            polydom.open_index(url, build=build)
             times.append(time.perf_counter() - start)
             cpu.append(time.process_time() - start_cpu)
         print(f"| {n} | {statistics.median(times):.3f} | {statistics.median(cpu):.3f} | "
               f"{load()} |", flush=True)
+
+
+def _has_store(url: str) -> bool:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    try:
+        return "schema_info" in sa.inspect(engine).get_table_names()
+    finally:
+        engine.dispose()
+
+
+def bench_open_parts(workdir: Path, n: int) -> None:
+    """Where an open from the index arrays spends its time (CPU, min of 3, collector paused
+    as ``load_index`` does): the blob decoded, the rows fetched (the same SELECTs through
+    the standard ``sqlite3`` module) and checked against it, then curves, candidates and
+    the skyline table built."""
+    import gc
+    import sqlite3
+
+    import polydom
+    from storage import index_arrays
+
+    path = workdir / f"open_{n}.db"
+    if not path.exists():
+        publish(f"sqlite:///{path}", n, 0, "c")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    build = conn.execute("SELECT id FROM builds WHERE is_current").fetchone()[0]
+    blob = conn.execute("SELECT blob FROM build_arrays WHERE build_id = ?", (build,)).fetchone()[0]
+    atoms = [r[0] for r in conn.execute(
+        "SELECT name FROM features WHERE build_id = ? ORDER BY feature_id", (build,))]
+    queries = [
+        "SELECT candidate_id, key_json, accuracy, features_json, learner, expansion_id, "
+        "model_sha256 FROM candidates WHERE build_id = ? ORDER BY candidate_id",
+        "SELECT candidate_id, degree, coefficient FROM candidate_costs WHERE build_id = ?",
+        "SELECT candidate_id, feature_id, probability FROM candidate_needs WHERE build_id = ? "
+        "ORDER BY candidate_id, feature_id",
+        "SELECT range_id, n_lo, n_hi FROM ranges WHERE build_id = ? ORDER BY range_id",
+        "SELECT range_id, rank, candidate_id FROM skyline_entries WHERE build_id = ? "
+        "ORDER BY range_id, rank",
+    ]
+    timings: dict[str, float] = {}
+
+    def timed(name, f):
+        best = math.inf
+        for _ in range(3):
+            start = time.process_time()
+            out = f()
+            best = min(best, time.process_time() - start)
+        timings[name] = best
+        return out
+
+    gc.disable()
+    try:
+        arrays = timed("decode the blob", lambda: index_arrays.decode(blob, build, atoms))
+        rows = timed("fetch the rows", lambda: [conn.execute(q, (build,)).fetchall()
+                                                for q in queries])
+        timed("check the rows", lambda: index_arrays.check_rows(arrays, *rows))
+        curves = timed("cost curves", lambda: polydom.CostCurve.from_rows(arrays.coefficients))
+        cands = timed("candidates", lambda: polydom.Candidate.from_columns(
+            arrays.keys, arrays.accuracy, curves, arrays.features, None, arrays.needs,
+            arrays.learners))
+        timed("skyline table", lambda: polydom.PolyDomIndex(
+            cands, arrays.n_min, arrays.n_max, arrays.breaks, arrays.skylines))
+    finally:
+        gc.enable()
+    conn.close()
+    print(f"\n## open_index from the arrays, {n} candidates: CPU s per step (min of 3)\n")
+    print("| step | CPU s |")
+    print("|---|---:|")
+    for name, seconds in timings.items():
+        print(f"| {name} | {seconds:.4f} |")
+    print(f"\n{load()}")
 
 
 # ---------------------------------------------------------------------------- readers
@@ -354,19 +451,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--estimator", default="logistic", choices=["logistic", "forest"],
                         help="the build section's learner (see digits_learner)")
     parser.add_argument("--repeats", type=int, default=3, help="the build section's repeats")
+    parser.add_argument("--executors", default="inprocess,pool,dask,dask-untrimmed",
+                        help="the build section's rows (in-process always runs first)")
     args = parser.parse_args(argv)
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     parts = set(args.only.split(","))
     print(f"# scale_bench ({os.cpu_count()} cores, {load()})")
     if "build" in parts:
-        bench_build(workdir, args.repeats, args.estimator)
+        bench_build(workdir, args.repeats, args.estimator, args.executors)
     if "lattice" in parts:
         bench_lattice()
     if "readers" in parts:
         bench_readers(workdir, args.pg_url)
     if "open" in parts:
         bench_open(workdir, [int(s) for s in args.sizes.split(",")])
+    if "open_pg" in parts:
+        bench_open(workdir, [int(s) for s in args.sizes.split(",")], args.pg_url)
+    if "open_parts" in parts:
+        bench_open_parts(workdir, max(int(s) for s in args.sizes.split(",")))
     sys.stdout.flush()
 
 

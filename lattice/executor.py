@@ -13,11 +13,11 @@ workers once, and every task is called as ``fn(shared, *task)``.  Three kinds:
 
 * :class:`InProcessExecutor` (the default): one task after another, lazily, in order: a task
   runs only when its result is asked for, so a caller that stops asking trains nothing more.
-* :class:`PoolExecutor`: joblib's loky reusable process pool (``"processes"`` or
+* :class:`PoolExecutor`: a loky process pool kept between sessions (``"processes"`` or
   ``"processes:N"``); ``shared`` goes to each worker process once per session.  A worker
-  process that dies breaks the pool; the session takes the new one loky gives and reruns the
-  tasks that were running (``retries`` times each, then :class:`WorkerLostError`); a task
-  whose result came back is never rerun.
+  process that dies breaks the pool; the session starts a new one and reruns the tasks that
+  were running (``retries`` times each, then :class:`WorkerLostError`); a task whose result
+  came back is never rerun.
 * :class:`DaskExecutor`: a Dask ``distributed`` cluster (``"dask://host:port"``, or a
   ``distributed.Client``).  ``shared`` is the result of one task that every training task
   depends on, so it travels to each worker once and is recomputed, not lost, when the
@@ -44,6 +44,7 @@ import os
 import pickle
 import re
 import tempfile
+import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -190,15 +191,15 @@ class WorkerLostError(PolydomError, BrokenProcessPool):
 
 
 class _PoolSession(Session):
-    """Tasks on loky's reusable process pool, at most ``workers`` in flight, rerun when a
-    worker dies.
+    """Tasks on the executor's kept process pool, at most ``workers`` in flight, rerun when
+    a worker dies.
 
     ``shared`` is pickled once, into a private temporary file that each worker reads on
     its first task of the session (so it is sent once per worker, and the pool's processes
     outlive the session: the next session, the next sweep, reuse them).  A worker that dies
     (a crash, ``os._exit``, the OOM killer) breaks the pool: loky fails every task in flight
-    with ``TerminatedWorkerError`` and ``get_reusable_executor`` gives a new pool.  Those
-    tasks are resubmitted first.  Only ``workers`` tasks are in flight at a time, so the
+    with ``TerminatedWorkerError``; the session drops the pool, takes a new one and
+    resubmits those tasks first.  Only ``workers`` tasks are in flight at a time, so the
     tasks charged with a death are the ones that were running, not a queue behind them.
     """
 
@@ -272,6 +273,7 @@ class _PoolSession(Session):
                     else:
                         raise exc
                 if died:
+                    self._ex._drop_pool(self._pools[-1])
                     for position in died:
                         deaths[position] += 1
                     over = sorted(p for p in died if deaths[p] > self._ex.retries)
@@ -300,23 +302,33 @@ def _pickler() -> Any:
     return cloudpickle
 
 
+#: Pools kept between sessions, by (workers, start method, idle timeout); see PoolExecutor.
+_POOLS: dict[tuple, Any] = {}
+_POOLS_LOCK = threading.Lock()
+
+
 class PoolExecutor(Executor):
-    """A local pool of ``workers`` processes: joblib's loky reusable executor.
+    """A local pool of ``workers`` processes (joblib's loky ``ProcessPoolExecutor``), kept
+    between sessions.
 
     Loky (a dependency of scikit-learn), rather than :mod:`concurrent.futures`: its start
     method (fork + exec) is safe in a process that runs threads (a Dask client, a database
     pool); tasks travel by cloudpickle (functions of ``__main__`` too); a dead worker is
-    reported with its exit code; and ``get_reusable_executor`` keeps the processes between
-    sessions (starting a process imports scikit-learn and polydom again: seconds) and gives
-    a new pool after one broke.  A worker that dies breaks the pool and fails the tasks in
-    flight: the session resubmits them (``retries`` times each, then
-    :class:`WorkerLostError`); a task whose result came back is never rerun.
+    reported with its exit code.  The pool outlives a session (starting a process imports
+    scikit-learn and polydom again: seconds) and serves every executor with the same
+    ``workers``, start method and idle timeout; its processes exit after ``idle_timeout``
+    idle seconds.  A worker that dies breaks the pool (loky fails every task in flight with
+    ``TerminatedWorkerError``): the session drops it, starts a new one and resubmits those
+    tasks (``retries`` times each, then :class:`WorkerLostError`); a task whose result came
+    back is never rerun.
+
+    Our own cache of pools, not loky's ``get_reusable_executor``: that is one process-wide
+    executor which joblib (scikit-learn's ``n_jobs``) also takes, as its own subclass, and
+    joblib fails on an executor of ours found there.
 
     Each :meth:`session` sends the shared object to each worker once (through a private
     temporary file, removed at the end of the session), not once per task.  Tasks, their
-    arguments and results must be picklable.  The pool is loky's process-wide one, which
-    scikit-learn's ``n_jobs`` (joblib) also uses: a session picks it up at every submission,
-    so one restarted by joblib in between is replaced, not fatal.
+    arguments and results must be picklable.
 
     Parameters
     ----------
@@ -359,11 +371,28 @@ class PoolExecutor(Executor):
     def __repr__(self) -> str:
         return f"PoolExecutor(workers={self.workers})"
 
-    def _reusable_pool(self) -> Any:
-        from joblib.externals.loky import get_reusable_executor
+    def _key(self) -> tuple:
+        return (self.workers, self.mp_context, self.idle_timeout)
 
-        return get_reusable_executor(self.workers, context=self.mp_context,
-                                     timeout=self.idle_timeout)
+    def _reusable_pool(self) -> Any:
+        """The live pool of this executor's kind, started when there is none.  O(1)."""
+        from joblib.externals.loky import ProcessPoolExecutor
+        from joblib.externals.loky.backend.context import get_context
+
+        with _POOLS_LOCK:
+            pool = _POOLS.get(self._key())
+            if pool is None:
+                pool = ProcessPoolExecutor(self.workers, context=get_context(self.mp_context),
+                                           timeout=self.idle_timeout)
+                _POOLS[self._key()] = pool
+            return pool
+
+    def _drop_pool(self, pool: Any) -> None:
+        """Forget a broken ``pool`` (the next :meth:`_reusable_pool` starts a new one)."""
+        with _POOLS_LOCK:
+            if _POOLS.get(self._key()) is pool:
+                del _POOLS[self._key()]
+        pool.shutdown(wait=True, kill_workers=True)
 
     @contextmanager
     def session(self, shared: Any) -> Iterator[Session]:

@@ -25,7 +25,8 @@ class Expansion:
     predictions : ndarray or None
         Out-of-fold predictions on the learner's training rows, when its accuracy came from
         k-fold cross-validation (:class:`learners.SklearnLearner`); a DAG's classifier bank
-        reuses them as its per-row losses.  Not persisted.
+        reuses them as its per-row losses.  A store's expansion cache keeps them (without
+        pickle) and returns them.
     """
 
     features: frozenset

@@ -5,9 +5,11 @@ a SQLite file; any SQLAlchemy URL works (PostgreSQL through ``psycopg``).
 
 Modules: :mod:`storage.store` (the :class:`IndexStore` facade), :mod:`storage.database`
 (engine, transactions, schema version, errors), :mod:`storage.builds` (the write path),
-:mod:`storage.reader` (the read path), :mod:`storage.expansion_cache`, :mod:`storage.blobs`
-(models without pickle), :mod:`storage.codec` (text forms of keys and curves),
-:mod:`storage.schema` (tables and views).
+:mod:`storage.reader` (the read path), :mod:`storage.index_arrays` (a build's index as one
+array blob, what readers open), :mod:`storage.seal` (the digest over a build's rows),
+:mod:`storage.expansion_cache`, :mod:`storage.blobs` (models and predictions without
+pickle), :mod:`storage.codec` (text forms of keys and curves), :mod:`storage.schema` (tables
+and views).
 """
 
 from storage.blobs import (

@@ -56,7 +56,9 @@ __all__ = [
     "SKOPS_ALLOWED_CLASSES",
     "UntrustedModelError",
     "dump_model",
+    "dump_predictions",
     "load_model",
+    "load_predictions",
     "register_array_model",
     "register_model_class",
     "sha256_hex",
@@ -347,6 +349,70 @@ def _dump_lightgbm(model: Any) -> bytes | None:
         return json.dumps(doc, allow_nan=True).encode()
     except TypeError:  # parameters that are callables or objects: no text form
         return None
+
+
+# ---------------------------------------------------------------------------- predictions
+def dump_predictions(predictions: Any) -> tuple[bytes, str] | None:
+    """An expansion's out-of-fold predictions as a ``.npy`` blob: ``(blob, "npy")``.
+
+    Numeric and string labels are stored as they are (object arrays of only strings or only
+    numbers become string or numeric arrays); None when there are no predictions, or when
+    their labels mix types or are other objects (they cannot be stored without pickle, and
+    a reader then recomputes them).
+
+    Runtime complexity: O(n) for n predictions.
+    """
+    if predictions is None:
+        return None
+    arr = np.asarray(predictions)
+    if arr.dtype.hasobject:
+        values = arr.ravel().tolist()
+        if values and all(type(v) is str for v in values):
+            arr = arr.astype(str)
+        elif values and all(
+            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+            for v in values
+        ):
+            arr = np.array(values).reshape(arr.shape)
+        else:
+            return None
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=False)
+    return buf.getvalue(), "npy"
+
+
+def load_predictions(
+    blob: bytes | None, fmt: str, stored: str | None, digest: BlobDigest, what: str
+) -> np.ndarray:
+    """Check a predictions blob's digest, then read it with ``allow_pickle=False``.
+
+    Runtime complexity: O(n) for n predictions.
+
+    Raises
+    ------
+    ModelIntegrityError
+        If the blob fails its digest (sha256, or HMAC under the store key), or matches it
+        but is not a ``.npy`` array.
+    ValueError
+        For a format other than ``"npy"``.
+    """
+    if fmt != "npy":
+        raise ValueError(f"{what}: unknown predictions format {fmt!r}")
+    blob = b"" if blob is None else bytes(blob)
+    if not digest.matches(blob, stored):
+        kind = "HMAC (store key)" if digest.keyed else "sha256"
+        raise ModelIntegrityError(
+            f"{what}: blob fails its {kind} check (stored {stored}, computed "
+            f"{digest.of(blob)}); the database row was altered or corrupted, refusing to "
+            "load it"
+        )
+    try:
+        arr = np.load(io.BytesIO(blob), allow_pickle=False)
+        if not isinstance(arr, np.ndarray):
+            raise ValueError(f"a {type(arr).__name__}, not one array")
+    except Exception as exc:  # noqa: BLE001 - any decoder failure of a checked blob
+        raise _corrupt(what, fmt, exc) from None
+    return arr
 
 
 # ---------------------------------------------------------------------------- loading

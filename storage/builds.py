@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.index.built import Index
+from storage import index_arrays
 from storage import schema as S
 from storage.blobs import dump_model
 from storage.codec import (
@@ -333,6 +334,24 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         [(r["range_id"], float(r["n_lo"]), float(r["n_hi"])) for r in range_rows],
         [(r["range_id"], r["rank"], r["candidate_id"]) for r in entry_rows],
     )
+    arrays = index_arrays.encode(
+        build_id,
+        seal,
+        kind,
+        (float(n_min), float(n_max)),
+        [cand.key for cand in table.candidates],
+        [r["key_json"] for r in cand_rows],
+        [r["accuracy"] for r in cand_rows],
+        [cand.cost.coefficients for cand in table.candidates],
+        [r["features_json"] for r in cand_rows],
+        [r["learner"] for r in cand_rows],
+        [r["expansion_id"] for r in cand_rows],
+        [r["model_sha256"] for r in cand_rows],
+        [(r["candidate_id"], r["feature_id"], r["probability"]) for r in need_rows],
+        [r["n_lo"] for r in range_rows],
+        table.skyline_positions,
+    )
+    db.add_tables(("build_seals", "build_arrays"))
     b = S.builds
     with db.write() as conn:
         conn.execute(S.candidates.insert(), cand_rows)
@@ -358,8 +377,10 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         )
         if done.rowcount != 1:
             raise ValueError(f"build {build_id} was completed by another writer")
-        if "build_seals" in db.tables:
-            conn.execute(S.build_seals.insert().values(build_id=build_id, index_digest=seal))
+        conn.execute(S.build_seals.insert().values(build_id=build_id, index_digest=seal))
+        conn.execute(S.build_arrays.insert().values(
+            build_id=build_id, format=index_arrays.FORMAT, digest=db.digest.of(arrays),
+            blob=arrays))
     # fresh statistics, so that SQL over the views is planned for the new rows
     db.analyze("candidates, candidate_costs, candidate_needs, ranges, skyline_entries")
 
@@ -399,7 +420,7 @@ def _delete_failed(db: Database, params_key: str) -> None:
 
 _BUILD_TABLES = ("skyline_entries", "ranges", "candidate_needs", "candidate_costs",
                  "candidates", "bundle_atoms", "bundles", "feature_costs", "features",
-                 "build_seals")
+                 "build_seals", "build_arrays")
 
 
 def delete_builds(
@@ -475,6 +496,9 @@ def delete_builds(
         ).all():
             owner = used.get(eid, owner_by_key.get(key))
             if owner is None:
+                if "expansion_predictions" in db.tables:
+                    xp = S.expansion_predictions
+                    conn.execute(xp.delete().where(xp.c.expansion_id == eid))
                 conn.execute(x.delete().where(x.c.id == eid))
                 gone += 1
             else:

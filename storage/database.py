@@ -301,6 +301,32 @@ class Database:
                                         "and no key is set (POLYDOM_STORE_KEY or key=)")
         )
 
+    def add_tables(self, names: tuple[str, ...] = S.ADDED_TABLES) -> None:
+        """Create those of :data:`storage.schema.ADDED_TABLES` in ``names`` that this store
+        lacks (a version-2 store made before they existed), in one write transaction.
+
+        Called by writers before a write that uses them; reads never call it, so opening a
+        store still writes nothing.  Creating a table changes no existing row.
+
+        Runtime complexity: one catalogue query per missing table; nothing when none is.
+
+        Raises
+        ------
+        PermissionError, storage.SchemaVersionError, storage.StoreKeyError
+            As :meth:`check_writable`.
+        """
+        missing = [n for n in names if n not in self.tables]
+        if not missing:
+            return
+        self.check_writable()
+        unknown = sorted(set(missing) - set(S.ADDED_TABLES))
+        if unknown:
+            raise ValueError(f"names must be among {S.ADDED_TABLES}, got {unknown}")
+        with self.write() as conn:
+            for name in missing:
+                S.metadata.tables[name].create(conn, checkfirst=True)
+        self.tables.update(missing)  # after the commit: a rolled-back create is not recorded
+
     def check_writable(self) -> None:
         """Raise :class:`SchemaVersionError` unless the store has the current schema version.
 

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from lattice.expansion import Expansion
 from storage import schema as S
-from storage.blobs import dump_model, load_model
+from storage.blobs import dump_model, dump_predictions, load_model, load_predictions
 from storage.builds import KnownModels
 from storage.codec import feature_mask, mask_features, ordered_names
 from storage.database import Database, now
@@ -21,12 +21,14 @@ __all__ = ["ExpansionCache"]
 class ExpansionCache(MutableMapping):
     """A build's stored expansions: ``frozenset(feature names) -> polydom.Expansion``.
 
-    ``cache[fs] = expansion`` serialises the model and commits the row in its own
-    transaction, so an expansion survives any later crash.  ``fs in cache`` and
-    ``cache[fs]`` read stored rows (also those of earlier builds with the same training
-    parameters).  Made by :meth:`storage.IndexStore.expansion_cache`; ``known_models`` is
-    the store's record of the models handed out, so that publishing links candidates to
-    their expansions.
+    ``cache[fs] = expansion`` serialises the model (and the out-of-fold ``predictions``,
+    when the learner recorded them) and commits the rows in one transaction of their own,
+    so an expansion survives any later crash.  ``fs in cache`` and ``cache[fs]`` read
+    stored rows (also those of earlier builds with the same training parameters),
+    predictions included: a DAG's classifier bank given the cache
+    (``DAGClassifier(bank=cache)``) trains nothing for a stored feature set.  Made by
+    :meth:`storage.IndexStore.expansion_cache`; ``known_models`` is the store's record of
+    the models handed out, so that publishing links candidates to their expansions.
     """
 
     def __init__(
@@ -66,12 +68,25 @@ class ExpansionCache(MutableMapping):
         if mask is None:
             raise KeyError(features)
         x = S.expansions
+        stored = None
         with self._db.read() as conn:
             row = conn.execute(self._select(x).where(x.c.feature_mask == mask)).first()
+            if row is not None and "expansion_predictions" in self._db.tables:
+                xp = S.expansion_predictions
+                stored = conn.execute(
+                    sa.select(xp.c.format, xp.c.digest, xp.c.blob).where(
+                        xp.c.expansion_id == row.id)
+                ).first()
         if row is None:
             raise KeyError(features)
-        if row.model_format is not None:
+        if row.model_format is not None or stored is not None:
             self._db.check_key()
+        predictions = None
+        if stored is not None:
+            predictions = load_predictions(
+                stored.blob, stored.format, stored.digest, self._db.digest,
+                f"predictions of expansion {row.id} ({row.features})",
+            )
         model = load_model(
             row.model_blob,
             row.model_format,
@@ -82,7 +97,7 @@ class ExpansionCache(MutableMapping):
         )
         if model is not None:
             self._known_models[id(model)] = (model, self._key, int(row.id))
-        return Expansion(frozenset(features), row.accuracy, model, row.fit_seconds)
+        return Expansion(frozenset(features), row.accuracy, model, row.fit_seconds, predictions)
 
     def __setitem__(self, features: frozenset, expansion: Expansion) -> None:
         if not isinstance(expansion, Expansion):
@@ -100,6 +115,9 @@ class ExpansionCache(MutableMapping):
         self._db.check_writable()
         dumped = dump_model(expansion.model)
         blob, fmt = dumped if dumped is not None else (None, None)
+        predicted = dump_predictions(expansion.predictions)
+        if predicted is not None:
+            self._db.add_tables(("expansion_predictions",))
         values = {
             "accuracy": float(expansion.accuracy),
             "fit_seconds": float(expansion.fit_seconds),
@@ -124,6 +142,13 @@ class ExpansionCache(MutableMapping):
                 ).inserted_primary_key[0]
             else:
                 conn.execute(x.update().where(x.c.id == found).values(**values))
+            if "expansion_predictions" in self._db.tables:
+                xp = S.expansion_predictions
+                conn.execute(xp.delete().where(xp.c.expansion_id == found))
+            if predicted is not None:
+                conn.execute(S.expansion_predictions.insert().values(
+                    expansion_id=found, format=predicted[1],
+                    digest=self._db.digest.of(predicted[0]), blob=predicted[0]))
         if expansion.model is not None:
             self._known_models[id(expansion.model)] = (
                 expansion.model,
@@ -139,6 +164,11 @@ class ExpansionCache(MutableMapping):
         x = S.expansions
         try:
             with self._db.write() as conn:
+                if "expansion_predictions" in self._db.tables:
+                    xp = S.expansion_predictions
+                    conn.execute(xp.delete().where(xp.c.expansion_id.in_(
+                        self._select(x.c.id).where(x.c.feature_mask == mask)
+                        .scalar_subquery())))
                 gone = conn.execute(
                     x.delete().where(x.c.expansion_key == self._key, x.c.feature_mask == mask)
                 ).rowcount

@@ -5,7 +5,10 @@ Every function reads in one transaction (a consistent snapshot) and writes nothi
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,15 +18,15 @@ import sqlalchemy as sa
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
-from polydom.errors import PolydomError
 from polydom.index.built import Index
 from polydom.index.polydom_index import IndexAll, PolyDomIndex
 from polydom.index.table import SkylineTable
+from storage import index_arrays
 from storage import schema as S
 from storage.blobs import BlobDigest, load_model
-from storage.codec import decode_key, stored_curve, stored_curves
+from storage.codec import decode_key, display_key, stored_curve, stored_curves
 from storage.database import Database
-from storage.seal import index_seal
+from storage.seal import IndexIntegrityError, index_seal
 
 __all__ = [
     "TABLE_KINDS",
@@ -188,10 +191,6 @@ def feature_costs(conn: sa.Connection, build_id: int) -> dict[int, CostCurve]:
     }
 
 
-class IndexIntegrityError(PolydomError, ValueError):
-    """A published build whose rows no longer match its seal (edited after publishing)."""
-
-
 def load_index(
     db: Database,
     build: int | None = None,
@@ -199,19 +198,29 @@ def load_index(
     models: bool = True,
     rebuild: bool = False,
 ) -> Index:
-    """Rebuild a published index from its rows (no sweep): the current build by default.
+    """Rebuild a published index (no sweep): the current build by default.
 
-    The rows are checked against the build's seal (:mod:`storage.seal`); a mismatch raises
-    :class:`IndexIntegrityError`, or with ``rebuild=True`` the skylines are swept again from
-    the stored candidates as they now are (``info["rebuilt"]`` says so).
+    A build published with its index arrays (``build_arrays``, :mod:`storage.index_arrays`)
+    is built from them: one blob, checked against its digest (sha256, or HMAC under the
+    store key) and the build's seal, turned into candidates column by column; the build's
+    rows are fetched and compared with the arrays as whole columns
+    (:func:`storage.index_arrays.check_rows`), so an edit of the rows or of the blob is
+    refused.  Other builds (published before the arrays existed) are built from their rows,
+    checked against the build's seal (:mod:`storage.seal`).  Both give the same index.
+
+    A seal mismatch of the rows raises :class:`IndexIntegrityError`; with ``rebuild=True``
+    the rows are always read and the skylines swept again from the stored candidates as they
+    now are when they do not match (``info["rebuilt"]`` says so).
 
     See :meth:`storage.IndexStore.load_index`.
 
-    Runtime complexity: O(K * d + E) rows plus decoding the K models.
+    Runtime complexity: from the arrays O(K * d + N + E) numpy work and O(K + N) Python
+    objects for K candidates of degree d with N needs and E skyline entries; from the rows
+    O(K * d + N + E) rows; plus decoding the K models.
     """
     if models:
         db.check_key()
-    with db.read() as conn:
+    with _collector_paused(), db.read() as conn:
         row = build_row(db, conn, build)
         build_id = int(row.id)
         if row.status != "complete":
@@ -224,100 +233,347 @@ def load_index(
                 )
             ).scalar()
         cost_model = stored_cost_model(db, conn, build_id)
-        atoms = list(cost_model.atoms)
-        c, cc, x = S.candidates, S.candidate_costs, S.expansions
-        cols = [
-            c.c.candidate_id,
-            c.c.key,
-            c.c.key_json,
-            c.c.accuracy,
-            c.c.features_json,
-            c.c.expansion_id,
-            c.c.model_format,
-            c.c.model_sha256,
-        ]
-        if db.schema_version >= 2:
-            cols.append(c.c.learner)
-        if models:
-            cols.append(c.c.model_blob)
-        cands = conn.execute(
-            sa.select(*cols).where(c.c.build_id == build_id).order_by(c.c.candidate_id)
-        ).all()
-        coef_rows = conn.execute(
-            sa.select(cc.c.candidate_id, cc.c.degree, cc.c.coefficient).where(
-                cc.c.build_id == build_id
-            )
-        ).all()
-        needs: dict[int, dict[str, float]] = {}
-        need_rows: list[tuple] = []
-        if db.schema_version >= 2:
-            cn = S.candidate_needs
-            for cid, fid, p in conn.execute(
-                sa.select(cn.c.candidate_id, cn.c.feature_id, cn.c.probability)
-                .where(cn.c.build_id == build_id)
-                .order_by(cn.c.candidate_id, cn.c.feature_id)
-            ):
-                need_rows.append((cid, fid, p))
-                if not 0 <= fid < len(atoms):
-                    raise ValueError(
-                        f"build {build_id}: candidate {cid} needs unknown atom id {fid}"
-                    )
-                needs.setdefault(cid, {})[atoms[fid]] = p
-        exp_rows = {}
-        if models:
-            linked = (
-                sa.select(c.c.expansion_id)
-                .where(c.c.build_id == build_id, c.c.expansion_id.is_not(None))
-                .scalar_subquery()
-            )
-            for r in conn.execute(
-                sa.select(x.c.id, x.c.features, x.c.model_format, x.c.model_sha256,
-                          x.c.model_blob).where(x.c.id.in_(linked))
-            ):
-                exp_rows[r.id] = r
-        rng, se = S.ranges, S.skyline_entries
-        range_rows = conn.execute(
-            sa.select(rng.c.range_id, rng.c.n_lo, rng.c.n_hi)
-            .where(rng.c.build_id == build_id)
-            .order_by(rng.c.range_id)
-        ).all()
-        breaks = [r.n_lo for r in range_rows]
-        entry_rows = conn.execute(
-            sa.select(se.c.range_id, se.c.rank, se.c.candidate_id)
-            .where(se.c.build_id == build_id)
-            .order_by(se.c.range_id, se.c.rank)
-        ).all()
-        sky: list[list[int]] = [[] for _ in breaks]
-        for r in entry_rows:
-            if not 0 <= r.range_id < len(sky):
-                raise IndexIntegrityError(
-                    f"build {build_id}: skyline entry of unknown range {r.range_id}"
-                )
-            sky[r.range_id].append(r.candidate_id)
+        stored = None
+        if not rebuild and "build_arrays" in db.tables:
+            ba = S.build_arrays
+            stored = conn.execute(
+                sa.select(ba.c.format, ba.c.digest, ba.c.blob).where(ba.c.build_id == build_id)
+            ).first()
+            if stored is not None and stored.format != index_arrays.FORMAT:
+                stored = None  # a layout of a newer writer: the rows say the same
+        if stored is not None:
+            arrays, own, exps = _read_arrays(db, conn, row, sealed, list(cost_model.atoms),
+                                             stored, models)
+        else:
+            rows = _read_rows(db, conn, build_id, list(cost_model.atoms), models)
     rebuilt = False
-    if sealed is not None:
-        if db.store_key_id is not None:
-            db.check_key()  # a signed seal is checked with the key, or not opened
+    with _collector_paused():
+        if stored is not None:
+            table = _arrays_table(db, row, arrays, own, exps, trusted, models)
+        else:
+            rebuilt = _rows_edited(db, row, sealed, rows, rebuild)
+            table = _rows_table(db, row, rows, trusted, models, rebuilt)
+    info = json.loads(row.info or "{}")
+    info["build_id"] = build_id
+    info["sealed"] = sealed is not None
+    if rebuilt:
+        info["rebuilt"] = "skylines swept again from the stored candidates (seal mismatch)"
+    info["schema_version"] = db.schema_version
+    info["read_from"] = "arrays" if stored is not None else "rows"
+    return Index(table, cost_model, info=info)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a build's objects are made.
+
+    Opening 10**4 candidates allocates some 10**5 tuples, dicts and candidates that all
+    stay alive; each allocation burst triggers collections that traverse every live object
+    of the process, which cost more than the open itself (measured: 0.20 s -> 0.07 s CPU at
+    10**4 candidates).  Cycles made meanwhile are collected by the next collection after it
+    resumes; it resumes unless it was paused before (by the caller, or by another thread
+    doing the same).
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _seal_digest(db: Database) -> BlobDigest:
+    """How a build's seal and arrays were digested: under the store key for a signed store
+    (checked: a signed build is opened with its key or not at all), else plain sha256."""
+    if db.store_key_id is not None:
+        db.check_key()
+        return db.digest
+    return BlobDigest()
+
+
+# ---------------------------------------------------------------------------- from arrays
+def _read_arrays(
+    db: Database,
+    conn: sa.Connection,
+    row: sa.Row,
+    sealed: str | None,
+    atoms: list[str],
+    stored: sa.Row,
+    models: bool,
+) -> tuple[index_arrays.IndexArrays, dict[int, tuple], dict[int, sa.Row]]:
+    """The checked, decoded arrays of a build, and the models they link to: the
+    candidates' own (``(format, blob)`` by position; their digests are the arrays', equal
+    to the rows') and the expansions' rows (by id); no models unless ``models``.
+
+    The blob must match its digest, name this build and its seal, and the build's rows
+    must equal it (:func:`storage.index_arrays.check_rows`): an edit of either is refused.
+    """
+    build_id = int(row.id)
+    where = f"build {build_id} of {db.display_url!r}"
+    digest = _seal_digest(db)
+    blob = bytes(stored.blob) if stored.blob is not None else None
+    if blob is None or not digest.matches(blob, stored.digest):
+        kind = "HMAC (store key)" if digest.keyed else "sha256"
+        raise IndexIntegrityError(
+            f"{where}: its index arrays fail their {kind} check (the blob was edited or "
+            "corrupted after publishing); refusing to open it.  open_index(..., "
+            "rebuild=True) reads the build's rows instead"
+        )
+    arrays = index_arrays.decode(blob, build_id, atoms)
+    header = (float(row.n_min), float(row.n_max), row.index_kind)
+    if arrays.seal != sealed or (arrays.n_min, arrays.n_max, arrays.kind) != header:
+        raise IndexIntegrityError(
+            f"{where}: its index arrays do not match the build's seal or domain (the "
+            "build was edited after publishing); refusing to open it.  open_index(..., "
+            "rebuild=True) reads the build's rows instead"
+        )
+    c, cc, cn, x = S.candidates, S.candidate_costs, S.candidate_needs, S.expansions
+    rng, se = S.ranges, S.skyline_entries
+    cols = [c.c.candidate_id, c.c.key_json, c.c.accuracy, c.c.features_json, c.c.learner,
+            c.c.expansion_id, c.c.model_sha256]
+    if models and arrays.own_models:
+        cols += [c.c.model_format, c.c.model_blob]
+    cands = _tuples(conn, sa.select(*cols).where(c.c.build_id == build_id)
+                    .order_by(c.c.candidate_id))
+    differs = index_arrays.check_rows(
+        arrays,
+        [r[:7] for r in cands] if len(cols) > 7 else cands,
+        _tuples(conn, sa.select(cc.c.candidate_id, cc.c.degree, cc.c.coefficient)
+                .where(cc.c.build_id == build_id)),
+        _tuples(conn, sa.select(cn.c.candidate_id, cn.c.feature_id, cn.c.probability)
+                .where(cn.c.build_id == build_id)
+                .order_by(cn.c.candidate_id, cn.c.feature_id)),
+        _tuples(conn, sa.select(rng.c.range_id, rng.c.n_lo, rng.c.n_hi)
+                .where(rng.c.build_id == build_id).order_by(rng.c.range_id)),
+        _tuples(conn, sa.select(se.c.range_id, se.c.rank, se.c.candidate_id)
+                .where(se.c.build_id == build_id).order_by(se.c.range_id, se.c.rank)),
+    )
+    if differs is not None:
+        raise IndexIntegrityError(
+            f"{where}: its candidates or skylines were edited after publishing (its "
+            f"{differs} rows do not match the build's sealed index arrays); refusing to open "
+            "it.  open_index(..., rebuild=True) sweeps the skylines again from the stored "
+            "candidates as they now are"
+        )
+    own = {pos: cands[pos][7:] for pos in arrays.own_models} if len(cols) > 7 else {}
+    exps: dict[int, sa.Row] = {}
+    ids = np.unique(arrays.expansion_id[arrays.expansion_id >= 0]).tolist() if models else []
+    for start in range(0, len(ids), 10_000):  # bound the number of bound parameters
+        for r in conn.execute(
+            sa.select(x.c.id, x.c.features, x.c.model_format, x.c.model_sha256,
+                      x.c.model_blob).where(x.c.id.in_(ids[start:start + 10_000]))
+        ):
+            exps[int(r.id)] = r
+    return arrays, own, exps
+
+
+def _tuples(conn: sa.Connection, statement: sa.Select) -> list[tuple]:
+    """The rows of ``statement`` as the driver's plain tuples.
+
+    SQLAlchemy compiles and runs the statement; the driver's cursor is read directly,
+    because building a ``Row`` per row costs more than everything else an open from the
+    arrays does (10**5 candidates are 10**5 rows and several times as many coefficients).
+    Only for columns the driver returns as they are stored (numbers and text).
+    """
+    result = conn.execute(statement)
+    try:
+        return result.cursor.fetchall()
+    finally:
+        result.close()
+
+
+def _arrays_table(
+    db: Database,
+    row: sa.Row,
+    arrays: index_arrays.IndexArrays,
+    own: dict[int, tuple],
+    exps: dict[int, sa.Row],
+    trusted: bool,
+    models: bool,
+) -> SkylineTable:
+    """The skyline table of a build from its decoded arrays, models attached."""
+    build_id = int(row.id)
+    payloads: list[Any] = [None] * len(arrays.keys)
+    if models:
+        loaded: dict[int, Any] = {}
+        for pos, eid in enumerate(arrays.expansion_id.tolist()):
+            if eid < 0:
+                continue
+            if eid not in loaded:
+                e = exps.get(eid)
+                if e is None:
+                    raise IndexIntegrityError(
+                        f"build {build_id}: expansion {eid} that its index arrays name "
+                        "does not exist; refusing to open it"
+                    )
+                loaded[eid] = _expansion_model(db, e, build_id, trusted)
+            payloads[pos] = loaded[eid]
+        for pos, (fmt, blob) in own.items():
+            payloads[pos] = load_model(
+                blob, fmt, arrays.own_models[pos], trusted=trusted,
+                what=f"model of candidate {display_key(arrays.keys[pos])!r} of build "
+                     f"{build_id}",
+                digest=db.digest,
+            )
+    candidates = Candidate.from_columns(
+        arrays.keys,
+        arrays.accuracy,
+        CostCurve.from_rows(arrays.coefficients),
+        arrays.features,
+        payloads,
+        arrays.needs,
+        arrays.learners,
+    )
+    return TABLE_KINDS.get(arrays.kind, PolyDomIndex)(
+        candidates, arrays.n_min, arrays.n_max, arrays.breaks, arrays.skylines,
+        json.loads(row.stats or "{}"),
+    )
+
+
+def _expansion_model(db: Database, e: sa.Row, build_id: int, trusted: bool) -> Any:
+    return load_model(
+        e.model_blob,
+        e.model_format,
+        e.model_sha256,
+        trusted=trusted,
+        what=f"model of expansion {e.id} ({e.features}) of build {build_id}",
+        digest=db.digest,
+    )
+
+
+# ---------------------------------------------------------------------------- from rows
+@dataclass
+class _Rows:
+    """What the row path reads of a build in its transaction."""
+
+    cands: list[sa.Row]
+    coef_rows: list[sa.Row]
+    need_rows: list[tuple]
+    needs: dict[int, dict[str, float]]
+    exp_rows: dict[int, sa.Row]
+    range_rows: list[sa.Row]
+    entry_rows: list[sa.Row]
+    sky: list[list[int]]
+
+
+def _read_rows(
+    db: Database, conn: sa.Connection, build_id: int, atoms: list[str], models: bool
+) -> _Rows:
+    """The index rows of a build (candidates, coefficients, needs, ranges, skylines) and
+    the expansion rows its candidates link to (with ``models``)."""
+    c, cc, x = S.candidates, S.candidate_costs, S.expansions
+    cols = [
+        c.c.candidate_id,
+        c.c.key,
+        c.c.key_json,
+        c.c.accuracy,
+        c.c.features_json,
+        c.c.expansion_id,
+        c.c.model_format,
+        c.c.model_sha256,
+    ]
+    if db.schema_version >= 2:
+        cols.append(c.c.learner)
+    if models:
+        cols.append(c.c.model_blob)
+    cands = conn.execute(
+        sa.select(*cols).where(c.c.build_id == build_id).order_by(c.c.candidate_id)
+    ).all()
+    coef_rows = conn.execute(
+        sa.select(cc.c.candidate_id, cc.c.degree, cc.c.coefficient).where(
+            cc.c.build_id == build_id
+        )
+    ).all()
+    needs: dict[int, dict[str, float]] = {}
+    need_rows: list[tuple] = []
+    if db.schema_version >= 2:
+        cn = S.candidate_needs
+        for cid, fid, p in conn.execute(
+            sa.select(cn.c.candidate_id, cn.c.feature_id, cn.c.probability)
+            .where(cn.c.build_id == build_id)
+            .order_by(cn.c.candidate_id, cn.c.feature_id)
+        ):
+            need_rows.append((cid, fid, p))
+            if not 0 <= fid < len(atoms):
+                raise ValueError(
+                    f"build {build_id}: candidate {cid} needs unknown atom id {fid}"
+                )
+            needs.setdefault(cid, {})[atoms[fid]] = p
+    exp_rows = {}
+    if models:
+        linked = (
+            sa.select(c.c.expansion_id)
+            .where(c.c.build_id == build_id, c.c.expansion_id.is_not(None))
+            .scalar_subquery()
+        )
+        for r in conn.execute(
+            sa.select(x.c.id, x.c.features, x.c.model_format, x.c.model_sha256,
+                      x.c.model_blob).where(x.c.id.in_(linked))
+        ):
+            exp_rows[r.id] = r
+    rng, se = S.ranges, S.skyline_entries
+    range_rows = conn.execute(
+        sa.select(rng.c.range_id, rng.c.n_lo, rng.c.n_hi)
+        .where(rng.c.build_id == build_id)
+        .order_by(rng.c.range_id)
+    ).all()
+    entry_rows = conn.execute(
+        sa.select(se.c.range_id, se.c.rank, se.c.candidate_id)
+        .where(se.c.build_id == build_id)
+        .order_by(se.c.range_id, se.c.rank)
+    ).all()
+    sky: list[list[int]] = [[] for _ in range_rows]
+    for r in entry_rows:
+        if not 0 <= r.range_id < len(sky):
+            raise IndexIntegrityError(
+                f"build {build_id}: skyline entry of unknown range {r.range_id}"
+            )
+        sky[r.range_id].append(r.candidate_id)
+    return _Rows(cands, coef_rows, need_rows, needs, exp_rows, range_rows, entry_rows, sky)
+
+
+def _rows_edited(
+    db: Database, row: sa.Row, sealed: str | None, rows: _Rows, rebuild: bool
+) -> bool:
+    """Whether the rows differ from the build's seal (then: refused, or with ``rebuild``
+    swept again); False for a build without a seal."""
+    if sealed is None:
+        return False
+    v2 = db.schema_version >= 2
+    digest = _seal_digest(db)
+    try:
         found = index_seal(
-            db.digest if db.store_key_id is not None else BlobDigest(),
+            digest,
             (float(row.n_min), float(row.n_max), row.index_kind),
             [(r.candidate_id, r.key_json, float(r.accuracy), r.features_json,
-              r.learner if db.schema_version >= 2 else None, r.expansion_id, r.model_sha256)
-             for r in cands],
-            [tuple(r) for r in coef_rows],
-            need_rows,
-            [(r.range_id, float(r.n_lo), float(r.n_hi)) for r in range_rows],
-            [(r.range_id, r.rank, r.candidate_id) for r in entry_rows],
+              r.learner if v2 else None, r.expansion_id, r.model_sha256)
+             for r in rows.cands],
+            [tuple(r) for r in rows.coef_rows],
+            rows.need_rows,
+            [(r.range_id, float(r.n_lo), float(r.n_hi)) for r in rows.range_rows],
+            [(r.range_id, r.rank, r.candidate_id) for r in rows.entry_rows],
         )
-        if found != sealed:
-            if not rebuild:
-                raise IndexIntegrityError(
-                    f"build {build_id} of {db.display_url!r}: its candidates or skylines were "
-                    "edited after publishing (the rows do not match the build's seal); "
-                    "refusing to open it.  open_index(..., rebuild=True) sweeps the skylines "
-                    "again from the stored candidates as they now are"
-                )
-            rebuilt = True
+    except (TypeError, ValueError):  # a number edited to text: not what was sealed
+        found = None
+    if found == sealed:
+        return False
+    if not rebuild:
+        raise IndexIntegrityError(
+            f"build {int(row.id)} of {db.display_url!r}: its candidates or skylines were "
+            "edited after publishing (the rows do not match the build's seal); "
+            "refusing to open it.  open_index(..., rebuild=True) sweeps the skylines "
+            "again from the stored candidates as they now are"
+        )
+    return True
+
+
+def _rows_table(
+    db: Database, row: sa.Row, rows: _Rows, trusted: bool, models: bool, rebuilt: bool
+) -> SkylineTable:
+    """The skyline table of a build from its rows (swept again when ``rebuilt``)."""
+    build_id = int(row.id)
+    cands = rows.cands
     exp_models: dict[int, Any] = {}
     feature_sets: dict[str, frozenset] = {}
     payloads: list[Any] = []
@@ -326,15 +582,8 @@ def load_index(
         payload = None
         if models and r.expansion_id is not None:
             if r.expansion_id not in exp_models:
-                e = exp_rows[r.expansion_id]
-                exp_models[r.expansion_id] = load_model(
-                    e.model_blob,
-                    e.model_format,
-                    e.model_sha256,
-                    trusted=trusted,
-                    what=f"model of expansion {e.id} ({e.features}) of build {build_id}",
-                    digest=db.digest,
-                )
+                exp_models[r.expansion_id] = _expansion_model(
+                    db, rows.exp_rows[r.expansion_id], build_id, trusted)
             payload = exp_models[r.expansion_id]
         elif models:
             payload = load_model(
@@ -355,27 +604,18 @@ def load_index(
     candidates = Candidate.from_columns(
         [decode_key(r.key_json) for r in cands],
         [r.accuracy for r in cands],
-        stored_curves(ids, coef_rows, f"build {build_id}: candidate"),
+        stored_curves(ids, rows.coef_rows, f"build {build_id}: candidate"),
         features,
         payloads,
-        [needs.get(i, {}) for i in ids] if v2 else None,
+        [rows.needs.get(i, {}) for i in ids] if v2 else None,
         [r.learner for r in cands] if v2 else None,
     )
+    kind = TABLE_KINDS.get(row.index_kind, PolyDomIndex)
     if rebuilt:
-        table = TABLE_KINDS.get(row.index_kind, PolyDomIndex).build(
-            candidates, row.n_min, row.n_max
-        )
-    else:
-        table = TABLE_KINDS.get(row.index_kind, PolyDomIndex)(
-            candidates, row.n_min, row.n_max, breaks, sky, json.loads(row.stats or "{}")
-        )
-    info = json.loads(row.info or "{}")
-    info["build_id"] = build_id
-    info["sealed"] = sealed is not None
-    if rebuilt:
-        info["rebuilt"] = "skylines swept again from the stored candidates (seal mismatch)"
-    info["schema_version"] = db.schema_version
-    return Index(table, cost_model, info=info)
+        return kind.build(candidates, row.n_min, row.n_max)
+    breaks = [r.n_lo for r in rows.range_rows]
+    return kind(candidates, row.n_min, row.n_max, breaks, rows.sky,
+                json.loads(row.stats or "{}"))
 
 
 def list_builds(db: Database) -> list[BuildRecord]:

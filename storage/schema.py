@@ -16,6 +16,12 @@ Schema version 2 added bundles, needs and ``candidates.learner``; a store of ver
 read (its features are atoms, a candidate needs its features with probability 1), never
 written.
 
+Tables added to version 2 later (:data:`ADDED_TABLES`): ``build_seals`` (a digest over each
+published build's index rows), ``build_arrays`` (each published build's index as one array
+blob, read by ``open_index`` instead of the rows) and ``expansion_predictions`` (an
+expansion's out-of-fold predictions).  They change no existing table, so a store without them
+is still version 2.
+
 Views (plain SQL, the same text on SQLite and PostgreSQL):
 
 ``skyline``
@@ -31,7 +37,15 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["SCHEMA_VERSION", "READABLE_VERSIONS", "metadata", "VIEWS", "TABLES", "LOOKUP_SQL"]
+__all__ = [
+    "ADDED_TABLES",
+    "LOOKUP_SQL",
+    "READABLE_VERSIONS",
+    "SCHEMA_VERSION",
+    "TABLES",
+    "VIEWS",
+    "metadata",
+]
 
 #: Version of the layout below; a store of another version is refused when opened, except
 #: version 1 stores, which are read (:data:`READABLE_VERSIONS`).
@@ -213,7 +227,37 @@ build_seals = sa.Table(
     sa.Column("index_digest", sa.String(64), nullable=False),
 )
 
+#: A published build's index as one array blob (:mod:`storage.index_arrays`): what
+#: ``open_index`` reads instead of the rows.  ``digest`` (sha256, or HMAC under the store key)
+#: is checked before the blob is decoded, and the blob names its build and the build's seal.
+#: Builds published before this table existed (or into a store without it) open from the rows.
+build_arrays = sa.Table(
+    "build_arrays",
+    metadata,
+    sa.Column("build_id", sa.Integer, sa.ForeignKey("builds.id"), primary_key=True),
+    sa.Column("format", sa.String(16), nullable=False),
+    sa.Column("digest", sa.String(64), nullable=False),
+    sa.Column("blob", sa.LargeBinary, nullable=False),
+)
+
+#: The out-of-fold predictions of an expansion on the learner's training rows (what a DAG's
+#: classifier bank reuses as its losses): one ``.npy`` array (no pickle) with its digest.
+expansion_predictions = sa.Table(
+    "expansion_predictions",
+    metadata,
+    sa.Column("expansion_id", sa.Integer, sa.ForeignKey("expansions.id"), primary_key=True),
+    sa.Column("format", sa.String(16), nullable=False),
+    sa.Column("digest", sa.String(64), nullable=False),
+    sa.Column("blob", sa.LargeBinary, nullable=False),
+)
+
 TABLES = [t.name for t in metadata.sorted_tables]
+
+#: Tables added to schema version 2 after its first stores were made: a store of version 2
+#: may lack them.  Readers then do without (no seal check, rows instead of arrays, no stored
+#: predictions); a writer creates them before its first write that needs them
+#: (:meth:`storage.database.Database.add_tables`).
+ADDED_TABLES = ("build_seals", "build_arrays", "expansion_predictions")
 
 _SKYLINE_ALL = """
 SELECT e.build_id AS build_id,

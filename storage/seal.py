@@ -13,10 +13,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from polydom.errors import PolydomError
 from storage.blobs import BlobDigest
 from storage.codec import canonical_json
 
-__all__ = ["index_seal"]
+__all__ = ["IndexIntegrityError", "index_seal"]
+
+
+class IndexIntegrityError(PolydomError, ValueError):
+    """A published build whose rows no longer match its seal (edited after publishing), or
+    whose index arrays fail their digest, belong to another build or do not decode."""
 
 
 def index_seal(

@@ -142,9 +142,12 @@ class IndexStore:
         model and a stored expansion on the same feature set) are linked to that expansion;
         others (budgeted learners, ...) get their own model blob.  Models are serialised
         before the transaction opens; the transaction writes candidates, their cost
-        coefficients, ranges and skyline entries, marks the build complete and moves the
-        current flag to it.  On PostgreSQL the tables are then analysed, so that queries over
-        the views are planned with statistics of the new rows.
+        coefficients, needs, ranges and skyline entries, the build's seal and its index
+        arrays (one blob, what readers open), marks the build complete and moves the current
+        flag to it.  A store made before ``build_seals`` / ``build_arrays`` existed gets those
+        tables first (:meth:`storage.database.Database.add_tables`).  On PostgreSQL the
+        tables are then analysed, so that queries over the views are planned with
+        statistics of the new rows.
 
         Runtime complexity: O(K * d + E) rows for K candidates and E skyline entries.
 
@@ -184,15 +187,20 @@ class IndexStore:
         models: bool = True,
         rebuild: bool = False,
     ) -> Index:
-        """Rebuild a published index from its rows (no sweep): the current build by default.
+        """Rebuild a published index (no sweep): the current build by default.
 
-        The candidates' payloads are the stored models (checked against their sha256 and
-        decoded safely, see :mod:`storage.blobs`); ``models=False`` leaves them None.
-        ``info`` is the stored build info plus ``build_id``.  The rows are checked against
-        the build's seal; ``rebuild=True`` sweeps the skylines again from the stored
-        candidates instead of refusing a build whose rows were edited.
+        Built from the build's index arrays (one blob, :mod:`storage.index_arrays`) when it
+        has them, else from its rows; either way checked against the build's seal (the rows
+        are compared with the arrays column by column).  The candidates' payloads are the
+        stored models (checked against their digest and decoded safely, see
+        :mod:`storage.blobs`); ``models=False`` leaves them None.  ``info`` is the stored
+        build info plus ``build_id``, ``sealed`` and ``read_from`` (``"arrays"`` or
+        ``"rows"``).  ``rebuild=True`` reads the rows and sweeps the skylines again from the
+        stored candidates instead of refusing a build whose rows were edited.
 
-        Runtime complexity: O(K * d + E) rows plus decoding the K models.
+        Runtime complexity: O(K * d + N + E) for K candidates of degree d, N needs and E
+        skyline entries (numpy work and one Python object per candidate from the arrays;
+        rows from the rows), plus decoding the K models.
 
         Raises
         ------
@@ -201,7 +209,8 @@ class IndexStore:
         storage.ModelIntegrityError, storage.UntrustedModelError
             For a tampered blob, or one that needs ``trusted=True``.
         storage.IndexIntegrityError
-            If the rows do not match the build's seal (and ``rebuild`` is false).
+            If the rows do not match the build's seal or arrays (and ``rebuild`` is false),
+            or the arrays fail their digest, name another build or do not decode.
         storage.StoreKeyError
             If the store is signed with a key this process does not hold.
         """

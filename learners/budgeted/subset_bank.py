@@ -10,9 +10,10 @@ The bank can reuse what the Poly-Dom lattice already trained: an ``Exploration.e
 mapping (or a store's expansions) of ``frozenset(names) -> Expansion``.  An expansion whose
 ``predictions`` hold out-of-fold predictions of the same training rows (what
 :class:`learners.SklearnLearner` records with k-fold ``cv``) costs no training at all; one
-with a model only (e.g. loaded from a store) needs the k fold fits for its losses, not the
-final fit.  Every model reads its subset's columns as the sorted union of its sensors'
-columns (the column order of ``SklearnLearner`` and ``polydom.CostModel``).
+with a model only (e.g. from a store written before predictions were kept) needs the k
+fold fits for its losses, not the final fit.  Every model reads its subset's columns as the
+sorted union of its sensors' columns (the column order of ``SklearnLearner`` and
+``polydom.CostModel``).
 """
 
 from __future__ import annotations

@@ -45,16 +45,20 @@ def open_index(
     ``build`` it is pinned to that build.
 
     ``url`` is any SQLAlchemy URL or a SQLite file path; the database is opened read-only
-    (nothing is written to it, whatever it holds).  The index is rebuilt from its stored
-    ranges and skylines (no sweep) after they are checked against the build's seal, and
-    answers ``lookup`` exactly as the index that was stored; ``rebuild=True`` sweeps the
-    skylines again from the stored candidates instead of refusing edited rows.  Models are
+    (nothing is written to it, whatever it holds).  The index is rebuilt (no sweep) from
+    the build's index arrays, one blob checked against its digest with the rows compared to
+    it column by column (from the rows checked against the build's seal for a build
+    published before the arrays existed), and answers ``lookup`` exactly as the index that
+    was stored; ``rebuild=True`` reads the rows and sweeps the skylines again from the
+    stored candidates instead of refusing edited rows.  ``index.info["read_from"]`` says
+    which.  Models are
     checked against their digest (sha256, or HMAC under ``key`` / ``POLYDOM_STORE_KEY`` for
     a signed store) and decoded without running code from the database; pickled models, and
     skops blobs holding classes outside the allow-list or functions, need ``trusted=True``.
 
-    Runtime complexity: O(K * d + E) rows for K candidates and E skyline entries, plus
-    decoding the models.
+    Runtime complexity: O(K * d + N + E) for K candidates of degree d, N needs and E
+    skyline entries (numpy work and one Python object per candidate), plus decoding the
+    models.
 
     Raises
     ------

@@ -62,3 +62,20 @@ def test_an_error_raised_by_a_task_is_not_retried(tmp_path):
 def test_bad_retries_are_refused(retries):
     with pytest.raises(ExecutorError, match="retries must be a non-negative integer"):
         PoolExecutor(2, retries=retries)
+
+
+def test_sessions_reuse_the_pool_and_leave_joblib_s_own_pool_alone(tmp_path):
+    from joblib import Parallel, delayed
+
+    ex = PoolExecutor(2)
+    got = {}
+    with ex.session(CrashingTasks(tmp_path, victim=-1)) as run:
+        for position, result in run.map_unordered(crash_task, TASKS):
+            got[position] = result
+            if len(got) == 2:  # scikit-learn's n_jobs in the middle of a batch
+                assert Parallel(n_jobs=2)(delayed(abs)(-i) for i in range(4)) == [0, 1, 2, 3]
+    assert got == {i: i * i + 1 for i, in TASKS} and run.pools_started == 1
+    first = ex._reusable_pool()
+    again, pools = run_all(PoolExecutor(2), CrashingTasks(tmp_path, victim=-1))
+    assert again == got and pools == 1 and ex._reusable_pool() is first  # the same processes
+    assert Parallel(n_jobs=2)(delayed(abs)(-i) for i in range(3)) == [0, 1, 2]

@@ -305,6 +305,54 @@ def test_greedy_subsets_respect_the_budget_and_take_the_best_step():
         assert got == pytest.approx(g) == pytest.approx(best)
 
 
+@pytest.mark.parametrize(
+    ("costs", "winner"),
+    [({"x0": 2.5, "x1": 0.5, "x2": 1.0, "x3": 2.0, "x4": 0.7}, "gain"),
+     ({"x0": 2.6, "x1": 0.4, "x2": 0.6, "x3": 0.8, "x4": 0.5}, "gain per cost")],
+)
+def test_non_uniform_costs_keep_the_better_of_the_plain_and_the_per_cost_greedy(costs, winner):
+    X, y = _scaled_wine(5)
+    Xa, Xb, ya, yb = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
+    cols = {f"x{j}": [j] for j in range(5)}
+    est = LogisticRegression(max_iter=300)
+
+    def correct(s):
+        if not s:
+            return yb == np.bincount(ya).argmax()
+        c = sorted(int(m[1:]) for m in s)
+        return LogisticRegression(max_iter=300).fit(Xa[:, c], ya).predict(Xb[:, c]) == yb
+
+    def G(sig):
+        return float(np.mean(np.any([correct(s) for s in sig], axis=0)))
+
+    finals = {}
+    for rule in ("gain", "gain per cost"):
+        sel = greedy_subsets(est, Xa, ya, Xb, yb, cols, 2, budget=3.0, costs=costs, rule=rule)
+        assert sel.rule == rule
+        assert sum(costs[m] for s in sel.subsets for m in s) <= 3.0 + 1e-12
+        sig, spent, g = [frozenset()] * 2, 0.0, G([frozenset()] * 2)
+        for (i, m), score in zip(sel.steps, sel.scores, strict=True):
+            def value(q, f, sig=sig, g=g, rule=rule):
+                new = [s | {f} if k == q else s for k, s in enumerate(sig)]
+                return G(new) if rule == "gain" else (G(new) - g) / costs[f]
+            best = max(value(q, f) for q in range(2) for f in cols
+                       if f not in sig[q] and spent + costs[f] <= 3.0 + 1e-12)
+            assert value(i, m) == pytest.approx(best)  # the step attains the rule's maximum
+            sig = [s | {m} if k == i else s for k, s in enumerate(sig)]
+            spent, g = spent + costs[m], G(sig)
+            assert g == pytest.approx(score)
+        finals[rule] = sel.final
+        assert sel.final == pytest.approx(g)
+    best = greedy_subsets(est, Xa, ya, Xb, yb, cols, 2, budget=3.0, costs=costs)
+    assert best.final == max(finals.values())
+    assert best.rule == winner == max(finals, key=finals.get)
+    assert finals["gain"] != finals["gain per cost"]
+    uniform = greedy_subsets(est, Xa, ya, Xb, yb, cols, 2, budget=3.0)
+    assert uniform.rule == "gain"
+    with pytest.raises(ValueError, match="rule"):
+        greedy_subsets(est, Xa, ya, Xb, yb, cols, 2, budget=3.0, rule="cheapest")
+
+
 def test_stop_on_zero_gain_stops_when_the_reward_saturates():
     X, y = load_iris(return_X_y=True)
     cols = {f"x{j}": [j] for j in range(4)}
