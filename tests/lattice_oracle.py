@@ -154,11 +154,11 @@ def instances(draw, max_m: int = 6, delta: float = 0.0, ints: bool | None = None
 GREEDY_TOL = 1e-9
 
 
-def _lexmin(options: list, keys) -> list:
-    """Options minimal on each key in turn, ties within GREEDY_TOL kept together."""
+def _lexmin(options: list, keys, tol: float = GREEDY_TOL) -> list:
+    """Options minimal on each key in turn, ties within ``tol`` (relative) kept together."""
     for key in keys:
         best = min(key(o) for o in options)
-        options = [o for o in options if key(o) <= best + GREEDY_TOL * max(1.0, abs(best))]
+        options = [o for o in options if key(o) <= best + tol * max(1.0, abs(best))]
     return options
 
 
@@ -167,7 +167,8 @@ def greedy_choices(acc: dict, costs, size: float, lam: float, cur: frozenset,
     """Every feature Greedy may add to ``cur`` (spec 4.5, written from the paper's
     Algorithm 4, not from the library): the largest ``gain - lam * marginal cost`` at
     ``size``; ties to the smaller marginal cost, then the larger gain.  ``lam = inf``: the
-    cheapest feature, ties to the larger gain.  Near-ties (GREEDY_TOL) are all allowed.
+    cheapest feature, ties to the larger gain.  Near-ties (GREEDY_TOL) are decided both
+    ways: the choice with exact comparisons and the one with tolerant ones are allowed.
     The marginal cost is ``c(cur + f) - c(cur)``, set costs from ``cost_of(set)`` (default:
     the sum of the features' curves of ``costs``, a mapping; with shared atoms, an oracle
     that pays each atom once, and ``costs`` any iterable of the feature names)."""
@@ -187,7 +188,11 @@ def greedy_choices(acc: dict, costs, size: float, lam: float, cur: frozenset,
         keys = [lambda r: r[2], lambda r: -r[1]]
     else:
         keys = [lambda r: -(r[1] - lam * r[2]), lambda r: r[2], lambda r: -r[1]]
-    return [r[0] for r in _lexmin(rows, keys)]
+    # a near-tie on the score may fall either way by rounding: the choice of the exact
+    # comparison (what the same floats give) and of the tolerant one are both allowed
+    exact = [r[0] for r in _lexmin(rows, keys, 0.0)]
+    near = [r[0] for r in _lexmin(rows, keys)]
+    return near + [f for f in exact if f not in near]
 
 
 def check_greedy_chain(acc: dict, costs, size: float, lam: float, chain: list,
