@@ -112,16 +112,24 @@ def local_cluster(trim: bool):
     return cluster, client
 
 
-def bench_build(workdir: Path, repeats: int = 3, estimator: str = "logistic") -> None:
+def bench_build(workdir: Path, repeats: int = 3, estimator: str = "logistic",
+                rows: str = "inprocess,pool,dask,dask-untrimmed") -> None:
     from threadpoolctl import threadpool_limits
 
     import polydom
 
     learner, features = digits_learner(estimator)
     costs = digits_costs(features)
-    executors = [("1 worker (in-process)", None), ("2-process pool", "processes:2"),
-                 ("2-worker LocalCluster, Dask defaults", True),
-                 ("2-worker LocalCluster, MALLOC_TRIM_THRESHOLD_ unset", False)]
+    everything = {"inprocess": ("1 worker (in-process)", None),
+                  "pool": ("2-process pool", "processes:2"),
+                  "dask": ("2-worker LocalCluster, Dask defaults", True),
+                  "dask-untrimmed": ("2-worker LocalCluster, MALLOC_TRIM_THRESHOLD_ unset",
+                                     False)}
+    wanted = ["inprocess"] + [r for r in rows.split(",") if r != "inprocess"]
+    unknown = [r for r in wanted if r not in everything]
+    if unknown:
+        raise SystemExit(f"unknown --executors {unknown}; choose from {list(everything)}")
+    executors = [everything[r] for r in wanted]  # in-process first: the speed-up's baseline
     walls: dict[str, list[float]] = {name: [] for name, _ in executors}
     trained, keys, loads = {}, {}, {}
     for _ in range(repeats):  # interleaved, so a burst of load hits every executor
@@ -443,13 +451,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--estimator", default="logistic", choices=["logistic", "forest"],
                         help="the build section's learner (see digits_learner)")
     parser.add_argument("--repeats", type=int, default=3, help="the build section's repeats")
+    parser.add_argument("--executors", default="inprocess,pool,dask,dask-untrimmed",
+                        help="the build section's rows (in-process always runs first)")
     args = parser.parse_args(argv)
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     parts = set(args.only.split(","))
     print(f"# scale_bench ({os.cpu_count()} cores, {load()})")
     if "build" in parts:
-        bench_build(workdir, args.repeats, args.estimator)
+        bench_build(workdir, args.repeats, args.estimator, args.executors)
     if "lattice" in parts:
         bench_lattice()
     if "readers" in parts:
