@@ -11,6 +11,11 @@ Usage::
 
     PYTHONPATH=$PWD python benchmarks/paper_synthetic.py            # full run (~ minutes)
     PYTHONPATH=$PWD python benchmarks/paper_synthetic.py --quick    # smoke run
+    PYTHONPATH=$PWD python benchmarks/paper_synthetic.py --entries-only   # Metric 2 counts
+
+``--entries-only`` prints the Metric 2 entry counts (Poly-Dom / Index-All / Naive-Lookup,
+medians of the seeds) of every row of the full run, without timings (about 30 s of CPU),
+and writes nothing.
 
 Writes ``benchmarks/results/paper_synthetic.md`` and ``benchmarks/results/paper_synthetic_*.png``.
 """
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import platform
 import statistics
 import sys
@@ -152,6 +158,23 @@ def metric23(ms, seeds, out, queries=2000, repeats=5):
     out["metric23"] = rows
 
 
+def entries_only(ms, seeds) -> None:
+    """Print Metric 2's entry counts (medians over ``seeds``), the rows of :func:`metric23`."""
+    for cf, k in COMBINERS.items():
+        for alpha in (1.0, 1.2):
+            for m in ms:
+                ent = {"pd": [], "all": [], "naive": []}
+                for seed in seeds:
+                    accs, costs = generate(m, seed)
+                    cands = lattice.explore(costs, learner_for(accs, k), alpha=alpha).candidates
+                    ent["pd"].append(polydom.PolyDomIndex.build(cands).entries)
+                    ent["all"].append(polydom.IndexAll.build(cands).entries)
+                    ent["naive"].append(polydom.NaiveLookup.build(cands).entries)
+                med = {name: statistics.median(v) for name, v in ent.items()}
+                print(f"{cf} alpha={alpha} m={m}: Poly-Dom {med['pd']}, Index-All "
+                      f"{med['all']}, Naive {med['naive']}", flush=True)
+
+
 def metric4(seeds, out, m=12, size=50.0):
     budgets = np.unique(np.round(np.logspace(0, 5, 26), 6))
     budgets = np.unique(np.concatenate([budgets, [1000.0]]))
@@ -256,6 +279,14 @@ def plots(out):
     plt.close(fig)
 
 
+def _loadavg() -> str:
+    """The 1/5/15-minute load averages, or "n/a" where the platform has none."""
+    try:
+        return "{:.2f} / {:.2f} / {:.2f}".format(*os.getloadavg())
+    except (AttributeError, OSError):
+        return "n/a"
+
+
 def report(out, command, seeds, seeds_large, elapsed, cpu) -> str:
     lines = [
         "# Poly-Dom paper, synthetic experiments (section 5.2) reproduced",
@@ -264,7 +295,8 @@ def report(out, command, seeds, seeds_large, elapsed, cpu) -> str:
         "",
         f"Python {platform.python_version()}, numpy {np.__version__}; wall time "
         f"{elapsed:.0f} s, CPU time {cpu:.0f} s (single-threaded; the wall time includes "
-        f"waiting on a shared machine). Seeds: {seeds} (m <= 12), {seeds_large} (m >= 13). "
+        f"waiting on a shared machine; load average at the end {_loadavg()}). "
+        f"Seeds: {seeds} (m <= 12), {seeds_large} (m >= 13). "
         "Medians over seeds. Explorer defaults: traversal 'complete', scope 'expanded', "
         "covering on, exact candidate dominance, domain [0, inf) unless said.",
         "",
@@ -353,12 +385,19 @@ def main(argv=None) -> None:
     parser.add_argument("--max-m", type=int, default=15)
     parser.add_argument("--quick", action="store_true", help="tiny run for a smoke test")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--entries-only", action="store_true",
+                        help="print Metric 2's entry counts only (no timings, writes nothing)")
     args = parser.parse_args(argv)
     if args.quick:
         args.seeds, args.seeds_large, args.max_m = 2, 1, 9
     seeds = list(range(args.seeds))
     seeds_large = list(range(args.seeds_large))
     ms = list(range(1, args.max_m + 1))
+    if args.entries_only:
+        cpu_start = time.process_time()
+        entries_only([m for m in range(2, min(12, args.max_m) + 1, 2)], seeds)
+        print(f"CPU {time.process_time() - cpu_start:.1f} s; load average {_loadavg()}")
+        return
     start = time.perf_counter()
     cpu_start = time.process_time()
     out: dict = {}

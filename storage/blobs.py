@@ -15,12 +15,13 @@ Formats, chosen by :func:`dump_model` from the model's type:
     the booster's text model plus JSON for the wrapper's parameters and fitted attributes.
 ``"skops"``
     Any other scikit-learn estimator, written with ``skops.io``.  On load, the blob's
-    schema is walked before anything is built: every object must be of a class on the
-    allow-list (:data:`SKOPS_ALLOWED_CLASSES`: the scikit-learn estimators the project
-    stores, the classes of the project's own packages, and what a user adds with
-    :func:`register_model_class`), and no parameter may hold a function or a class other
-    than a numpy scalar type (``FunctionTransformer(func=numpy.memmap)`` is refused).
-    Anything else needs ``trusted=True``.
+    schema is walked before anything is built, under the one allow-list of
+    :mod:`polydom.model_allowlist` (also applied to the sub-models budgeted learners keep
+    in their arrays): every object must be of a class the project stores, of the project's
+    own packages, or added with :func:`register_model_class`; no parameter may hold a
+    function or a class other than a numpy scalar type
+    (``FunctionTransformer(func=numpy.memmap)`` is refused).  Anything else needs
+    ``trusted=True``.
 ``"pickle"``
     Anything else.  Loaded only with ``trusted=True``: unpickling can run arbitrary code.
 
@@ -35,18 +36,23 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import importlib
 import io
 import json
 import os
 import pickle
-import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
 
 from polydom.errors import PolydomError
+from polydom.model_allowlist import (
+    SKOPS_ALLOWED_CLASSES,
+    UntrustedModelError,
+    load_skops,
+    register_model_class,
+    skops_refusals,
+)
 
 __all__ = [
     "ArrayModel",
@@ -68,48 +74,6 @@ __all__ = [
 #: Environment variable holding the store key (any text; its UTF-8 bytes are the HMAC key).
 KEY_ENV = "POLYDOM_STORE_KEY"
 
-#: scikit-learn classes a skops blob may hold without ``trusted=True``: the estimators the
-#: project stores (config learners, lattice and budgeted-learner sub-models) and the helper
-#: objects inside them.  Extend it with :func:`register_model_class`.
-SKOPS_ALLOWED_CLASSES = {
-    f"sklearn.{name}"
-    for name in (
-        "pipeline.Pipeline",
-        "preprocessing.StandardScaler",
-        "preprocessing.MinMaxScaler",
-        "preprocessing.LabelEncoder",
-        "linear_model.LogisticRegression",
-        "linear_model.SGDClassifier",
-        "linear_model.Lasso",
-        "linear_model.Ridge",
-        "linear_model.LinearRegression",
-        "tree.DecisionTreeClassifier",
-        "tree.DecisionTreeRegressor",
-        "ensemble.RandomForestClassifier",
-        "ensemble.RandomForestRegressor",
-        "ensemble.ExtraTreesClassifier",
-        "dummy.DummyClassifier",
-        "dummy.DummyRegressor",
-        "svm.SVC",
-        "naive_bayes.GaussianNB",
-        "neighbors.KNeighborsClassifier",
-        "calibration.CalibratedClassifierCV",
-        "calibration._CalibratedClassifier",
-        "calibration._SigmoidCalibration",
-        "isotonic.IsotonicRegression",
-    )
-}
-#: Top-level packages of the project: their classes (never their functions) are allowed.
-PROJECT_PACKAGES = ("learners", "lattice", "polydom", "storage")
-#: skops nodes that hold data only (arrays, containers, trees, losses, random states).
-_DATA_NODES = {
-    "JsonNode", "ListNode", "DictNode", "TupleNode", "SetNode", "NdArrayNode",
-    "SparseMatrixNode", "TreeNode", "LossNode", "SGDNode", "RandomStateNode",
-    "RandomGeneratorNode", "BytesNode", "BytearrayNode", "SliceNode", "DtypeNode",
-}
-_DATA_PACKAGES = ("builtins", "numpy", "scipy", "sklearn")
-_allowed_cache: set[str] | None = None
-
 _META_KEY = "__polydom_meta__"
 _NESTED_PREFIX = "__polydom_nested__"
 _ARRAY_MODELS: dict[str, type] = {}
@@ -118,10 +82,6 @@ _ARRAY_NAMES: dict[type, str] = {}
 
 class ModelIntegrityError(PolydomError, ValueError):
     """A model blob whose sha256 does not match the stored digest (the row was altered)."""
-
-
-class UntrustedModelError(PolydomError, ValueError):
-    """A model blob that could run code when loaded, refused without ``trusted=True``."""
 
 
 class BlobDigest:
@@ -175,22 +135,6 @@ class BlobDigest:
     def matches(self, blob: bytes, stored: str | None) -> bool:
         """Whether ``stored`` is the digest of ``blob`` (constant-time comparison)."""
         return isinstance(stored, str) and hmac.compare_digest(self.of(blob), stored)
-
-
-def register_model_class(cls: type) -> type:
-    """Allow skops blobs to hold instances of ``cls`` (usable as a class decorator).
-
-    For a user's own scikit-learn-compatible estimator stored with skops.  Registering a
-    class says its code is trusted: loading builds it from the blob's state.
-
-    Runtime complexity: O(1).
-    """
-    if not isinstance(cls, type):
-        raise TypeError(f"cls must be a class, got {cls!r}")
-    SKOPS_ALLOWED_CLASSES.add(f"{cls.__module__}.{cls.__qualname__}")
-    global _allowed_cache
-    _allowed_cache = None
-    return cls
 
 
 class ArrayModel(Protocol):
@@ -494,7 +438,10 @@ def _load_arrays(blob: bytes, trusted: bool, what: str) -> Any:
             arrays.pop(_NESTED_PREFIX + key).tobytes(), info["format"], info["sha256"],
             trusted=trusted, what=f"{what}, nested model {key!r}",
         )
-    return cls.from_arrays(arrays, header["meta"])
+    try:
+        return cls.from_arrays(arrays, header["meta"])
+    except UntrustedModelError as exc:  # a sub-model the learner keeps in its arrays
+        raise UntrustedModelError(f"{what}: {exc}") from None
 
 
 def _load_lightgbm(blob: bytes, trusted: bool, what: str) -> Any:
@@ -537,103 +484,8 @@ def _load_lightgbm(blob: bytes, trusted: bool, what: str) -> Any:
     return model
 
 
-def _allowed_classes() -> set[str]:
-    """Dotted names (``module.QualName``, as skops writes them) of the allowed classes."""
-    global _allowed_cache
-    if _allowed_cache is None:
-        names = set()
-        for dotted in SKOPS_ALLOWED_CLASSES:
-            module, _, name = dotted.rpartition(".")
-            try:
-                cls = getattr(importlib.import_module(module), name)
-            except (ImportError, AttributeError):
-                names.add(dotted)  # registered by name, or private: keep as written
-                continue
-            names.add(dotted)
-            names.add(f"{cls.__module__}.{cls.__qualname__}")
-        _allowed_cache = names
-    return _allowed_cache
-
-
-def _resolve(dotted: str) -> Any:
-    parts = dotted.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            obj: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[cut:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            return None
-        return obj
-    return None
-
-
-def _skops_nodes(node: Any) -> Iterator[dict]:
-    """Every node of a skops schema (dicts carrying ``__loader__``), depth first."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if "__loader__" in item:
-                yield item
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-
-
-def skops_refusals(blob: bytes) -> list[str]:
-    """What in a skops blob is outside the allow-list (empty: safe to load).
-
-    Walks the archive's schema without building anything: objects must be of an allowed
-    class (:data:`SKOPS_ALLOWED_CLASSES`, the project's packages); functions and methods
-    are refused; a type used as a value must be a builtin or a numpy scalar type; data nodes
-    must come from builtins, numpy, scipy or scikit-learn.
-
-    Runtime complexity: O(nodes of the schema).
-    """
-    import numpy
-
-    with zipfile.ZipFile(io.BytesIO(blob)) as archive:
-        schema = json.loads(archive.read("schema.json"))
-    allowed = _allowed_classes()
-    refused: list[str] = []
-    for node in _skops_nodes(schema):
-        loader = node["__loader__"]
-        dotted = f"{node.get('__module__')}.{node.get('__class__')}"
-        root = str(node.get("__module__", "")).split(".")[0]
-        if loader in ("ObjectNode", "ReduceNode"):
-            ok = dotted in allowed or (
-                root in PROJECT_PACKAGES and isinstance(_resolve(dotted), type)
-            )
-        elif loader == "TypeNode":
-            obj = _resolve(dotted) if root in ("builtins", "numpy") else None
-            ok = root == "builtins" or (
-                isinstance(obj, type) and issubclass(obj, (numpy.generic, numpy.dtype))
-            )
-        elif loader in _DATA_NODES:
-            ok = root in _DATA_PACKAGES
-        else:  # FunctionNode, MethodNode, PartialNode, OperatorFuncNode, unknown loaders
-            ok = False
-        if not ok:
-            refused.append(f"{dotted} ({loader})")
-    return sorted(set(refused))
-
-
 def _load_skops(blob: bytes, trusted: bool, what: str) -> Any:
-    import skops.io
-
-    refused = skops_refusals(blob)
-    if refused and not trusted:
-        raise UntrustedModelError(
-            f"{what}: skops blob holds what the allow-list refuses ({', '.join(refused)}): "
-            "only the estimator classes polydom stores (storage.register_model_class adds "
-            "yours), no functions as parameters; pass trusted=True only if you trust this "
-            "database"
-        )
-    return skops.io.loads(blob, trusted=skops.io.get_untrusted_types(data=blob))
+    return load_skops(blob, what=what, trusted=trusted)
 
 
 def _load_pickle(blob: bytes, trusted: bool, what: str) -> Any:

@@ -128,11 +128,12 @@ def accuracy_tables(draw, m: int, delta: float = 0.0):
 
 
 @st.composite
-def cost_tables(draw, m: int):
+def cost_tables(draw, m: int, ints: bool | None = None):
     """Per-feature polynomials of degree <= 3 with non-negative coefficients; sometimes
-    duplicated curves, sometimes small integers (exact multi-crossings)."""
+    duplicated curves, sometimes small integers (exact multi-crossings; always with
+    ``ints=True``: set costs are then exact in any summation order)."""
     fs = names(m)
-    ints = draw(st.booleans())
+    ints = draw(st.booleans()) if ints is None else ints
     coef = st.integers(0, 5).map(float) if ints else st.sampled_from([0.0, 0.3, 1.0, 2.5, 7.0])
     costs = {}
     for f in fs:
@@ -144,52 +145,66 @@ def cost_tables(draw, m: int):
 
 
 @st.composite
-def instances(draw, max_m: int = 6, delta: float = 0.0):
+def instances(draw, max_m: int = 6, delta: float = 0.0, ints: bool | None = None):
     m = draw(st.integers(1, max_m))
-    return draw(accuracy_tables(m, delta)), draw(cost_tables(m))
+    return draw(accuracy_tables(m, delta)), draw(cost_tables(m, ints))
 
 
 # ---------------------------------------------------------------------------- Greedy oracle
 GREEDY_TOL = 1e-9
 
 
-def _lexmin(options: list, keys) -> list:
-    """Options minimal on each key in turn, ties within GREEDY_TOL kept together."""
+def _lexmin(options: list, keys, tol: float = GREEDY_TOL) -> list:
+    """Options minimal on each key in turn, ties within ``tol`` (relative) kept together."""
     for key in keys:
         best = min(key(o) for o in options)
-        options = [o for o in options if key(o) <= best + GREEDY_TOL * max(1.0, abs(best))]
+        options = [o for o in options if key(o) <= best + tol * max(1.0, abs(best))]
     return options
 
 
-def greedy_choices(acc: dict, costs: dict, size: float, lam: float, cur: frozenset) -> list:
+def greedy_choices(acc: dict, costs, size: float, lam: float, cur: frozenset,
+                   cost_of=None) -> list:
     """Every feature Greedy may add to ``cur`` (spec 4.5, written from the paper's
     Algorithm 4, not from the library): the largest ``gain - lam * marginal cost`` at
     ``size``; ties to the smaller marginal cost, then the larger gain.  ``lam = inf``: the
-    cheapest feature, ties to the larger gain.  Near-ties (GREEDY_TOL) are all allowed."""
+    cheapest feature, ties to the larger gain.  Near-ties (GREEDY_TOL) are decided both
+    ways: the choice with exact comparisons and the one with tolerant ones are allowed.
+    The marginal cost is ``c(cur + f) - c(cur)``, set costs from ``cost_of(set)`` (default:
+    the sum of the features' curves of ``costs``, a mapping; with shared atoms, an oracle
+    that pays each atom once, and ``costs`` any iterable of the feature names)."""
+    if cost_of is None:
+        def cost_of(s):
+            return set_cost(costs, s)
     base_acc = acc[cur]
-    base_cost = set_cost(costs, cur)(size)
+    base_cost = cost_of(cur)(size)
     rows = []
     for f in costs:
         if f in cur:
             continue
         gain = acc[cur | {f}] - base_acc
-        marginal = set_cost(costs, cur | {f})(size) - base_cost
+        marginal = cost_of(cur | {f})(size) - base_cost
         rows.append((f, gain, marginal))
     if math.isinf(lam):
         keys = [lambda r: r[2], lambda r: -r[1]]
     else:
         keys = [lambda r: -(r[1] - lam * r[2]), lambda r: r[2], lambda r: -r[1]]
-    return [r[0] for r in _lexmin(rows, keys)]
+    # a near-tie on the score may fall either way by rounding: the choice of the exact
+    # comparison (what the same floats give) and of the tolerant one are both allowed
+    exact = [r[0] for r in _lexmin(rows, keys, 0.0)]
+    near = [r[0] for r in _lexmin(rows, keys)]
+    return near + [f for f in exact if f not in near]
 
 
-def check_greedy_chain(acc: dict, costs: dict, size: float, lam: float, chain: list) -> None:
-    """Assert that ``chain`` (nested sets, one feature added per step) is a Greedy chain."""
+def check_greedy_chain(acc: dict, costs, size: float, lam: float, chain: list,
+                       cost_of=None) -> None:
+    """Assert that ``chain`` (nested sets, one feature added per step) is a Greedy chain
+    (``costs`` and ``cost_of`` as for :func:`greedy_choices`)."""
     cur = frozenset()
     assert len(chain) == len(costs)
     for nxt in chain:
         added = nxt - cur
         assert len(added) == 1 and cur < nxt, (cur, nxt)
-        allowed = greedy_choices(acc, costs, size, lam, cur)
+        allowed = greedy_choices(acc, costs, size, lam, cur, cost_of)
         assert next(iter(added)) in allowed, (lam, sorted(cur), sorted(added), allowed)
         cur = nxt
 
@@ -211,3 +226,48 @@ def wide_instances(draw, max_m: int = 8):
         for f in fs
     }
     return acc, costs
+
+
+def lattice_order(costs: dict, features: frozenset) -> tuple[int, int]:
+    """The lattice's canonical order of a set: (size, bitmask in the costs' feature order)."""
+    order = list(costs)
+    return len(features), sum(1 << order.index(f) for f in features)
+
+
+def greedy_skyline(acc: dict, costs: dict, size: float, lambdas, sequences: dict) -> list:
+    """Greedy's skyline at ``size`` (spec 4.5), from the chains and the true accuracies:
+    rows ``(cost, accuracy, lambda, prefix length, set)`` of the empty set and every set of
+    every chain, a set keeping the first lambda (in the given order) whose chain holds it
+    (the empty set: the first lambda, length 0); a set is on the skyline when every set
+    that is cheaper, or as cheap and more accurate, or as cheap, as accurate and earlier
+    in the lattice order, is strictly less accurate.  Costs must be exact (integers)."""
+    origin = {frozenset(): (lambdas[0], 0)}
+    for lam in lambdas:
+        for pos, s in enumerate(sequences[lam], start=1):
+            if s not in origin:
+                origin[s] = (lam, pos)
+    cost = {s: set_cost(costs, s)(size) for s in origin}
+
+    def before(t, s):
+        return (cost[t], -acc[t], lattice_order(costs, t)) < (cost[s], -acc[s],
+                                                              lattice_order(costs, s))
+
+    sky = [s for s in origin if all(acc[t] < acc[s] for t in origin if before(t, s))]
+    sky.sort(key=lambda s: cost[s])
+    return [(cost[s], acc[s], *origin[s], s) for s in sky]
+
+
+def greedy_retrieve(acc: dict, costs: dict, n0: float, lambdas, sequences: dict,
+                    size: float, budget: float) -> frozenset:
+    """Any-time retrieval (spec 4.5): the most accurate skyline set whose cost at ``n0``
+    is within ``budget`` names the chain (the cheapest skyline row when none is); the
+    answer is that chain's longest prefix whose cost at ``size`` is within ``budget``."""
+    sky = greedy_skyline(acc, costs, n0, lambdas, sequences)
+    fitting = [row for row in sky if row[0] <= budget] or sky[:1]
+    lam = fitting[-1][2]
+    best = frozenset()
+    for s in sequences[lam]:
+        if set_cost(costs, s)(size) > budget:
+            break
+        best = s
+    return best

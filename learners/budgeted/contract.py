@@ -176,12 +176,13 @@ class ColumnSubsetModel:
     def from_arrays(
         cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]
     ) -> ColumnSubsetModel:
-        """Rebuild from :meth:`to_arrays`; only classes of the ``learners`` package load.
+        """Rebuild from :meth:`to_arrays`; only classes of the ``learners`` package load
+        (``"module:Name"``, a module under ``learners.`` and a plain class name).
 
         Runtime complexity: that of the estimator's ``from_arrays``.
         """
         module, _, qualname = str(meta["estimator"]).partition(":")
-        if not module.startswith("learners.") or "." in qualname:
+        if not module.startswith("learners.") or not qualname.isidentifier():
             raise ValueError(f"refusing to load estimator class {meta['estimator']!r}")
         est_cls = getattr(importlib.import_module(module), qualname)
         inner = {k[len("estimator.") :]: v for k, v in arrays.items() if k.startswith("estimator.")}

@@ -596,10 +596,10 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         """Fitted state as arrays and JSON (``storage``'s array format), without pickle.
 
         The bank's models and the filter trees' binary classifiers are stored as skops
-        byte arrays (:mod:`learners.budgeted.sklearn_blobs`); ``from_arrays`` loads only
-        scikit-learn / numpy / scipy classes.  The ``estimator``, ``policy_estimator`` and
-        ``bank`` parameters are not stored (a loaded model predicts; refitting it uses the
-        defaults).
+        byte arrays (:mod:`learners.budgeted.sklearn_blobs`), written and loaded only when
+        every class they name is on the allow-list of :mod:`polydom.model_allowlist`.  The
+        ``estimator``, ``policy_estimator`` and ``bank`` parameters are not stored (a loaded
+        model predicts; refitting it uses the defaults).
 
         Runtime complexity: O(model size).
         """
@@ -620,12 +620,12 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
                             row.append([left, right, model])
                         else:
                             key = f"policy.{k}.{li}.{mi}"
-                            arrays[key] = dump_estimator(model)
+                            arrays[key] = dump_estimator(model, key)
                             row.append([left, right, key])
                     levels.append(row)
                 policies.append({"n_actions": policy.n_actions_, "levels": levels})
         for k, s in enumerate(self.graph_.states):
-            arrays[f"bank.{k}"] = dump_estimator(self.bank_[s].model)
+            arrays[f"bank.{k}"] = dump_estimator(self.bank_[s].model, f"bank.{k}")
         if self.classes_.dtype.hasobject:
             classes_meta = [str(c) for c in self.classes_]
         else:

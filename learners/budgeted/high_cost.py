@@ -11,8 +11,8 @@ needs from it:
   learners of this package (also behind a :class:`ColumnSubsetModel`), every column it reads
   for anything else (a dense model);
 * storage without pickle: models of the ``learners`` package through their ``to_arrays``;
-  scikit-learn estimators as a ``skops`` archive that is loaded only when every type it names
-  is a class of scikit-learn, numpy or scipy (the same allow-list as ``storage``'s model blobs).
+  scikit-learn estimators as a ``skops`` archive, written and loaded only under the one
+  allow-list of stored models (:mod:`polydom.model_allowlist`, as ``storage``'s model blobs).
 """
 
 from __future__ import annotations
@@ -22,13 +22,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import skops.io
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from learners.budgeted.contract import ColumnSubsetModel
-from learners.budgeted.sklearn_blobs import refused_types
+from learners.budgeted.sklearn_blobs import dump_estimator, load_estimator
 
 __all__ = ["HighCostModel", "check_fitted_classifier"]
 
@@ -168,15 +167,7 @@ class HighCostModel:
             meta.update(format="arrays", estimator=f"{cls.__module__}:{cls.__qualname__}")
             meta["estimator_meta"] = inner_meta
         elif isinstance(est, BaseEstimator):
-            blob = skops.io.dumps(est)
-            refused = refused_types(blob)
-            if refused:
-                raise ValueError(
-                    f"high_cost_model {cls.__name__} cannot be stored without pickle: its "
-                    f"skops archive names types outside scikit-learn, numpy and scipy "
-                    f"({', '.join(refused)})"
-                )
-            arrays["estimator.skops"] = np.frombuffer(blob, dtype=np.uint8)
+            arrays["estimator.skops"] = dump_estimator(est, "high_cost_model")
             meta["format"] = "skops"
         else:
             raise ValueError(
@@ -190,7 +181,7 @@ class HighCostModel:
         cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]
     ) -> HighCostModel:
         """Rebuild from :meth:`to_arrays`; refuses classes outside ``learners`` and skops
-        archives naming types outside scikit-learn, numpy and scipy.
+        archives naming what the allow-list of stored models refuses.
 
         Runtime complexity: linear in the size of the model.
         """
@@ -202,14 +193,7 @@ class HighCostModel:
             est_cls = getattr(importlib.import_module(module), qualname)
             estimator = est_cls.from_arrays(inner, meta["estimator_meta"])
         elif meta["format"] == "skops":
-            blob = bytes(inner["skops"])
-            refused = refused_types(blob)
-            if refused:
-                raise ValueError(
-                    f"high-cost model archive names types outside scikit-learn, numpy and "
-                    f"scipy ({', '.join(refused)}); refusing to load it"
-                )
-            estimator = skops.io.loads(blob, trusted=skops.io.get_untrusted_types(data=blob))
+            estimator = load_estimator(inner["skops"], "high_cost_model")
         else:
             raise ValueError(f"unknown high-cost model format {meta['format']!r}")
         return cls(estimator, arrays["columns"], int(meta["n_columns"]))

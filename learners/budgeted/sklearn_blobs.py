@@ -1,62 +1,47 @@
-"""scikit-learn sub-models as skops byte arrays, loaded only when every type is a known class.
+"""scikit-learn sub-models as skops byte arrays, under the one allow-list of stored models.
 
 A composite budgeted learner (the DAG: a classifier bank and filter trees of binary
 classifiers, any scikit-learn estimators) keeps its parts in ``to_arrays`` as ``uint8``
-arrays written by ``skops.io`` (never pickle).  Loading refuses a blob that names a type
-outside scikit-learn, numpy and scipy, or a name that is not a class (the allow-list rule of
-``storage``, which this layer may not import).
+arrays written by ``skops.io`` (never pickle).  Writing and loading both apply the rule of
+:mod:`polydom.model_allowlist`, the same rule ``storage`` applies to top-level model
+blobs: a sub-model naming a class the project does not store (unless registered with
+``register_model_class``), or a function, is refused with
+:class:`~polydom.model_allowlist.UntrustedModelError` naming it.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import numpy as np
 
-__all__ = ["TRUSTED_PACKAGES", "dump_estimator", "load_estimator", "refused_types"]
+from polydom.model_allowlist import UntrustedModelError, load_skops, skops_refusals
 
-#: Top-level packages whose classes a sub-model blob may name.
-TRUSTED_PACKAGES = ("sklearn", "numpy", "scipy")
+__all__ = ["dump_estimator", "load_estimator"]
 
 
-def dump_estimator(model: Any) -> np.ndarray:
+def dump_estimator(model: Any, what: str = "model") -> np.ndarray:
     """The fitted ``model`` as a ``uint8`` array (skops format).
 
-    Runtime complexity: O(model size).
+    Refuses at write time what loading would refuse, so a store never keeps a model it
+    cannot read back.  Runtime complexity: O(model size).
+
+    Raises
+    ------
+    UntrustedModelError
+        If the archive names a type outside the allow-list (each is named).
     """
     import skops.io
 
-    return np.frombuffer(skops.io.dumps(model), dtype=np.uint8).copy()
-
-
-def _is_trusted_class(name: str) -> bool:
-    parts = name.split(".")
-    if parts[0] not in TRUSTED_PACKAGES:
-        return False
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            obj: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[cut:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            return False
-        return isinstance(obj, type)
-    return False
-
-
-def refused_types(data: bytes) -> list[str]:
-    """Types a skops archive names that are not classes of scikit-learn, numpy or scipy.
-
-    The one home of this rule in :mod:`learners` (DAG sub-models, ADAPT's high-cost model).
-    Runtime complexity: O(size of the archive's schema).
-    """
-    import skops.io
-
-    return [n for n in skops.io.get_untrusted_types(data=data) if not _is_trusted_class(n)]
+    data = skops.io.dumps(model)
+    refused = skops_refusals(data)
+    if refused:
+        raise UntrustedModelError(
+            f"{what} {type(model).__name__} cannot be stored without pickle: its skops "
+            f"archive names what the allow-list refuses ({', '.join(refused)}); "
+            "register the class with storage.register_model_class if you trust its code"
+        )
+    return np.frombuffer(data, dtype=np.uint8).copy()
 
 
 def load_estimator(blob: np.ndarray, what: str = "model") -> Any:
@@ -66,14 +51,7 @@ def load_estimator(blob: np.ndarray, what: str = "model") -> Any:
 
     Raises
     ------
-    ValueError
-        If the blob names a type outside the allow-list.
+    UntrustedModelError
+        If the blob names a type outside the allow-list (a ``ValueError``).
     """
-    import skops.io
-
-    data = np.asarray(blob, dtype=np.uint8).tobytes()
-    untrusted = skops.io.get_untrusted_types(data=data)
-    refused = refused_types(data)
-    if refused:
-        raise ValueError(f"{what}: refusing to load types {refused}")
-    return skops.io.loads(data, trusted=untrusted)
+    return load_skops(np.asarray(blob, dtype=np.uint8).tobytes(), what=what)

@@ -15,7 +15,13 @@ from hypothesis import strategies as st
 import lattice
 import learners
 import polydom
-from tests.lattice_oracle import ACC_TOL, accuracy_tables, all_sets, names
+from tests.lattice_oracle import (
+    ACC_TOL,
+    accuracy_tables,
+    all_sets,
+    check_greedy_chain,
+    names,
+)
 
 SIZES = [0.0, 1.0, 3.7, 100.0]
 
@@ -94,3 +100,29 @@ def test_greedy_adds_a_feature_whose_atoms_are_paid_for_free():
     assert result.sequences[math.inf] == [frozenset({"f3"}), frozenset({"f3", "f2"}),
                                           frozenset({"f1", "f2", "f3"})]
     assert result.cost_of(frozenset({"f1", "f2"})) == polydom.CostCurve([11.0])
+
+
+@given(shared_instances(), st.sampled_from([0.0, 1.0, 3.0]))
+def test_greedy_over_shared_atoms_equals_a_brute_force_greedy(inst, n0):
+    """Every step adds a feature the brute-force Greedy would add with the marginal cost
+    ``c(cur + f) - c(cur)`` of the union oracle (an atom already paid costs nothing)."""
+    acc, model = inst
+    lambdas = (0.0, 0.1, 1.0, math.inf)
+    g = lattice.greedy(model, learners.SyntheticLearner(acc.__getitem__), size=n0,
+                       lambdas=lambdas)
+    for lam in lambdas:
+        check_greedy_chain(acc, model.features, n0, lam, g.sequences[lam],
+                           cost_of=lambda fs: set_cost(model, fs))
+
+
+def test_greedy_cost_after_a_shared_atom_is_paid_by_hand():
+    """Atoms e (2), h (1), l (3); f1 = {e, h} (3), f2 = {e} (2), f3 = {l} (3).  Cheapest
+    first: f2 (2); then f1 costs only h (1) more, less than f3 (3), although f3 gains
+    more: f1 is next, then f3."""
+    model = polydom.CostModel({"e": "2", "h": "1", "l": "3"},
+                              bundles={"f1": ["e", "h"], "f2": ["e"], "f3": ["l"]})
+    acc = {fs: 0.5 + sum({"f1": 0.1, "f2": 0.05, "f3": 0.2}[f] for f in fs)
+           for fs in all_sets(3)}
+    g = lattice.greedy_cost(model, learners.SyntheticLearner(acc.__getitem__))
+    assert g.sequences[math.inf] == [frozenset({"f2"}), frozenset({"f1", "f2"}),
+                                     frozenset({"f1", "f2", "f3"})]

@@ -5,6 +5,7 @@ import operator
 
 import numpy as np
 import pytest
+import skops.io
 from sklearn.datasets import load_wine
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
@@ -24,10 +25,12 @@ def test_sub_model_blobs_load_classes_and_refuse_functions():
     scaler = StandardScaler().fit(X)
     np.testing.assert_array_equal(load_estimator(dump_estimator(scaler)).transform(X),
                                   scaler.transform(X))
-    with pytest.raises(ValueError, match="refusing"):
-        load_estimator(dump_estimator(FunctionTransformer(operator.neg).fit(X)))
-    with pytest.raises(ValueError, match="refusing"):
-        load_estimator(dump_estimator({"f": fractions.Fraction(1, 3)}))
+    for model in (FunctionTransformer(operator.neg).fit(X), {"f": fractions.Fraction(1, 3)}):
+        with pytest.raises(ValueError, match="allow-list refuses"):
+            dump_estimator(model)
+        blob = np.frombuffer(skops.io.dumps(model), dtype=np.uint8)
+        with pytest.raises(ValueError, match="allow-list refuses"):
+            load_estimator(blob)
 
 
 @pytest.mark.slow

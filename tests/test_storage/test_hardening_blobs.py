@@ -14,6 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 import storage
+from polydom.model_allowlist import unregister_model_class
 from storage.blobs import BlobDigest, dump_model, load_model, sha256_hex, skops_refusals
 
 X, Y = load_breast_cancer(return_X_y=True)
@@ -90,10 +91,7 @@ def test_registered_model_classes_are_admitted():
     try:
         assert load_model(blob, "skops", sha256_hex(blob)).predict(X[:3]).shape == (3,)
     finally:
-        storage.blobs.SKOPS_ALLOWED_CLASSES.discard("sklearn.naive_bayes.BernoulliNB")
-        storage.blobs.SKOPS_ALLOWED_CLASSES.discard(
-            f"{BernoulliNB.__module__}.{BernoulliNB.__qualname__}")
-        storage.blobs._allowed_cache = None
+        unregister_model_class(BernoulliNB)
 
 
 def test_corrupt_blobs_with_a_valid_digest_raise_model_integrity_error_truncated_skops():
