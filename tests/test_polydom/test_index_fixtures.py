@@ -366,6 +366,16 @@ def test_check_refuses_a_corrupt_table(breaks, skylines, lo, hi):
         table(breaks, skylines, lo=lo, hi=hi)._check()
 
 
+def test_check_refuses_a_repeated_break_alone():
+    """Figure 5's table with its second break repeated and every other invariant kept (the
+    repeated skyline is allowed without ``minimal``): only the break order can fail."""
+    breaks = [0.0, 0.652476, 0.652476, 7.745967, 8.944272]
+    skylines = [[0, 1, 3], [1, 3], [1, 3], [2, 1, 3], [2, 3]]
+    table(FIG5_BREAKS, FIG5_SKYLINES)._check(minimal=False)
+    with pytest.raises(AssertionError):
+        table(breaks, skylines)._check(minimal=False)
+
+
 def test_check_probes_inside_each_range():
     # 2n (acc 0.5) is dearer than 5 (acc 0.6) inside [3, inf) though not at n = 2
     cands = [Candidate("u", 0.5, "2*n"), Candidate("v", 0.6, "5")]
