@@ -384,6 +384,7 @@ def test_learner_with_other_features_is_rejected():
         lattice.explore({"a": [1.0], "c": [1.0]}, learner)
 
 
+@pytest.mark.slow  # subprocesses under several PYTHONHASHSEEDs
 def test_exploration_is_identical_across_hash_seeds():
     import os
     import subprocess

@@ -32,6 +32,7 @@ def trained(log: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
+@pytest.mark.slow  # a real build_index subprocess killed mid-way, then resumed
 def test_killed_build_resumes_without_retraining(tmp_path):
     url = f"sqlite:///{tmp_path / 'index.db'}"
     first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
