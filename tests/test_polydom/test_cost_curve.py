@@ -334,6 +334,7 @@ def test_derivative_is_numpys(coefs):
         ([1.0, -2.0, 1.0 + 1e-9], []),  # a discriminant of -4e-9 is no rounding error
         ([-2.0, 1.0, -2.0, 1.0], [2.0]),  # (n**2 + 1)(n - 2): the complex pair is dropped
         ([-6.0, 11.0, -6.0, 1.0], [1.0, 2.0, 3.0]),
+        ([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]),  # n**3: slope 0 at the root, no Newton step
     ],
 )
 def test_candidate_roots_of_small_polynomials(coefs, roots):
@@ -465,6 +466,7 @@ def test_sympy_form_and_text():
     expr = CostCurve([3.0, 0.0, 0.5]).to_sympy()
     assert [float(c) for c in sympy.Poly(expr).all_coeffs()] == [0.5, 0.0, 3.0]
     assert CostCurve([0.0]).to_sympy() == 0
+    assert isinstance(CostCurve([0.0]).to_sympy(), sympy.Expr)  # a sympy zero, not int 0
     assert str(CostCurve([3.0, 0.0, 0.5])) == "0.5*n**2 + 3"
     assert str(CostCurve([0.1, 1.0])) == "n + 0.1"
 

@@ -375,6 +375,10 @@ def test_check_probes_inside_each_range():
     cands = [Candidate("u", 0.5, "100"), Candidate("v", 0.6, "n")]
     with pytest.raises(AssertionError):
         table([0.0], [[0, 1]], cands)._check()
+    # n (acc 0.5) meets 8 - n (acc 0.6) at the range start n = 4 and is dearer after it
+    cands = [Candidate("u", 0.5, "n"), Candidate("v", 0.6, "8 - n")]
+    with pytest.raises(AssertionError):
+        table([4.0], [[0, 1]], cands, 4.0)._check()
     with pytest.raises(AssertionError):  # equal accuracies are not a skyline either
         table([0.0], [[0, 1]], [Candidate("u", 0.5, "1"), Candidate("v", 0.5, "2")])._check()
 
@@ -608,3 +612,17 @@ def test_pruning_stops_at_the_first_dominating_candidate(monkeypatch):
     ]
     assert prune_dominated(cands, alpha=1.2) == [1, 0]
     assert len(exact_checks) == 0
+
+
+def test_equal_accuracies_go_to_the_cheaper_then_to_the_smaller_key():
+    cands = [
+        Candidate("a", 0.8, "5"),
+        Candidate("b", 0.8, "3"),
+        Candidate("z", 0.7, "1"),
+        Candidate("y", 0.7, "1"),
+    ]
+    for method in (NaiveLookup, PolyDomIndex, IndexAll):
+        index = method.build(cands)
+        assert index.lookup(1.0, 10.0).key == "b"
+        assert index.lookup(1.0, 2.0).key == "y"
+        assert index.lookup(1.0, 0.5) is None
