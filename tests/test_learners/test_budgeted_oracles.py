@@ -349,3 +349,24 @@ def test_sweep_candidates_fit_at_each_size_in_order_with_exact_keys():
                                X[300:], y[300:], by_columns)
     assert cand.payload.estimator.feature_groups == groups
     assert cand.payload.estimator.feature_costs == {"g0": 2.0, "g1": 2.0, "g2": 1.0}
+
+
+def test_a_worst_case_sweep_and_the_split_cost_of_a_model_without_splits():
+    """``cost="worst"`` reaches every candidate of a sweep (needs at 1, the curve the sum of
+    the used groups); a model that uses no feature has no split on any row, so its
+    worst-case split cost is 0, not any floor."""
+    from learners import CEGBClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    groups = {"g0": [0, 1], "g1": [2, 3], "g2": [4, 5]}
+    X = X[:, :6]
+    costs = {"g0": "1 + n", "g1": "2", "g2": "n**2"}
+    cands = sweep_candidates(CEGBClassifier(feature_groups=groups, n_estimators=3,
+                                            num_leaves=4), [0.0, 1e6], X[:300], y[:300],
+                             X[300:], y[300:], costs, cost="worst", split_cost=1.0)
+    used = cands[0].payload.estimator.used_feature_names_
+    assert used and cands[0].needs == dict.fromkeys(sorted(used), 1.0)
+    empty = cands[1].payload.estimator
+    assert empty.used_feature_names_ == frozenset() and cands[1].needs == {}
+    assert (empty.split_evaluations(X[300:]) == 0).all()
+    assert cands[1].cost == polydom.CostCurve([0.0])
