@@ -9,7 +9,13 @@ from lattice.baselines import (
     greedy_cost,
 )
 from lattice.delta import estimate_delta, monotonicity_violations
-from lattice.executor import Executor, ExecutorError, WorkerLostError, make_executor
+from lattice.executor import (
+    Executor,
+    ExecutorError,
+    WorkerLostError,
+    make_executor,
+    map_in_order,
+)
 from lattice.expansion import Expansion, Learner
 from lattice.explore import Exploration, explore
 from lattice.progressive import Progressive, progressive
@@ -31,6 +37,7 @@ __all__ = [
     "greedy_acc",
     "greedy_cost",
     "make_executor",
+    "map_in_order",
     "monotonicity_violations",
     "progressive",
 ]

@@ -64,6 +64,7 @@ __all__ = [
     "Session",
     "WorkerLostError",
     "make_executor",
+    "map_in_order",
 ]
 
 _DASK_ADDRESS = re.compile(r"^dask://(?P<host>[^/:\s]+|\[[0-9a-fA-F:]+\]):(?P<port>\d{1,5})/?$")
@@ -585,3 +586,27 @@ def _connect(spec: str, timeout: float, retries: int) -> DaskExecutor:
             f"{float(timeout):g} s: {exc}"
         ) from None
     return DaskExecutor(client, retries=retries, own_client=True)
+
+
+def map_in_order(
+    executor: Any, shared: Any, fn: Callable[..., Any], tasks: Sequence[tuple]
+) -> list[Any]:
+    """``[fn(shared, *task) for task in tasks]``, run through ``executor`` (anything
+    :func:`make_executor` takes) in one session; results in task order.  An executor made
+    here from a specification is closed at the end; one passed in is left open.
+
+    Runtime complexity: ``len(tasks)`` calls of ``fn``, ``workers`` at a time.
+
+    >>> map_in_order(None, 10, lambda shared, x: shared + x, [(1,), (2,)])
+    [11, 12]
+    """
+    ex = make_executor(executor)
+    out: list[Any] = [None] * len(tasks)
+    try:
+        with ex.session(shared) as session:
+            for position, result in session.map_unordered(fn, tasks):
+                out[position] = result
+    finally:
+        if ex is not executor:
+            ex.close()
+    return out

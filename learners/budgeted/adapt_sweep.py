@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
-from lattice.executor import make_executor
+from lattice.executor import map_in_order
 from learners.budgeted.contract import sweep_features
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_model import CostModel
@@ -145,16 +145,7 @@ def _fit_adapt_point(sweep: _AdaptSweep, t: float, p: float, size: int) -> list[
 
 def _run(sweep: _AdaptSweep, grid: list[tuple], executor: Any) -> list[list[SweepPoint]]:
     """Every grid point's fit through ``executor``, in grid order."""
-    ex = make_executor(executor)
-    out: list[Any] = [None] * len(grid)
-    try:
-        with ex.session(sweep) as session:
-            for position, points in session.map_unordered(_fit_adapt_point, grid):
-                out[position] = points
-    finally:
-        if ex is not executor:
-            ex.close()
-    return out
+    return map_in_order(executor, sweep, _fit_adapt_point, grid)
 
 
 def _routing_threshold(g: np.ndarray, fraction: float) -> float:

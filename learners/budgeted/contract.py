@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
-from lattice.executor import make_executor
+from lattice.executor import map_in_order
 from learners.columns import column_groups
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
@@ -459,16 +459,7 @@ def sweep_candidates(
     grid = [(t, s) for s in sizes for t in ts]
     sweep = _Sweep(estimator, X_train, y_train, X_eval, y_eval, model, names, params, cost,
                    prefix, split_cost, learner)
-    ex = make_executor(executor)
-    out: list[Any] = [None] * len(grid)
-    try:
-        with ex.session(sweep) as session:
-            for position, candidate in session.map_unordered(_fit_sweep_point, grid):
-                out[position] = candidate
-    finally:
-        if ex is not executor:
-            ex.close()
-    return out
+    return map_in_order(executor, sweep, _fit_sweep_point, grid)
 
 
 @dataclass(frozen=True)

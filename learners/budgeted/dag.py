@@ -62,6 +62,14 @@ def _default_estimator() -> Any:
     return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 
 
+def _check_sensor_keys(mapping: Mapping, names: list[str], what: str) -> None:
+    """Refuse a per-sensor ``mapping`` whose keys are not exactly the sensors ``names``."""
+    unknown = sorted(str(k) for k in mapping if str(k) not in names)
+    missing = [n for n in names if n not in mapping]
+    if unknown or missing:
+        raise ValueError(f"{what} {names}; unknown sensors {unknown}, missing {missing}")
+
+
 class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     """Adaptive sensor acquisition: a DAG of sensor subsets with policies learned backward.
 
@@ -213,13 +221,7 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             if not (np.isfinite(c) and c >= 0):
                 raise ValueError(f"atom_costs[{a!r}] must be finite and >= 0, got {c!r}")
             costs[str(a)] = c
-        unknown = sorted(str(k) for k in fa if str(k) not in names)
-        missing = [n for n in names if n not in fa]
-        if unknown or missing:
-            raise ValueError(
-                f"feature_atoms must list the atoms of every sensor {names}; "
-                f"unknown sensors {unknown}, missing {missing}"
-            )
+        _check_sensor_keys(fa, names, "feature_atoms must list the atoms of every sensor")
         atoms: dict[str, tuple] = {}
         for n in names:
             members = fa[n]
@@ -253,13 +255,7 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         if fc is None:
             costs = np.ones(len(names)) if own is None else own
         elif isinstance(fc, Mapping):
-            unknown = sorted(str(k) for k in fc if str(k) not in names)
-            missing = [n for n in names if n not in fc]
-            if unknown or missing:
-                raise ValueError(
-                    f"feature_costs must give a cost for every sensor {names}; "
-                    f"unknown sensors {unknown}, missing {missing}"
-                )
+            _check_sensor_keys(fc, names, "feature_costs must give a cost for every sensor")
             costs = np.array([float(fc[n]) for n in names])
         else:
             costs = np.asarray(fc, dtype=np.float64).ravel()
