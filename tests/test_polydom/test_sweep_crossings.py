@@ -85,7 +85,7 @@ def assert_sweep_is_exact(curves: list[list[float]], accs: list[float], lo: floa
 
     Crossing points closer than ``rel`` (relative) form a cluster.  Between clusters the
     skyline of the range holding the midpoint must be the exact one there; every break lies
-    in a cluster; a cluster that is one point up to rounding (1e-12 relative) holds exactly
+    in a cluster; a cluster that is one point up to rounding (1e-13 relative) holds exactly
     one break of Index-All; Index-All keeps a range per reordering, and the minimal sweep
     never repeats a skyline.  ``rel`` is wider for multiple roots (located to ~1e-5).
     """
@@ -113,7 +113,7 @@ def assert_sweep_is_exact(curves: list[list[float]], accs: list[float], lo: floa
         assert result.events >= result.crossings
         homes = [nearest(x) for x in result.breaks[1:]]  # the breaks of Index-All last
     for k, c in enumerate(clusters):
-        if c[-1] - c[0] <= Fraction(1e-12) * max(1, abs(c[0])):
+        if c[-1] - c[0] <= Fraction(1e-13) * max(1, abs(c[0])):
             assert homes.count(k) == 1, (float(c[0]), every)
     assert every.crossings == minimal.crossings == len(every.breaks) - 1
     assert all(a != b for a, b in zip(minimal.skylines, minimal.skylines[1:], strict=False))
