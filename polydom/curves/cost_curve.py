@@ -135,11 +135,31 @@ class CostCurve:
         Raises
         ------
         ValueError
-            If the matrix is not 2-D with at least one column, or holds NaN or infinity
-            (naming the first bad row).
+            If the matrix is not 2-D with at least one column, holds something other than
+            real numbers (booleans and number strings included, which numpy would cast
+            silently), NaN or infinity, or a row of degree above
+            :data:`polydom.curves.poly.MAX_DEGREE` (naming the first bad row).
         """
         try:
-            arr = np.array(coefficients, dtype=np.float64)
+            raw = np.asarray(coefficients)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"coefficients must be a matrix of numbers: {exc}") from None
+        bools = isinstance(coefficients, (list, tuple)) and any(
+            isinstance(c, (bool, np.bool_))
+            for row in coefficients if isinstance(row, (list, tuple)) for c in row
+        )  # numpy would cast [[True, 2.0]] to floats silently
+        if bools:
+            raise ValueError("coefficients must be a matrix of numbers, got a boolean")
+        if raw.dtype.kind not in "iuf" and not (
+            raw.dtype.kind == "O" and all(
+                isinstance(c, numbers.Real) and not isinstance(c, bool) for c in raw.ravel()
+            )
+        ):
+            raise ValueError(
+                f"coefficients must be a matrix of numbers, got dtype {raw.dtype}"
+            )
+        try:
+            arr = np.array(raw, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"coefficients must be a matrix of numbers: {exc}") from None
         if arr.ndim != 2 or arr.shape[1] == 0:
@@ -153,6 +173,12 @@ class CostCurve:
         lengths = np.where(
             nonzero.any(axis=1), arr.shape[1] - np.argmax(nonzero[:, ::-1], axis=1), 1
         )
+        if arr.shape[0] and lengths.max() - 1 > MAX_DEGREE:
+            bad = int(np.flatnonzero(lengths - 1 > MAX_DEGREE)[0])
+            raise ValueError(
+                f"a cost curve has degree at most {MAX_DEGREE}, got degree "
+                f"{int(lengths[bad]) - 1} in row {bad}"
+            )
         arr.setflags(write=False)
         out = []
         new = object.__new__

@@ -12,6 +12,7 @@ import math
 import sys
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import pairwise
 
 import numpy as np
 
@@ -46,8 +47,8 @@ class SkylineTable:
         self._breaks = [float(b) for b in breaks]
         self._sky = [list(map(int, s)) for s in skylines]
         self.stats_ = dict(stats or {})
-        width = max((c.cost.coefficients.size for c in self._candidates), default=1)
-        width = max(width, 4)  # cubic and below share one unrolled Horner in lookups
+        # cubic and below share one unrolled Horner in lookups (width 4)
+        width = max([4, *(c.cost.coefficients.size for c in self._candidates)])
         self._width = width
         # Per candidate: coefficients highest degree first, padded to one width (Horner).
         self._horner = [
@@ -234,19 +235,20 @@ class SkylineTable:
         skylines differ.
         """
         assert self._breaks and self._breaks[0] == self._lo
-        assert all(a < b for a, b in zip(self._breaks, self._breaks[1:], strict=False))
+        assert all(a < b for a, b in pairwise(self._breaks))
         assert self._breaks[-1] <= self._hi
         assert len(self._sky) == len(self._breaks)
         for (n_lo, n_hi), sky in zip(self.ranges, self._sky, strict=True):
             accs = [self._candidates[i].accuracy for i in sky]
-            assert all(a < b for a, b in zip(accs, accs[1:], strict=False)), accs
-            probe = n_lo if n_lo == n_hi else (
-                n_lo + 1.0 if math.isinf(n_hi) else 0.5 * (n_lo + n_hi)
-            )
+            assert all(a < b for a, b in pairwise(accs)), accs
+            # A size inside the range: its midpoint, written as half its width past n_lo so
+            # that it cannot overflow near the largest floats (n_lo for a one-point range);
+            # one past n_lo when the range is unbounded.
+            probe = n_lo + 1.0 if math.isinf(n_hi) else n_lo + 0.5 * (n_hi - n_lo)
             curves = [self._candidates[i].cost.coefficients for i in sky]
-            for u, v in zip(curves, curves[1:], strict=False):
+            for u, v in pairwise(curves):
                 assert horner(u, probe) <= horner(v, probe) or values_equal(u, v, probe), (
                     probe, [self._candidates[i].key for i in sky]
                 )
         if minimal:
-            assert all(a != b for a, b in zip(self._sky, self._sky[1:], strict=False))
+            assert all(a != b for a, b in pairwise(self._sky))

@@ -370,3 +370,51 @@ def test_a_worst_case_sweep_and_the_split_cost_of_a_model_without_splits():
     assert empty.used_feature_names_ == frozenset() and cands[1].needs == {}
     assert (empty.split_evaluations(X[300:]) == 0).all()
     assert cands[1].cost == polydom.CostCurve([0.0])
+
+
+def test_split_cost_on_a_learner_without_a_split_count_at_all_is_named():
+    """CSTC (a real learner) has no ``split_evaluations`` attribute: asking for a split cost
+    is the same ``ValueError`` as for a learner whose count is None, not an AttributeError."""
+    from learners import CSTCClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    groups = {f"g{j}": [j, j + 10, j + 20] for j in range(10)}
+    clf = CSTCClassifier(feature_groups=groups, tradeoff=0.01, depth=2, max_sweeps=2,
+                         feature_map="standard", random_state=0).fit(X[:300], y[:300])
+    assert not hasattr(clf, "split_evaluations")
+    costs = linear_costs(groups)
+    clf.to_candidate(X[300:], y[300:], costs, "fine")
+    with pytest.raises(ValueError, match="^split_cost needs a learner with split_evaluations"
+                                         r"\(X\); CSTCClassifier has none$"):
+        clf.to_candidate(X[300:], y[300:], costs, "k", split_cost=1.0)
+
+
+def test_the_payload_takes_the_cost_models_columns_where_they_differ_from_the_groups(
+        cegb_model):
+    """One sensor ``s{k}`` yields the columns of two of the learner's groups (``g{2k}`` and
+    ``g{2k+1}``, bundles of that one atom): a model that uses ``g0`` only needs ``s0`` and is
+    handed all of ``s0``'s columns, in ``CostModel.columns_of`` order, by the index.  Its
+    payload must take exactly those (not only ``g0``'s), and predict as the learner does."""
+    clf, X, groups = cegb_model
+    names = list(groups)
+    sensors = {f"s{k}": sorted(groups[names[2 * k]] + groups[names[2 * k + 1]])
+               for k in range(5)}
+    cm = polydom.CostModel({s: f"{1 + k} + n" for k, s in enumerate(sensors)},
+                           bundles={g: [f"s{j // 2}"] for j, g in enumerate(names)},
+                           columns=sensors)
+    used = clf.used_feature_names_
+    needed = sorted({f"s{names.index(g) // 2}" for g in used})
+    want = sorted(c for s in needed for c in sensors[s])
+    own = sorted(c for g in used for c in groups[g])
+    assert want != own  # some group is used without its partner: the columns differ
+    y = clf.predict(X)
+    for cost in ("expected", "worst"):
+        cand = clf.to_candidate(X, y, cm, "k", cost=cost)
+        assert sorted(cand.needs) == needed
+        assert cand.payload.columns == want and cand.payload.n_columns == X.shape[1]
+        np.testing.assert_array_equal(cand.payload.predict(X[:, want]), y)
+        index = polydom.Index(polydom.PolyDomIndex.build([cand]), cm)
+        np.testing.assert_array_equal(index.predict(X, 1.0, 1e9), y)
+    # without columns in the cost model the payload keeps the learner's own groups
+    plain = clf.to_candidate(X, y, polydom.CostModel(linear_costs(groups)), "p")
+    assert plain.payload.columns == own

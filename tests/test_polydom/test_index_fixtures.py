@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -454,6 +455,143 @@ def test_lookups_with_quartic_curves_and_budgets_equal_to_a_cost():
         [-1], [0]]
 
 
+# ------------------------------------------- both binary searches and _check at the edges
+# Hand-made tables whose answers a scan over the table's rows gives in exact arithmetic (no
+# sweep involved), and tables the invariant checker must accept or refuse.
+MAX = sys.float_info.max
+
+
+def exact_cost(cand: Candidate, size: float) -> Fraction:
+    """The cost at ``size`` in rational arithmetic (not the library's Horner)."""
+    return sum(Fraction(c) * Fraction(size) ** k for k, c in enumerate(cand.cost.coefficients))
+
+
+def row_scan(table: SkylineTable, size: float, budget: float) -> int:
+    """Position of the most accurate candidate whose exact cost is <= ``budget`` in the row
+    of the range holding ``size`` (-1: none): linear scans over ranges and over the row."""
+    row = [sky for (n_lo, _), sky in zip(table.ranges, table.skyline_positions, strict=True)
+           if n_lo <= size][-1]
+    cands = table.candidates
+    fitting = [i for i in row if exact_cost(cands[i], size) <= Fraction(budget)]
+    return max(fitting, key=lambda i: cands[i].accuracy, default=-1)
+
+
+def staircase(length: int, quartic: bool) -> SkylineTable:
+    """One range over [0, inf): ``length`` candidates, candidate i costing ``2 + 2i + n``
+    (``+ n**4`` for the general Horner loop), accuracy rising with the cost."""
+    tail = " + n**4" if quartic else ""
+    cands = [Candidate(f"c{i}", 0.1 + 0.1 * i, f"{2 + 2 * i} + n{tail}") for i in range(length)]
+    return SkylineTable(cands, 0.0, math.inf, [0.0], [list(range(length))])
+
+
+@pytest.mark.parametrize("quartic", [False, True], ids=["cubic-loop", "general-loop"])
+def test_both_binary_searches_find_the_last_fitting_entry_of_every_skyline_length(quartic):
+    """Every skyline length 1-9, every number of fitting entries, budgets exactly on a cost
+    and half below it; the first query (two entries, the cheaper one fits) comes first on
+    purpose: a search that probes from the wrong end gets it wrong instead of looping."""
+    queries = [(2, 1.0, 3.0 + (2.0 if quartic else 0.0))]
+    for length in range(1, 10):
+        for size in (0.0, 1.0, 2.0):
+            costs = [float(exact_cost(c, size)) for c in staircase(length, quartic).candidates]
+            budgets = [0.0, *costs, *(c - 0.5 for c in costs), costs[-1] + 0.5]
+            queries += [(length, size, b) for b in budgets]
+    for length, size, budget in queries:
+        table = staircase(length, quartic)
+        want = row_scan(table, size, budget)
+        assert table.lookup_position(size, budget) == want, (length, size, budget)
+        assert table.lookup(size, budget) is (None if want < 0 else table.candidates[want])
+    for length in range(1, 10):
+        table = staircase(length, quartic)
+        mine = [(s, b) for n, s, b in queries if n == length]
+        sizes = np.array([s for s, _ in mine])
+        budgets = np.array([b for _, b in mine])
+        want = [row_scan(table, s, b) for s, b in mine]
+        assert table.lookup_many(sizes, budgets).tolist() == want
+        assert table.lookup_many(sizes.reshape(-1, 1), budgets.reshape(-1, 1)).shape == (
+            len(mine), 1)
+
+
+def test_lookups_exactly_at_the_ends_of_the_domain_and_of_the_budgets():
+    """Sizes exactly ``n_min`` and ``n_max``, budgets 0, -0.0 and the largest float, as
+    Python floats, ints and numpy scalars: the same answers as the row scan."""
+    cands = [Candidate("a", 0.5, "n - 2"), Candidate("b", 0.7, "2*n - 4"),
+             Candidate("c", 0.9, "10")]
+    table = SkylineTable(cands, 2.0, 8.0, [2.0, 7.0], [[0, 1, 2], [0, 2]])
+    table._check()
+    for size in (2.0, 2, np.float64(2.0), 7.0, 8.0, 8, np.float32(8.0)):
+        for budget in (0.0, -0.0, 0, 6.0, 9.999, 10.0, MAX, np.float64(MAX)):
+            want = row_scan(table, float(size), float(budget))
+            assert table.lookup_position(size, budget) == want, (size, budget)
+            assert table.lookup_many(np.array([size]), np.array([budget])).tolist() == [want]
+    assert table.lookup_position(2.0, 0.0) == 1  # b costs 0 at n = 2 and is more accurate
+    assert table.lookup_position(8.0, 6.0) == 0 and table.lookup_position(8.0, MAX) == 2
+    for size, budget in [(math.nextafter(2.0, 0.0), 1.0), (math.nextafter(8.0, 9.0), 1.0),
+                         (5.0, math.inf), (5.0, -1e-300), (math.nan, 1.0), (5.0, math.nan)]:
+        with pytest.raises(ValueError):
+            table.lookup_position(size, budget)
+
+
+def test_a_table_at_the_largest_floats_is_answered_and_accepted():
+    """A range above half the largest float (its midpoint overflows if taken as
+    ``(n_lo + n_hi) / 2``) and a one-point domain next to the largest float."""
+    cands = [Candidate("u", 0.5, "n"), Candidate("v", 0.6, "1.7e308")]
+    wide = SkylineTable(cands, 1e308, 1.6e308, [1e308], [[0, 1]])
+    wide._check()  # u <= v on the whole range; probed at inf, u would look dearer
+    assert wide.lookup_position(1.2e308, 1.3e308) == 0
+    assert wide.lookup_position(1.6e308, MAX) == 1
+    assert wide.lookup_many(np.array([1.2e308, 1.5e308]), np.array([1.3e308, 1.4e308])
+                            ).tolist() == [0, -1]
+    point = SkylineTable(cands, 1.5e308, 1.5e308, [1.5e308], [[0, 1]])
+    point._check()
+    assert point.lookup_position(1.5e308, 1.5e308) == 0
+    assert point.lookup_position(1.5e308, MAX) == 1
+    # v before u, though v is dearer all over the range (sizes where the rounding scale of
+    # their difference, 0.5 n + 1e308, stays finite)
+    swapped = [Candidate("u", 0.6, "0.5*n"), Candidate("v", 0.5, "1e308")]
+    with pytest.raises(AssertionError):
+        SkylineTable(swapped, 1e308, 1.6e308, [1e308], [[1, 0]])._check()
+
+
+# Two curves ordered u <= v on the range [4, 8] and crossing outside it, at 3 and 9
+# (v - u = -(n - 3)(n - 9)): the table is valid, whatever the order outside.
+INSIDE_ONLY = [Candidate("u", 0.5, "30"), Candidate("v", 0.6, "3 + 12*n - n**2")]
+# v is cheaper than u only on (5, 7), in the middle of [4, 8] (v - u = (n - 5)(n - 7)).
+MIDDLE_WRONG = [Candidate("u", 0.5, "40"), Candidate("v", 0.6, "75 - 12*n + n**2")]
+# On [0, inf) v = 3.5 + n is cheaper than u = 5 until n = 1.5: a break placed 1.5 too early.
+START_WRONG = [Candidate("u", 0.5, "5"), Candidate("v", 0.6, "3.5 + n")]
+# On [4, inf) u = 10 <= v = n + 6 (equal at 4), though not below 4.
+BELOW_WRONG = [Candidate("u", 0.5, "10"), Candidate("v", 0.6, "n + 6")]
+
+
+def test_check_probes_a_bounded_range_inside_and_not_beyond_its_ends():
+    table([4.0], [[0, 1]], INSIDE_ONLY, 4.0, 8.0)._check()
+    table([0.0, 4.0, 8.0], [[0], [0, 1], [0]], INSIDE_ONLY, 0.0, 8.0)._check()
+    with pytest.raises(AssertionError):
+        table([4.0], [[0, 1]], MIDDLE_WRONG, 4.0, 8.0)._check()
+    with pytest.raises(AssertionError):
+        table([0.0, 4.0], [[0], [0, 1]], MIDDLE_WRONG, 0.0, 8.0)._check()
+
+
+def test_check_probes_an_unbounded_range_just_past_its_start_and_not_before_it():
+    table([4.0], [[0, 1]], BELOW_WRONG, 4.0, math.inf)._check()
+    with pytest.raises(AssertionError):
+        table([0.0], [[0, 1]], START_WRONG, 0.0, math.inf)._check()
+
+
+def test_check_accepts_curves_equal_at_the_probe_to_the_last_bit():
+    """``n`` and ``n + 1e-20`` (accuracy rising) are equal in floating point at the probes
+    (n = 1 and n = 4), though their difference is no rounding error there; ``u <= v`` holds,
+    so the table is valid, and the sweep builds the same one."""
+    cands = [Candidate("u", 0.5, "n"), Candidate("v", 0.6, "n + 1e-20")]
+    assert cands[1].cost.coefficients.tolist() == [1e-20, 1.0]
+    table([0.0], [[0, 1]], cands, 0.0, math.inf)._check()
+    table([2.0], [[0, 1]], cands, 2.0, 6.0)._check()
+    built = PolyDomIndex.build(cands)
+    assert built.skyline_positions == [[0, 1]]
+    built._check()
+    assert built.lookup_position(1.0, 1.0) == 1  # both cost 1.0 at n = 1 in floating point
+
+
 # ---------------------------------------------------------------- the kinetic sweep by hand
 def sweep(curves: list[str], accs: list[float], lo: float = 0.0, hi: float = math.inf,
           keep_all: bool = False):
@@ -636,3 +774,56 @@ def test_equal_accuracies_go_to_the_cheaper_then_to_the_smaller_key():
         assert index.lookup(1.0, 10.0).key == "b"
         assert index.lookup(1.0, 2.0).key == "y"
         assert index.lookup(1.0, 0.5) is None
+
+
+# ---- lookups at their edges, each answer worked out by hand: the property tests compare
+# with a full scan up to floating ties; these pin what a tie tolerance would hide (a size
+# exactly on a point where the answer changes, a domain from 0 with no later point, a
+# one-point domain, nothing that fits, no queries).
+# EDGE_A pays n, EDGE_B pays 1: with budget 4, A (the better) fits up to n = 4, then only B.
+EDGE_A = Candidate("A", 0.9, "n")
+EDGE_B = Candidate("B", 0.5, "1")
+
+
+def test_fixed_budget_answers_exactly_on_the_root_and_just_after_it():
+    fixed = PolyDomIndex.build([EDGE_A, EDGE_B], 0.0, 100.0).for_budget(4.0)
+    assert 4.0 in fixed.breakpoints.tolist()
+    assert fixed.lookup(4.0).key == "A"  # cost 4 <= 4
+    assert fixed.lookup(np.nextafter(4.0, 5.0)).key == "B"
+    assert fixed.lookup(np.nextafter(4.0, 0.0)).key == "A"
+    assert fixed.lookup(100.0).key == "B"
+
+
+def test_fixed_budget_on_an_unbounded_domain_from_zero_with_no_later_point():
+    # cost n with budget 0: it fits at n = 0 only; the root 0 is the domain's start, so the
+    # only point is 0 and the answer after it comes from a probe beyond 0.
+    fixed = PolyDomIndex.build([EDGE_A], 0.0, float("inf")).for_budget(0.0)
+    assert fixed.breakpoints.tolist() == [0.0]
+    assert fixed.lookup(0.0).key == "A"
+    assert fixed.lookup(1e-9) is None
+    assert fixed.lookup(1e12) is None
+
+
+def test_fixed_budget_on_a_one_point_domain():
+    index = PolyDomIndex.build([EDGE_A, EDGE_B], 3.0, 3.0)
+    assert index.for_budget(3.0).lookup(3.0).key == "A"
+    assert index.for_budget(2.0).lookup(3.0).key == "B"
+    assert index.for_budget(0.5).lookup(3.0) is None
+
+
+def test_naive_lookup_position_is_minus_one_when_nothing_fits():
+    naive = NaiveLookup.build([EDGE_A, EDGE_B], 0.0, 100.0)
+    assert naive.lookup_position(10.0, 0.5) == -1
+    assert naive.lookup(10.0, 0.5) is None
+    assert naive.lookup_many(np.array([10.0, 2.0]), np.array([0.5, 3.0])).tolist() == [-1, 0]
+
+
+@pytest.mark.parametrize("build", [NaiveLookup.build, PolyDomIndex.build])
+def test_lookup_many_on_no_queries_gives_an_empty_int64_array(build):
+    index = build([EDGE_A, EDGE_B], 0.0, 100.0)
+    out = index.lookup_many(np.array([]), np.array([]))
+    assert out.shape == (0,)
+    assert out.dtype == np.int64
+    out = index.lookup_many(np.zeros((0, 3)), 1.0)
+    assert out.shape == (0, 3)
+    assert out.dtype == np.int64
