@@ -84,7 +84,8 @@ def horner(coef: Sequence[float], x: float) -> float:
 
 
 def taylor(coef: Sequence[float], x: float) -> list[float]:
-    """Taylor coefficients at ``x`` by repeated synthetic division (Horner shift)."""
+    """Taylor coefficients at ``x`` by repeated synthetic division (Horner shift), in
+    double precision (Python floats) whatever the dtype of ``coef``."""
     t = coef.tolist() if isinstance(coef, np.ndarray) else list(coef)
     d = len(t)
     for k in range(d - 1):
@@ -137,9 +138,11 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     """Real roots (and near-real ones) of the polynomial ``d``; a superset of its sign changes.
 
     Closed form up to degree 2, else the eigenvalues of the companion matrix with an
-    imaginary part under 1e-5 of their size, polished by at most two Newton steps that each
-    reduce ``|d|``.  A root of multiplicity m is located to about ``eps**(1/m)`` (1e-5 for a
-    triple root); one of even multiplicity 4 or more may be missed (it changes no sign).
+    imaginary part at most 1e-5 of their size, polished by at most two Newton steps that each
+    reduce ``|d|`` and stay within half the distance from the eigenvalue to its nearest other
+    one.  A root of multiplicity m is located to about ``eps**(1/m)`` (1e-5 for a triple
+    root) times its conditioning; one of even multiplicity may be missed when rounding splits
+    it into a pair further than that off the real axis (it changes no sign).
 
     Runtime complexity: O(1) up to degree 2, else O(d**3) for degree d.
     """
@@ -167,11 +170,16 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     companion[np.arange(1, deg), np.arange(deg - 1)] = 1.0
     companion[:, -1] = -d[:-1] / d[-1]
     raw = np.linalg.eigvals(companion)
-    real = [r.real for r in raw if abs(r.imag) <= 1e-5 * max(1.0, abs(r.real))]
+    gaps = np.abs(raw[:, None] - raw[None, :])
+    np.fill_diagonal(gaps, _INF)
+    reach = (0.5 * gaps.min(axis=1)).tolist()
     deriv = derivative(d).tolist()
     dl = d.tolist()
     polished = []
-    for r in real:
+    for eig, near in zip(raw, reach, strict=True):
+        if abs(eig.imag) > 1e-5 * max(1.0, abs(eig.real)):
+            continue
+        start = r = eig.real
         value = horner(dl, r)
         for _ in range(2):
             slope = horner(deriv, r)
@@ -181,8 +189,12 @@ def candidate_roots(d: np.ndarray) -> list[float]:
             if not math.isfinite(step):
                 break
             # At a multiple root value and slope are both rounding noise and a Newton step
-            # can jump far (3 % for the double root of -3 (n + 1)**2 (n - 1)): keep a step
-            # only when it makes |d| smaller.
+            # can jump far: 3 % for the double root of -3 (n + 1)**2 (n - 1), and from the
+            # double root -11 of (n + 11)**2 (n + 5) exactly onto the root -5, where |d| is
+            # 0.  Keep a step only when it makes |d| smaller and stays closer to the
+            # eigenvalue than half its distance to the nearest other one.
+            if abs(r - step - start) > near:
+                break
             after = horner(dl, r - step)
             if abs(after) >= abs(value):
                 break
@@ -220,9 +232,11 @@ def sign_change_roots(
 ) -> np.ndarray:
     """Sizes in ``(lo, hi)`` where the polynomial ``d`` changes sign, ascending.
 
-    Roots closer together than ``tol_x`` are merged, and with ``absorb_ends`` so are roots
-    within ``tol_x`` of ``lo`` or ``hi`` (dropped); a root counts only when the signs of
-    ``d`` sampled in the gaps on either side differ, so even-multiplicity touches are dropped.
+    Roots at most ``tol_x`` apart are merged (one point, as the sweep batches events), and
+    with ``absorb_ends`` roots at most ``tol_x`` from ``lo`` or ``hi`` are absorbed by it
+    (dropped); a root counts only when the signs of ``d`` sampled in the gaps on either side
+    differ, so even-multiplicity touches are dropped.  Coefficients of any real dtype are
+    taken as float64.
     """
     mag = np.abs(d)
     inside: list[float] = []
@@ -258,8 +272,11 @@ def difference_nonnegative(d: np.ndarray, lo: float, hi: float, tol: np.ndarray)
 
     The minimum of a polynomial on an interval is at an end or at a critical point, so ``d``
     is tested at ``lo``, at ``hi`` (its leading sign when ``hi`` is infinite) and at the real
-    roots of ``d'`` inside: closed form up to a cubic ``d``.
+    roots of ``d'`` inside: closed form up to a cubic ``d``.  An empty or NaN domain
+    (``not lo <= hi``) raises ``ValueError``.
     """
+    if not lo <= hi:
+        raise ValueError(f"the domain must have lo <= hi, got lo={lo!r}, hi={hi!r}")
     nz = np.flatnonzero(d)
     if nz.size == 0:
         return True
