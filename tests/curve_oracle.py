@@ -113,3 +113,31 @@ def exactly_le(a: Sequence[float], b: Sequence[float], lo: float, hi: float) -> 
         p for p in points if p >= flo and (math.isinf(hi) or p <= sympy.Rational(Fraction(hi)))
     ]
     return all(d.eval(p) >= 0 for p in inside)
+
+
+def coefficients_from_roots(roots: dict[int, int], lead: int = 1) -> list[int]:
+    """The exact integer coefficients (lowest degree first) of ``lead * prod (n - r)**m``
+    over ``roots = {r: m}``: a polynomial whose real roots and multiplicities are known."""
+    c = [lead]
+    for r, m in roots.items():
+        for _ in range(m):
+            c = [0, *c]  # times n ...
+            for k in range(len(c) - 1):
+                c[k] -= r * c[k + 1]  # ... minus r times the old polynomial
+    return c
+
+
+def root_rounding_bound(coefs: Sequence[int], r: int, m: int) -> float:
+    """How far a root ``r`` of multiplicity ``m`` can move when the polynomial is evaluated
+    in double precision: ``(noise / |T_m|)**(1/m)``.
+
+    ``noise = 2 deg u sum_k |c_k| |r|**k`` is the textbook bound on the rounding error of
+    Horner's rule at ``r`` (``u = 2**-53``), and ``T_m = d^(m)(r) / m!`` the first non-zero
+    Taylor coefficient there (exact, integers): near ``r`` the polynomial is ``T_m (n - r)**m``
+    plus rounding, so no floating-point method can locate the root better than where that
+    term falls under the noise (a simple root: ``noise / |d'(r)|``).  At least 4 ulps.
+    """
+    deg = len(coefs) - 1
+    noise = 2 * deg * 2.0**-53 * float(sum(abs(c) * abs(r) ** k for k, c in enumerate(coefs)))
+    t_m = abs(sum(comb(k, m) * c * r ** (k - m) for k, c in enumerate(coefs) if k >= m))
+    return max((noise / float(t_m)) ** (1.0 / m), 4 * 2.0**-53 * max(1, abs(r)))

@@ -16,6 +16,7 @@ Coefficient sequences are lowest degree first unless a function says otherwise.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -50,6 +51,7 @@ MAX_DEGREE = 32
 #: Relative level under which a value of a difference of curves is taken as zero.
 ZERO_TOL = 1e-12
 _INF = math.inf
+_MAX_FLOAT = sys.float_info.max
 
 
 def tol_x(x: float) -> float:
@@ -82,7 +84,8 @@ def horner(coef: Sequence[float], x: float) -> float:
 
 
 def taylor(coef: Sequence[float], x: float) -> list[float]:
-    """Taylor coefficients at ``x`` by repeated synthetic division (Horner shift)."""
+    """Taylor coefficients at ``x`` by repeated synthetic division (Horner shift), in
+    double precision (Python floats) whatever the dtype of ``coef``."""
     t = coef.tolist() if isinstance(coef, np.ndarray) else list(coef)
     d = len(t)
     for k in range(d - 1):
@@ -111,9 +114,11 @@ def compare_right(ci: Sequence[float], cj: Sequence[float], x: float) -> int:
     """
     d = coef_difference(ci, cj)
     t = taylor(d, x)
-    scale = taylor([abs(v) for v in d], abs(x))
-    for tk, sk in zip(t, scale, strict=True):
-        if abs(tk) > REL_TOL * sk:
+    # the tolerance enters the coefficients before the sum, so the scale stays finite
+    # wherever its terms are (near the largest floats the plain sum would overflow)
+    tol = taylor([REL_TOL * abs(v) for v in d], abs(x))
+    for tk, sk in zip(t, tol, strict=True):
+        if abs(tk) > sk:
             return -1 if tk < 0 else 1
     return 0
 
@@ -122,7 +127,7 @@ def values_equal(ci: Sequence[float], cj: Sequence[float], x: float) -> bool:
     """Are two curves equal at ``x``: is their difference there within ``REL_TOL`` of its
     rounding scale?"""
     d = coef_difference(ci, cj)
-    return abs(horner(d, x)) <= REL_TOL * horner([abs(v) for v in d], abs(x))
+    return abs(horner(d, x)) <= horner([REL_TOL * abs(v) for v in d], abs(x))
 
 
 def derivative(d: np.ndarray) -> np.ndarray:
@@ -133,9 +138,11 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     """Real roots (and near-real ones) of the polynomial ``d``; a superset of its sign changes.
 
     Closed form up to degree 2, else the eigenvalues of the companion matrix with an
-    imaginary part under 1e-5 of their size, polished by at most two Newton steps that each
-    reduce ``|d|``.  A root of multiplicity m is located to about ``eps**(1/m)`` (1e-5 for a
-    triple root); one of even multiplicity 4 or more may be missed (it changes no sign).
+    imaginary part at most 1e-5 of their size, polished by at most two Newton steps that each
+    reduce ``|d|`` and stay within half the distance from the eigenvalue to its nearest other
+    one.  A root of multiplicity m is located to about ``eps**(1/m)`` (1e-5 for a triple
+    root) times its conditioning; one of even multiplicity may be missed when rounding splits
+    it into a pair further than that off the real axis (it changes no sign).
 
     Runtime complexity: O(1) up to degree 2, else O(d**3) for degree d.
     """
@@ -147,9 +154,9 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     if deg == 0:
         return []
     if deg == 1:
-        return [-d[0] / d[1]]
+        return [-float(d[0]) / float(d[1])]  # a root beyond the floats is inf, silently
     if deg == 2:
-        c, b, a = d
+        c, b, a = map(float, d)
         disc = b * b - 4.0 * a * c
         if disc < 0.0:
             if disc < -1e-12 * (b * b + abs(4.0 * a * c)):
@@ -163,11 +170,16 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     companion[np.arange(1, deg), np.arange(deg - 1)] = 1.0
     companion[:, -1] = -d[:-1] / d[-1]
     raw = np.linalg.eigvals(companion)
-    real = [r.real for r in raw if abs(r.imag) <= 1e-5 * max(1.0, abs(r.real))]
+    gaps = np.abs(raw[:, None] - raw[None, :])
+    np.fill_diagonal(gaps, _INF)
+    reach = (0.5 * gaps.min(axis=1)).tolist()
     deriv = derivative(d).tolist()
     dl = d.tolist()
     polished = []
-    for r in real:
+    for eig, near in zip(raw, reach, strict=True):
+        if abs(eig.imag) > 1e-5 * max(1.0, abs(eig.real)):
+            continue
+        start = r = eig.real
         value = horner(dl, r)
         for _ in range(2):
             slope = horner(deriv, r)
@@ -177,8 +189,12 @@ def candidate_roots(d: np.ndarray) -> list[float]:
             if not math.isfinite(step):
                 break
             # At a multiple root value and slope are both rounding noise and a Newton step
-            # can jump far (3 % for the double root of -3 (n + 1)**2 (n - 1)): keep a step
-            # only when it makes |d| smaller.
+            # can jump far: 3 % for the double root of -3 (n + 1)**2 (n - 1), and from the
+            # double root -11 of (n + 11)**2 (n + 5) exactly onto the root -5, where |d| is
+            # 0.  Keep a step only when it makes |d| smaller and stays closer to the
+            # eigenvalue than half its distance to the nearest other one.
+            if abs(r - step - start) > near:
+                break
             after = horner(dl, r - step)
             if abs(after) >= abs(value):
                 break
@@ -187,22 +203,27 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     return sorted(polished)
 
 
-def sign(d: list[float], mag: list[float], x: float) -> int:
+def sign(d: list[float], tol: list[float], x: float) -> int:
+    """Sign of ``d(x)``, 0 within ``tol(|x|)`` (``tol``: ``ZERO_TOL`` times the absolute
+    coefficients, scaled before the sum so that it cannot overflow where its terms do not)."""
     value = horner(d, x)
-    if abs(value) <= ZERO_TOL * horner(mag, abs(x)):
+    if abs(value) <= horner(tol, abs(x)):
         return 0
     return 1 if value > 0 else -1
 
 
 def interval_points(roots: list[float], lo: float, hi: float) -> list[float]:
-    """One sample point inside each gap of ``lo < roots... < hi``."""
+    """One sample point inside each gap of ``lo < roots... < hi``: its midpoint, or for
+    the unbounded last gap ``max(2 left, left + 1)``; written so that neither overflows
+    near the largest floats (there the unbounded gap's point is halfway to the largest)."""
     edges = [lo, *roots, hi]
     points = []
     for left, right in zip(edges[:-1], edges[1:], strict=True):
         if math.isinf(right):
-            points.append(max(2.0 * left, left + 1.0))
+            far = max(2.0 * left, left + 1.0)
+            points.append(far if math.isfinite(far) else left + 0.5 * (_MAX_FLOAT - left))
         else:
-            points.append(0.5 * (left + right))
+            points.append(left + 0.5 * (right - left))
     return points
 
 
@@ -211,9 +232,11 @@ def sign_change_roots(
 ) -> np.ndarray:
     """Sizes in ``(lo, hi)`` where the polynomial ``d`` changes sign, ascending.
 
-    Roots closer together than ``tol_x`` are merged, and with ``absorb_ends`` so are roots
-    within ``tol_x`` of ``lo`` or ``hi`` (dropped); a root counts only when the signs of
-    ``d`` sampled in the gaps on either side differ, so even-multiplicity touches are dropped.
+    Roots at most ``tol_x`` apart are merged (one point, as the sweep batches events), and
+    with ``absorb_ends`` roots at most ``tol_x`` from ``lo`` or ``hi`` are absorbed by it
+    (dropped); a root counts only when the signs of ``d`` sampled in the gaps on either side
+    differ, so even-multiplicity touches are dropped.  Coefficients of any real dtype are
+    taken as float64.
     """
     mag = np.abs(d)
     inside: list[float] = []
@@ -227,8 +250,8 @@ def sign_change_roots(
         inside.append(r)
     if not inside:
         return np.empty(0)
-    dl, ml = list(map(float, d)), mag.tolist()
-    signs = [sign(dl, ml, p) for p in interval_points(inside, lo, hi)]
+    dl, tl = list(map(float, d)), (ZERO_TOL * mag).tolist()
+    signs = [sign(dl, tl, p) for p in interval_points(inside, lo, hi)]
     out = []
     previous = signs[0]
     for k, s in enumerate(signs[1:]):
@@ -240,13 +263,20 @@ def sign_change_roots(
     return np.array(out, dtype=np.float64)
 
 
-def difference_nonnegative(d: np.ndarray, lo: float, hi: float, mag: np.ndarray) -> bool:
-    """True when ``d(n) >= -ZERO_TOL * mag(|n|)`` for all ``n`` in ``[lo, hi]``.
+def difference_nonnegative(d: np.ndarray, lo: float, hi: float, tol: np.ndarray) -> bool:
+    """True when ``d(n) >= -tol(|n|)`` for all ``n`` in ``[lo, hi]``.
+
+    ``tol`` is ``ZERO_TOL`` times the absolute coefficients of the curves ``d`` is the
+    difference of (:func:`magnitude_coefs` of the scaled curves): scaled before any sum, so
+    it stays finite wherever its terms are, even where the unscaled sum would overflow.
 
     The minimum of a polynomial on an interval is at an end or at a critical point, so ``d``
     is tested at ``lo``, at ``hi`` (its leading sign when ``hi`` is infinite) and at the real
-    roots of ``d'`` inside: closed form up to a cubic ``d``.
+    roots of ``d'`` inside: closed form up to a cubic ``d``.  An empty or NaN domain
+    (``not lo <= hi``) raises ``ValueError``.
     """
+    if not lo <= hi:
+        raise ValueError(f"the domain must have lo <= hi, got lo={lo!r}, hi={hi!r}")
     nz = np.flatnonzero(d)
     if nz.size == 0:
         return True
@@ -255,10 +285,10 @@ def difference_nonnegative(d: np.ndarray, lo: float, hi: float, mag: np.ndarray)
     if math.isinf(hi) and d[nz[-1]] < 0.0 and nz[-1] > 0:
         return False
 
-    dl, ml = d.tolist(), np.asarray(mag).tolist()
+    dl, tl = d.tolist(), np.asarray(tol).tolist()
 
     def ok(x: float) -> bool:
-        return horner(dl, x) >= -ZERO_TOL * horner(ml, abs(x))
+        return horner(dl, x) >= -horner(tl, abs(x))
 
     if not ok(lo) or (math.isfinite(hi) and not ok(hi)):
         return False

@@ -12,12 +12,14 @@ from hypothesis import strategies as st
 from polydom import CostCurve
 from polydom.curves import poly
 from tests.curve_oracle import (
+    coefficients_from_roots,
     exact_order_right,
     exact_real_roots,
     exact_sign_changes,
     exact_taylor,
     exact_value,
     exactly_le,
+    root_rounding_bound,
 )
 from tests.strategies import examples
 
@@ -312,7 +314,7 @@ def test_values_equal_and_sign_are_exact_for_integer_polynomials(a, b, x):
     assert poly.values_equal(a, b, x) == equal
     d = poly.coef_difference(a, b)
     exact = exact_value(d, x)
-    assert poly.sign(d, [abs(v) for v in d], x) == (exact > 0) - (exact < 0)
+    assert poly.sign(d, [poly.ZERO_TOL * abs(v) for v in d], x) == (exact > 0) - (exact < 0)
 
 
 @given(int_coefs)
@@ -344,11 +346,114 @@ def test_candidate_roots_of_small_polynomials(coefs, roots):
     assert poly.candidate_roots(np.array(coefs)) == pytest.approx(roots, rel=1e-12, abs=1e-12)
 
 
-def test_a_discriminant_below_zero_by_rounding_is_a_double_root():
+@pytest.mark.parametrize("scale", [1.0, 2.0**40, 2.0**-40])
+def test_a_discriminant_below_zero_by_rounding_is_a_double_root(scale):
+    """At any scale: the tolerance is relative to ``b**2 + |4ac|`` (scaling by a power of 2
+    is exact, so the discriminant rounds below 0 at every scale)."""
     r = 3.0 / 7.0
-    d = np.array([3.0 * r * r, -6.0 * r, 3.0])  # 3 (n - 3/7)**2 in floats
+    d = scale * np.array([3.0 * r * r, -6.0 * r, 3.0])  # 3 (n - 3/7)**2 in floats
     assert d[1] * d[1] - 4.0 * d[2] * d[0] < 0.0  # the discriminant rounds below 0
     assert poly.candidate_roots(d) == pytest.approx([r], rel=1e-12)
+
+
+def _disc_ratio(c: float, b: float, a: float) -> float:
+    return (b * b - 4.0 * a * c) / (b * b + abs(4.0 * a * c))
+
+
+def test_the_discriminant_tolerance_is_1e_12_of_b_squared_plus_4ac():
+    """A discriminant below 0 by at most ``1e-12 (b**2 + |4ac|)`` is rounding (a double
+    root at ``-b / 2a``); further below the roots are complex (sympy: no real root)."""
+    # exactly on the boundary, in floats (found by search): still a double root
+    c, b, a = 0.2500222251458353, -1.0000444493028002, 1.0
+    assert b * b - 4.0 * a * c == -1e-12 * (b * b + abs(4.0 * a * c)) < 0.0
+    got = poly.candidate_roots(np.array([c, b, a]))  # -b / 2a, once or as q/a and c/q
+    assert got and got == pytest.approx([-b / 2] * len(got), rel=1e-12)
+    # 6 % beyond the boundary: complex
+    b = -(2.0 - 2.12e-12)
+    assert -1.125e-12 < _disc_ratio(1.0, b, 1.0) < -1e-12
+    assert exact_real_roots([1.0, b, 1.0]) == []
+    assert poly.candidate_roots(np.array([1.0, b, 1.0])) == []
+    # 6 % inside: rounding
+    b = -(2.0 - 1.88e-12)
+    assert -1e-12 < _disc_ratio(1.0, b, 1.0) < 0.0
+    got = poly.candidate_roots(np.array([1.0, b, 1.0]))
+    assert got and got == pytest.approx([1.0] * len(got), rel=1e-9)
+    # n**2 + 1e-8 and 1e-8 n**2 + 1: no real root, whatever the sizes of a and c
+    for coefs in ([1e-8, 0.0, 1.0], [1.0, 0.0, 1e-8], [1e-8, 1e-12, 1.0]):
+        assert exact_real_roots(coefs) == []
+        assert poly.candidate_roots(np.array(coefs)) == []
+
+
+def _assert_known_roots_located(roots: dict[int, int], coefs: list[int]) -> None:
+    """Each simple root of ``coefs`` within its rounding bound, each double or triple root
+    split by under 1e-7 of its size (well inside the 1e-5 that keeps a near-real
+    eigenvalue) and far from the others within twice its bound, and every candidate within
+    twice the bound of a real root (``curve_oracle.root_rounding_bound``)."""
+    got = poly.candidate_roots(np.array(coefs, dtype=np.float64))
+    bound = {r: root_rounding_bound(coefs, r, m) for r, m in roots.items()}
+    for r, m in roots.items():
+        miss = min((abs(g - r) for g in got), default=math.inf)
+        if m == 1:
+            assert miss <= bound[r], (r, got, bound[r])
+        elif bound[r] <= 1e-7 * max(1, abs(r)) and all(
+                abs(s - r) > 1e3 * max(bound[r], bound[s]) for s in roots if s != r):
+            assert miss <= 2 * bound[r], (r, m, got, bound[r])
+    for g in got:
+        assert any(abs(g - r) <= 2 * bound[r] for r in roots), (g, roots, bound)
+
+
+@pytest.mark.parametrize(
+    "roots",
+    [
+        {-2: 1, 743: 1, -688: 1},  # the eigenvalue of -2 is off by 85 times the bound
+        {-503: 2, 850: 2, 1: 1},  # ... of 1 by 84 times: the Newton steps close the gap
+        {-11: 2, -5: 1},  # a Newton step from -11 landed exactly on -5 (|d| = 0 there)
+        {16: 2, 7: 1, 0: 1},  # ... from 16 exactly on 0
+        {500: 2, 3: 1},  # rounding splits the double root 8e-6 off the axis: near-real at 500
+        {1000: 3},
+    ],
+)
+def test_candidate_roots_of_polynomials_with_known_roots(roots):
+    _assert_known_roots_located(roots, coefficients_from_roots(roots))
+
+
+def test_a_pair_further_than_1e_5_of_its_size_off_the_axis_is_not_a_candidate():
+    # (n**2 + 2**-32)(n**2 + 1): the pair +-2**-16 i = +-1.5e-5 i near 0 is complex
+    coefs = [2.0**-32, 0.0, 1.0 + 2.0**-32, 0.0, 1.0]
+    assert exact_real_roots(coefs) == []
+    assert poly.candidate_roots(np.array(coefs)) == []
+
+
+def test_candidate_roots_at_the_float_limit():
+    """2**1023 (n + 1)(n**2 + 1): the derivative's coefficients overflow to inf and the Newton
+    step is NaN; the eigenvalue is kept unpolished, as for the same polynomial unscaled."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        got = poly.candidate_roots(np.array([2.0**1023] * 4))
+    assert got == pytest.approx([-1.0], rel=1e-12)
+    assert poly.candidate_roots(np.array([1.0] * 4)) == pytest.approx([-1.0], rel=1e-12)
+
+
+@st.composite
+def known_roots(draw) -> tuple[dict[int, int], list[int]]:
+    """Distinct integer roots, small ones and ones up to 1000, of multiplicity 1 to 3, and
+    the exact integer coefficients of ``lead * prod (n - r)**m`` (all below 2**53, so exact
+    in floats): the roots are known without solving anything."""
+    roots = draw(st.dictionaries(
+        st.one_of(st.integers(-20, 20), st.integers(-1000, 1000)),
+        st.sampled_from([1, 1, 2, 3]), min_size=1, max_size=4))
+    assume(sum(roots.values()) <= 6)
+    coefs = coefficients_from_roots(roots, draw(st.sampled_from([1, -2, 3])))
+    assume(max(abs(c) for c in coefs) < 2**53)
+    return roots, coefs
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(known_roots())
+def test_candidate_roots_locate_known_roots_to_their_rounding_bound(case):
+    """Against the known exact roots (``_assert_known_roots_located``): the eigenvalues
+    alone miss simple roots by up to 85 times the rounding bound, the Newton steps must
+    close the gap without jumping to another root."""
+    _assert_known_roots_located(*case)
 
 
 @settings(max_examples=examples(150), deadline=None)
@@ -368,11 +473,86 @@ def test_candidate_roots_are_the_real_roots(coefs):
         assert any(abs(g - r) <= 1e-4 * max(1.0, abs(r)) for r, _ in exact), (g, exact)
 
 
+@settings(max_examples=examples(150), deadline=None)
+@given(known_roots(), st.integers(-1000, 1000), st.one_of(st.integers(0, 2000), st.just(math.inf)))
+def test_sign_change_roots_are_the_known_odd_multiplicity_roots(case, lo, width):
+    """The sizes where ``lead * prod (n - r)**m`` changes sign are its roots of odd
+    multiplicity strictly inside ``(lo, hi)``, each within twice its rounding bound; a touch
+    (a double root) after a crossing is not a second crossing."""
+    roots, coefs = case
+    lo, hi = float(lo), lo + width
+    bound = {r: root_rounding_bound(coefs, r, m) for r, m in roots.items()}
+    assume(all(min(abs(r - lo), abs(r - hi)) > 2 * bound[r] + poly.tol_x(r) for r in roots
+               if roots[r] % 2))  # a crossing at an end may be absorbed by it
+    want = sorted(r for r, m in roots.items() if m % 2 and lo < r < hi)
+    got = poly.sign_change_roots(np.array(coefs, dtype=np.float64), lo, hi)
+    assert len(got) == len(want), (got, want, roots, lo, hi)
+    for g, r in zip(got, want, strict=True):
+        assert abs(g - r) <= 2 * bound[r], (g, r, bound[r])
+
+
 def test_interval_points_lie_inside_each_gap():
     assert poly.interval_points([1.0, 3.0], 0.0, 4.0) == [0.5, 2.0, 3.5]
     assert poly.interval_points([2.0], 0.0, math.inf) == [1.0, 4.0]
     assert poly.interval_points([], 0.25, math.inf) == [1.25]  # left + 1 beyond a small end
     assert poly.interval_points([], 5.0, math.inf) == [10.0]  # twice a large one
+
+
+def test_sign_change_roots_on_the_default_domain_and_at_its_ends():
+    """The default domain is ``(0, inf)`` with ends absorbing: a root at most ``tol_x`` from
+    an end (exactly at it included) is at the end, not inside; without ``absorb_ends`` only
+    a root exactly at an end is."""
+    assert poly.sign_change_roots(np.array([-1.0, 2.0])).tolist() == [0.5]
+    assert poly.sign_change_roots(np.array([1.0, 2.0])).tolist() == []  # the root -0.5
+    assert CostCurve([0.0, 1.0]).crossings(CostCurve([1e-9])).size == 0
+    assert poly.tol_x(0.0) == 1e-9 and poly.tol_x(10.0) == 1e-8
+    for r in (1e-9, 5e-10):  # tol_x(0) and closer
+        assert poly.sign_change_roots(np.array([-r, 1.0])).tolist() == []
+        assert poly.sign_change_roots(np.array([-r, 1.0]), absorb_ends=False).tolist() == [r]
+    assert poly.sign_change_roots(np.array([-2e-9, 1.0])).tolist() == [2e-9]
+    for r in (10.0 - poly.tol_x(10.0), 10.0 - 5e-9):  # tol_x(10) below hi = 10, and closer
+        assert poly.sign_change_roots(np.array([-r, 1.0]), 0.0, 10.0).tolist() == []
+        assert poly.sign_change_roots(np.array([-r, 1.0]), 0.0, 10.0, False).tolist() == [r]
+    assert poly.sign_change_roots(np.array([-(10.0 - 2e-8), 1.0]), 0.0, 10.0).tolist() == [
+        10.0 - 2e-8]
+    assert poly.sign_change_roots(np.array([-9.5, 1.0]), 0.0, 10.0, False).tolist() == [9.5]
+    assert poly.sign_change_roots(np.array([-10.0, 1.0]), 0.0, 10.0, False).tolist() == []
+    assert poly.sign_change_roots(np.array([0.0, 1.0]), absorb_ends=False).tolist() == []
+
+
+def test_sign_change_roots_merge_roots_at_most_tol_x_apart():
+    # n (n - 1e-9): two simple roots tol_x(1e-9) = 1e-9 apart are one point, touched
+    assert poly.sign_change_roots(np.array([0.0, -1e-9, 1.0]), -1.0, 1.0).tolist() == []
+    # n (n - 2e-9): two crossings
+    assert poly.sign_change_roots(np.array([0.0, -2e-9, 1.0]), -1.0, 1.0).tolist() == [
+        0.0, 2e-9]
+    # n**2 (n - 3): the double root 0 comes as two equal candidates; merging them does not
+    # end the scan before the crossing at 3
+    assert poly.sign_change_roots(np.array([0.0, 0.0, -3.0, 1.0]), -1.0).tolist() == (
+        pytest.approx([3.0], rel=1e-12))
+    # (n - 1)(n - 2)**2: a touch after a crossing is not a second crossing
+    assert poly.sign_change_roots(np.array([-4.0, 8.0, -5.0, 1.0]), 0.0, 10.0).tolist() == (
+        pytest.approx([1.0], rel=1e-12))
+
+
+def test_coefficients_of_any_real_dtype_are_computed_in_double_precision():
+    # -1 + 3 n and n**2 in float32 (exact): root and Taylor shift to double precision
+    assert poly.sign_change_roots(np.array([-1.0, 3.0], dtype=np.float32)).tolist() == [1 / 3]
+    t = poly.taylor(np.array([0.0, 0.0, 1.0], dtype=np.float32), 0.1)
+    assert t == [float(v) for v in exact_taylor([0.0, 0.0, 1.0], 0.1)]
+    assert all(type(v) is float for v in t)
+
+
+def test_an_empty_domain_is_refused():
+    """``[lo, hi]`` with ``hi < lo`` (or NaN) has no sizes: refused, not answered True by the
+    coefficient shortcut and False by the general check."""
+    with pytest.raises(ValueError, match=r"^the domain must have lo <= hi, got lo=0\.0, hi=-1\.0$"):
+        CostCurve([0.0]).le(CostCurve([0.0, 1.0]), 0.0, -1.0)
+    with pytest.raises(ValueError, match=r"lo <= hi, got lo=5.0, hi=0.0"):
+        CostCurve([-1.0, 1.0]).is_nonnegative(5.0, 0.0)
+    with pytest.raises(ValueError, match=r"lo <= hi, got lo=nan"):
+        poly.difference_nonnegative(np.array([1.0]), math.nan, 1.0, np.array([1.0]))
+    assert CostCurve([1.0]).le(CostCurve([1.0, 1.0]), 2.0, 2.0)  # one point is a domain
 
 
 @settings(max_examples=examples(150), deadline=None)
@@ -472,6 +652,8 @@ def test_sympy_form_and_text():
     assert isinstance(CostCurve([0.0]).to_sympy(), sympy.Expr)  # a sympy zero, not int 0
     assert str(CostCurve([3.0, 0.0, 0.5])) == "0.5*n**2 + 3"
     assert str(CostCurve([0.1, 1.0])) == "n + 0.1"
+    # a constant prints as short as inside a sum (sympy's default pads a lone Float)
+    assert str(CostCurve([0.1])) == "0.1" and str(CostCurve([-1e-20])) == "-1.0e-20"
 
 
 def test_evaluation_returns_python_floats_and_keeps_array_shapes():
