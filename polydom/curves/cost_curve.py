@@ -21,6 +21,7 @@ from polydom.curves.parse import N as _N
 from polydom.curves.parse import parse_coefficients, sympy_number
 from polydom.curves.poly import (
     MAX_DEGREE,
+    ZERO_TOL,
     compare_right,
     difference,
     difference_nonnegative,
@@ -318,13 +319,15 @@ class CostCurve:
 
         Runtime complexity: O(1) when the coefficients already decide it, else O(d**3).
         """
-        return difference_nonnegative(difference(other._coef, self._coef), lo, hi,
-                                      magnitude_coefs(self._coef, other._coef))
+        return difference_nonnegative(
+            difference(other._coef, self._coef), lo, hi,
+            magnitude_coefs(ZERO_TOL * self._coef, ZERO_TOL * other._coef),
+        )
 
     def is_nonnegative(self, lo: float = 0.0, hi: float = _INF) -> bool:
         """True when the curve is ``>= 0`` on ``[lo, hi]`` (a finite ``lo <= hi``, else
         ``ValueError``)."""
-        return difference_nonnegative(self._coef, lo, hi, np.abs(self._coef))
+        return difference_nonnegative(self._coef, lo, hi, ZERO_TOL * np.abs(self._coef))
 
     def compare_right(self, other: CostCurve, x: float) -> int:
         """Order of the two curves just right of ``x``: -1 if this one is cheaper, 1 if

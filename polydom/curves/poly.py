@@ -16,6 +16,7 @@ Coefficient sequences are lowest degree first unless a function says otherwise.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -50,6 +51,7 @@ MAX_DEGREE = 32
 #: Relative level under which a value of a difference of curves is taken as zero.
 ZERO_TOL = 1e-12
 _INF = math.inf
+_MAX_FLOAT = sys.float_info.max
 
 
 def tol_x(x: float) -> float:
@@ -112,9 +114,11 @@ def compare_right(ci: Sequence[float], cj: Sequence[float], x: float) -> int:
     """
     d = coef_difference(ci, cj)
     t = taylor(d, x)
-    scale = taylor([abs(v) for v in d], abs(x))
-    for tk, sk in zip(t, scale, strict=True):
-        if abs(tk) > REL_TOL * sk:
+    # the tolerance enters the coefficients before the sum, so the scale stays finite
+    # wherever its terms are (near the largest floats the plain sum would overflow)
+    tol = taylor([REL_TOL * abs(v) for v in d], abs(x))
+    for tk, sk in zip(t, tol, strict=True):
+        if abs(tk) > sk:
             return -1 if tk < 0 else 1
     return 0
 
@@ -123,7 +127,7 @@ def values_equal(ci: Sequence[float], cj: Sequence[float], x: float) -> bool:
     """Are two curves equal at ``x``: is their difference there within ``REL_TOL`` of its
     rounding scale?"""
     d = coef_difference(ci, cj)
-    return abs(horner(d, x)) <= REL_TOL * horner([abs(v) for v in d], abs(x))
+    return abs(horner(d, x)) <= horner([REL_TOL * abs(v) for v in d], abs(x))
 
 
 def derivative(d: np.ndarray) -> np.ndarray:
@@ -150,9 +154,9 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     if deg == 0:
         return []
     if deg == 1:
-        return [-d[0] / d[1]]
+        return [-float(d[0]) / float(d[1])]  # a root beyond the floats is inf, silently
     if deg == 2:
-        c, b, a = d
+        c, b, a = map(float, d)
         disc = b * b - 4.0 * a * c
         if disc < 0.0:
             if disc < -1e-12 * (b * b + abs(4.0 * a * c)):
@@ -199,22 +203,27 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     return sorted(polished)
 
 
-def sign(d: list[float], mag: list[float], x: float) -> int:
+def sign(d: list[float], tol: list[float], x: float) -> int:
+    """Sign of ``d(x)``, 0 within ``tol(|x|)`` (``tol``: ``ZERO_TOL`` times the absolute
+    coefficients, scaled before the sum so that it cannot overflow where its terms do not)."""
     value = horner(d, x)
-    if abs(value) <= ZERO_TOL * horner(mag, abs(x)):
+    if abs(value) <= horner(tol, abs(x)):
         return 0
     return 1 if value > 0 else -1
 
 
 def interval_points(roots: list[float], lo: float, hi: float) -> list[float]:
-    """One sample point inside each gap of ``lo < roots... < hi``."""
+    """One sample point inside each gap of ``lo < roots... < hi``: its midpoint, or for
+    the unbounded last gap ``max(2 left, left + 1)``; written so that neither overflows
+    near the largest floats (there the unbounded gap's point is halfway to the largest)."""
     edges = [lo, *roots, hi]
     points = []
     for left, right in zip(edges[:-1], edges[1:], strict=True):
         if math.isinf(right):
-            points.append(max(2.0 * left, left + 1.0))
+            far = max(2.0 * left, left + 1.0)
+            points.append(far if math.isfinite(far) else left + 0.5 * (_MAX_FLOAT - left))
         else:
-            points.append(0.5 * (left + right))
+            points.append(left + 0.5 * (right - left))
     return points
 
 
@@ -244,8 +253,8 @@ def sign_change_roots(
         inside.append(r)
     if not inside:
         return np.empty(0)
-    dl, ml = list(map(float, d)), mag.tolist()
-    signs = [sign(dl, ml, p) for p in interval_points(inside, lo, hi)]
+    dl, tl = list(map(float, d)), (ZERO_TOL * mag).tolist()
+    signs = [sign(dl, tl, p) for p in interval_points(inside, lo, hi)]
     out = []
     previous = signs[0]
     for k, s in enumerate(signs[1:]):
@@ -257,8 +266,12 @@ def sign_change_roots(
     return np.array(out, dtype=np.float64)
 
 
-def difference_nonnegative(d: np.ndarray, lo: float, hi: float, mag: np.ndarray) -> bool:
-    """True when ``d(n) >= -ZERO_TOL * mag(|n|)`` for all ``n`` in ``[lo, hi]``.
+def difference_nonnegative(d: np.ndarray, lo: float, hi: float, tol: np.ndarray) -> bool:
+    """True when ``d(n) >= -tol(|n|)`` for all ``n`` in ``[lo, hi]``.
+
+    ``tol`` is ``ZERO_TOL`` times the absolute coefficients of the curves ``d`` is the
+    difference of (:func:`magnitude_coefs` of the scaled curves): scaled before any sum, so
+    it stays finite wherever its terms are, even where the unscaled sum would overflow.
 
     The minimum of a polynomial on an interval is at an end or at a critical point, so ``d``
     is tested at ``lo``, at ``hi`` (its leading sign when ``hi`` is infinite) and at the real
@@ -276,10 +289,10 @@ def difference_nonnegative(d: np.ndarray, lo: float, hi: float, mag: np.ndarray)
     if math.isinf(hi) and d[nz[-1]] < 0.0 and nz[-1] > 0:
         return False
 
-    dl, ml = d.tolist(), np.asarray(mag).tolist()
+    dl, tl = d.tolist(), np.asarray(tol).tolist()
 
     def ok(x: float) -> bool:
-        return horner(dl, x) >= -ZERO_TOL * horner(ml, abs(x))
+        return horner(dl, x) >= -horner(tl, abs(x))
 
     if not ok(lo) or (math.isfinite(hi) and not ok(hi)):
         return False

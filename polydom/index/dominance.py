@@ -66,12 +66,14 @@ def cost_le_many(
     pts = _sample_points(lo, hi)
     powers = pts[None, :] ** np.arange(coefs.shape[1])[:, None]  # (L, P)
     d_vals = diff[undecided] @ powers
-    # the rounding scale: absolute coefficients at |n| (``powers`` alternate in sign below 0)
-    mag = (np.abs(target)[None, :] + np.abs(coefs[undecided])) @ np.abs(powers)
-    plausible = undecided[np.all(d_vals >= -ZERO_TOL * mag, axis=1)]
+    # the tolerance: ZERO_TOL times the absolute coefficients at |n| (``powers`` alternate
+    # in sign below 0), scaled before the sums so that it overflows only where a term does
+    scaled = ZERO_TOL * np.abs(target)[None, :] + ZERO_TOL * np.abs(coefs[undecided])
+    tol = scaled @ np.abs(powers)
+    plausible = undecided[np.all(d_vals >= -tol, axis=1)]
     for row in plausible:
         result[row] = difference_nonnegative(
-            diff[row], lo, hi, np.abs(target) + np.abs(coefs[row])
+            diff[row], lo, hi, ZERO_TOL * np.abs(target) + ZERO_TOL * np.abs(coefs[row])
         )
         if first and result[row]:
             break

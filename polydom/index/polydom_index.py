@@ -10,7 +10,7 @@ import numpy as np
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget, check_domain, check_size, shown
-from polydom.curves.poly import candidate_roots
+from polydom.curves.poly import candidate_roots, interval_points
 from polydom.index.dominance import prune_dominated
 from polydom.index.sweep import kinetic_sweep
 from polydom.index.table import SkylineTable
@@ -167,10 +167,11 @@ class FixedBudgetIndex:
                         points.add(float(r))
         pts = sorted(points)
         at_point = [index.lookup_position(p, self.budget) for p in pts]
-        after = []
-        for p, q in zip(pts, [*pts[1:], hi], strict=True):
-            probe = 0.5 * (p + q) if np.isfinite(q) else max(2.0 * p, p + 1.0)
-            after.append(index.lookup_position(probe, self.budget) if p < hi else at_point[-1])
+        # one size inside each open interval after a point (the last one ends at hi)
+        after = [
+            index.lookup_position(probe, self.budget)
+            for probe in interval_points(pts[1:], pts[0], hi)
+        ]
         self._points = pts
         self._at_point = at_point
         self._after = after

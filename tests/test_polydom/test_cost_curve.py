@@ -314,7 +314,7 @@ def test_values_equal_and_sign_are_exact_for_integer_polynomials(a, b, x):
     assert poly.values_equal(a, b, x) == equal
     d = poly.coef_difference(a, b)
     exact = exact_value(d, x)
-    assert poly.sign(d, [abs(v) for v in d], x) == (exact > 0) - (exact < 0)
+    assert poly.sign(d, [poly.ZERO_TOL * abs(v) for v in d], x) == (exact > 0) - (exact < 0)
 
 
 @given(int_coefs)

@@ -827,3 +827,33 @@ def test_lookup_many_on_no_queries_gives_an_empty_int64_array(build):
     out = index.lookup_many(np.zeros((0, 3)), 1.0)
     assert out.shape == (0, 3)
     assert out.dtype == np.int64
+
+
+def test_costs_near_the_largest_floats_are_indexed_as_a_full_scan_sees_them():
+    """Rounding scales are summed after the tolerance is applied, so they stay finite where
+    the costs are: here |c_u| + |c_v| at n overflows while every cost is finite (u was pruned
+    as dominated by v, and FixedBudgetIndex probed at inf, when the scale was summed first)."""
+    cands = [
+        Candidate("u", 0.5, "n"),
+        Candidate("v", 0.6, "1.6e308"),
+        Candidate("w", 0.7, "0.5*n + 0.7e308"),  # crosses u at 1.4e308 and v at 1.8e308
+        Candidate("x", 0.4, "1e308"),
+    ]
+    lo, hi = 1e308, 1.7e308
+    sizes = [lo, 1.2e308, 1.4e308, np.nextafter(1.4e308, 2e308), 1.6e308, hi]
+    budgets = [0.9e308, 1e308, 1.2e308, 1.3e308, 1.5e308, 1.6e308, 1.79e308]
+    index, naive = PolyDomIndex.build(cands, lo, hi), NaiveLookup.build(cands, lo, hi)
+    index._check()
+    assert sorted(c.key for c in index.candidates) == ["u", "v", "w", "x"]
+    for budget in budgets:
+        fixed = index.for_budget(budget)
+        for size in sizes:
+            want = full_scan(cands, size, budget)
+            for got in (index.lookup(size, budget), naive.lookup(size, budget),
+                        fixed.lookup(size)):
+                assert (got and got.key) == (want and want.key), (size, budget)
+    # an unbounded domain starting near the top: the probe past the last point stays finite
+    top = PolyDomIndex.build(cands, 1.5e308, math.inf).for_budget(1.5e308)
+    assert top.lookup(1.5e308).key == "w"  # w costs 1.45e308
+    assert top.lookup(1.7e308).key == "x"  # w 1.55e308, u 1.7e308, v 1.6e308: only x fits
+    assert top.lookup(1.79e308).key == "x"
