@@ -85,7 +85,7 @@ def assert_sweep_is_exact(curves: list[list[float]], accs: list[float], lo: floa
 
     Crossing points closer than ``rel`` (relative) form a cluster.  Between clusters the
     skyline of the range holding the midpoint must be the exact one there; every break lies
-    in a cluster; a cluster that is one point up to rounding (1e-12 relative) holds exactly
+    in a cluster; a cluster that is one point up to rounding (1e-13 relative) holds exactly
     one break of Index-All; Index-All keeps a range per reordering, and the minimal sweep
     never repeats a skyline.  ``rel`` is wider for multiple roots (located to ~1e-5).
     """
@@ -113,7 +113,7 @@ def assert_sweep_is_exact(curves: list[list[float]], accs: list[float], lo: floa
         assert result.events >= result.crossings
         homes = [nearest(x) for x in result.breaks[1:]]  # the breaks of Index-All last
     for k, c in enumerate(clusters):
-        if c[-1] - c[0] <= Fraction(1e-12) * max(1, abs(c[0])):
+        if c[-1] - c[0] <= Fraction(1e-13) * max(1, abs(c[0])):
             assert homes.count(k) == 1, (float(c[0]), every)
     assert every.crossings == minimal.crossings == len(every.breaks) - 1
     assert all(a != b for a, b in zip(minimal.skylines, minimal.skylines[1:], strict=False))
@@ -201,6 +201,37 @@ def test_a_line_crossing_two_parallels_a_rounding_error_apart_is_one_crossing(si
         assert result.skylines == skylines
         assert result.breaks == pytest.approx([0.0, 1.0], rel=1e-12)
         assert result.crossings == 1
+    assert_sweep_is_exact(curves, accs, 0.0, 2.0)
+
+
+def test_a_curve_touching_a_crossing_pair_joins_its_block():
+    """A = n and B = 1 cross at n = 1, where T = n - (n - 1)^2 touches A from below (no
+    crossing of its own: T - A = -(n - 1)^2) and crosses B (T - B = (n - 1)(2 - n)).  By
+    cost T A B before 1, B T A after; only A-B is queued (T-B are not neighbours), so the
+    block of A, B must take in T, equal to them at 1, on its left.  Accuracies T .9, A .8,
+    B .7: skylines [T], then [B, T]."""
+    curves = [[-1.0, 3.0, -1.0], [0.0, 1.0], [1.0]]  # T, A, B
+    accs = [0.9, 0.8, 0.7]
+    coefs = [np.array(c) for c in curves]
+    for keep_all in (False, True):
+        result = kinetic_sweep(coefs, accs, 0.5, 1.5, keep_all=keep_all)
+        assert result.skylines == [[0], [2, 0]]
+        assert result.breaks == pytest.approx([0.5, 1.0], rel=1e-9)
+        assert (result.events, result.crossings) == (1, 1)
+    assert_sweep_is_exact(curves, accs, 0.5, 1.5)
+
+
+def test_a_steep_line_through_a_crossing_passes_a_line_just_above_it_at_once():
+    """A = n, B = 2n - 1 and the steep S = 1 + 1e7 (n - 1) meet at n = 1 (by cost S B A
+    before, A B S after); R = 1 + 5e-6 + 0.5 (n - 1) passes 5e-6 above them, within the
+    tolerance of S's large coefficients (S - R changes sign 5e-13 after 1) but not of A's or
+    B's (they cross R at 1 + 1e-5 and 1 + 3.3e-6).  The re-sorted block S B A must widen
+    over R because its last curve, S, passes it: one range at 1 in Index-All, not two."""
+    curves = [[0.0, 1.0], [-1.0, 2.0], [1.0 - 1e7, 1e7], [1.0 + 5e-6 - 0.5, 0.5]]  # A B S R
+    accs = [0.9, 0.8, 0.7, 0.6]
+    every = kinetic_sweep([np.array(c) for c in curves], accs, 0.0, 2.0, keep_all=True)
+    assert every.breaks[:2] == pytest.approx([0.0, 1.0], rel=1e-12)
+    assert every.breaks[2] > 1.0 + 1e-6
     assert_sweep_is_exact(curves, accs, 0.0, 2.0)
 
 
