@@ -2,7 +2,7 @@
 
 The one home of the numerical conventions (spec section 5):
 
-* ``tol_x(x) = 1e-9 * max(1, |x|)``: two sizes closer than this are the same point.
+* ``tol_x(x) = 1e-9 * max(1, |x|)``: two sizes at most this far apart are the same point.
 * Two curves are *equal* at ``x`` when their difference polynomial there is at most
   ``REL_TOL = 1e-12`` times its rounding scale (the difference with absolute coefficients,
   evaluated at ``|x|``); orders are only trusted above that level.
