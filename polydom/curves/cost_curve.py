@@ -306,12 +306,16 @@ class CostCurve:
 
         >>> CostCurve([0, 0, 1]).crossings(CostCurve([4])).tolist()
         [2.0]
+
+        Raises ``ValueError`` for an infinite or NaN ``lo`` or a NaN ``hi``; ``hi <= lo`` has
+        no crossing.
         """
         return sign_change_roots(difference(self._coef, other._coef), lo, hi)
 
     def le(self, other: CostCurve, lo: float = 0.0, hi: float = _INF) -> bool:
         """True when ``self(n) <= other(n)`` for every ``n`` in ``[lo, hi]``, up to
-        ``ZERO_TOL`` relative rounding.
+        ``ZERO_TOL`` relative rounding.  Raises ``ValueError`` unless ``lo`` is finite and
+        ``lo <= hi``.
 
         Runtime complexity: O(1) when the coefficients already decide it, else O(d**3).
         """
@@ -321,7 +325,8 @@ class CostCurve:
         )
 
     def is_nonnegative(self, lo: float = 0.0, hi: float = _INF) -> bool:
-        """True when the curve is ``>= 0`` on ``[lo, hi]``."""
+        """True when the curve is ``>= 0`` on ``[lo, hi]`` (a finite ``lo <= hi``, else
+        ``ValueError``)."""
         return difference_nonnegative(self._coef, lo, hi, ZERO_TOL * np.abs(self._coef))
 
     def compare_right(self, other: CostCurve, x: float) -> int:

@@ -2,7 +2,7 @@
 
 The one home of the numerical conventions (spec section 5):
 
-* ``tol_x(x) = 1e-9 * max(1, |x|)``: two sizes closer than this are the same point.
+* ``tol_x(x) = 1e-9 * max(1, |x|)``: two sizes at most this far apart are the same point.
 * Two curves are *equal* at ``x`` when their difference polynomial there is at most
   ``REL_TOL = 1e-12`` times its rounding scale (the difference with absolute coefficients,
   evaluated at ``|x|``); orders are only trusted above that level.
@@ -236,8 +236,11 @@ def sign_change_roots(
     with ``absorb_ends`` roots at most ``tol_x`` from ``lo`` or ``hi`` are absorbed by it
     (dropped); a root counts only when the signs of ``d`` sampled in the gaps on either side
     differ, so even-multiplicity touches are dropped.  Coefficients of any real dtype are
-    taken as float64.
+    taken as float64.  ``hi <= lo`` has no crossing; an infinite or NaN ``lo`` or a NaN
+    ``hi`` raises ``ValueError`` (the signs sampled at an infinite size are meaningless).
     """
+    if not math.isfinite(lo) or math.isnan(hi):
+        raise ValueError(f"the domain must have a finite lo and a hi, got lo={lo!r}, hi={hi!r}")
     mag = np.abs(d)
     inside: list[float] = []
     margin_lo = tol_x(lo) if absorb_ends else 0.0
@@ -272,11 +275,12 @@ def difference_nonnegative(d: np.ndarray, lo: float, hi: float, tol: np.ndarray)
 
     The minimum of a polynomial on an interval is at an end or at a critical point, so ``d``
     is tested at ``lo``, at ``hi`` (its leading sign when ``hi`` is infinite) and at the real
-    roots of ``d'`` inside: closed form up to a cubic ``d``.  An empty or NaN domain
-    (``not lo <= hi``) raises ``ValueError``.
+    roots of ``d'`` inside: closed form up to a cubic ``d``.  A domain without a finite
+    ``lo <= hi`` (empty, NaN, or starting at an infinity, where every value is "within
+    rounding" of an infinite scale) raises ``ValueError``.
     """
-    if not lo <= hi:
-        raise ValueError(f"the domain must have lo <= hi, got lo={lo!r}, hi={hi!r}")
+    if not (math.isfinite(lo) and lo <= hi):
+        raise ValueError(f"the domain must have a finite lo <= hi, got lo={lo!r}, hi={hi!r}")
     nz = np.flatnonzero(d)
     if nz.size == 0:
         return True

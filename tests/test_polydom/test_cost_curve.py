@@ -545,13 +545,25 @@ def test_coefficients_of_any_real_dtype_are_computed_in_double_precision():
 
 def test_an_empty_domain_is_refused():
     """``[lo, hi]`` with ``hi < lo`` (or NaN) has no sizes: refused, not answered True by the
-    coefficient shortcut and False by the general check."""
-    with pytest.raises(ValueError, match=r"^the domain must have lo <= hi, got lo=0\.0, hi=-1\.0$"):
+    coefficient shortcut and False by the general check.  Nor may it start at an infinity,
+    where every value is within rounding of an infinite scale (``n >= 0`` held on
+    ``[-inf, inf]``, and ``n`` did not cross 0 there)."""
+    with pytest.raises(ValueError, match=r"^the domain must have a finite lo <= hi, got "
+                                         r"lo=0\.0, hi=-1\.0$"):
         CostCurve([0.0]).le(CostCurve([0.0, 1.0]), 0.0, -1.0)
     with pytest.raises(ValueError, match=r"lo <= hi, got lo=5.0, hi=0.0"):
         CostCurve([-1.0, 1.0]).is_nonnegative(5.0, 0.0)
     with pytest.raises(ValueError, match=r"lo <= hi, got lo=nan"):
         poly.difference_nonnegative(np.array([1.0]), math.nan, 1.0, np.array([1.0]))
+    for lo, hi in ((-math.inf, math.inf), (math.inf, math.inf)):
+        with pytest.raises(ValueError, match=r"finite lo <= hi, got lo=-?inf, hi=inf"):
+            CostCurve([0.0, 1.0]).is_nonnegative(lo, hi)
+    with pytest.raises(ValueError, match=r"^the domain must have a finite lo and a hi, got "
+                                         r"lo=-inf, hi=inf$"):
+        CostCurve([0.0, 1.0]).crossings(CostCurve([0.0]), -math.inf)
+    with pytest.raises(ValueError, match=r"finite lo and a hi, got lo=0.0, hi=nan"):
+        poly.sign_change_roots(np.array([-1.0, 1.0]), 0.0, math.nan)
+    assert CostCurve([0.0, 1.0]).crossings(CostCurve([1.0]), 2.0, 0.0).size == 0  # no sizes
     assert CostCurve([1.0]).le(CostCurve([1.0, 1.0]), 2.0, 2.0)  # one point is a domain
 
 

@@ -22,6 +22,10 @@ from tests.curve_oracle import exactly_le
 from tests.index_oracle import full_scan
 from tests.strategies import candidate_pools, domains, examples
 
+# every test here takes at most seconds: an endless loop (a mutant of the sweep or of a
+# binary search) fails at 60 s instead of the suite's 300 s, before mutmut's own limit
+pytestmark = pytest.mark.timeout(60)
+
 FIG5 = [
     Candidate("F1", 0.70, "3*n + 0.2*n**2"),
     Candidate("F2", 0.75, "2 + 0.1*n**2"),
