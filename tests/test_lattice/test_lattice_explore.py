@@ -528,14 +528,24 @@ def test_explore_validates_its_arguments_with_exact_messages():
         with pytest.raises(ValueError) as info:
             lattice.explore(COSTS4, learner, **kwargs)
         assert str(info.value) == message
+    not_numbers = [
+        ({"alpha": "1"}, "alpha must be a real number, got '1' (str)"),
+        ({"alpha": True}, "alpha must be a real number, got True (bool)"),
+        ({"delta": None}, "delta must be a real number, got None (NoneType)"),
+        ({"candidate_alpha": "x"}, "candidate_alpha must be a real number, got 'x' (str)"),
+    ]
+    for kwargs, message in not_numbers:
+        with pytest.raises(TypeError) as info:
+            lattice.explore(COSTS4, learner, **kwargs)
+        assert str(info.value) == message
     # the boundaries are allowed
     ok = lattice.explore(COSTS4, learner, alpha=1.0, delta=0.0, candidate_alpha=1.0,
                          max_expansions=16)
     assert ok.complete and ok.n_expanded == 14
     two = lattice.explore(COSTS4, learner, max_expansions=2.0)
-    assert not two.complete and two.stats["trained"] == 2
+    assert two.complete is False and two.stats["trained"] == 2
     zero = lattice.explore(COSTS4, learner, max_expansions=0)
-    assert not zero.complete and zero.n_expanded == 0
+    assert zero.complete is False and zero.n_expanded == 0
 
 
 def test_a_given_executor_is_used_and_left_open_and_progress_sees_each_training():
