@@ -57,8 +57,8 @@ class CostCurve:
     TypeError
         If the coefficients are not real numbers (strings, bools, complex).
     ValueError
-        If the sequence is empty, not one-dimensional, holds NaN or infinity, or the degree
-        exceeds :data:`polydom.curves.poly.MAX_DEGREE` (32).
+        If the sequence is empty, not one-dimensional, holds NaN, infinity or an integer
+        beyond the floats, or the degree exceeds :data:`polydom.curves.poly.MAX_DEGREE` (32).
     """
 
     __slots__ = ("_coef", "_horner", "_hash")
@@ -82,7 +82,10 @@ class CostCurve:
                 f"coefficients must be real numbers, got {shown(coefficients)} "
                 f"(dtype {raw.dtype})"
             )
-        arr = np.array(raw, dtype=np.float64)
+        try:
+            arr = np.array(raw, dtype=np.float64)
+        except OverflowError:  # an int beyond the floats, say 10**400
+            raise ValueError(f"coefficients must be finite, got {shown(coefficients)}") from None
         if arr.ndim != 1 or arr.size == 0:
             raise ValueError(
                 f"coefficients must be a non-empty 1-D sequence, got {coefficients!r}"
@@ -121,6 +124,7 @@ class CostCurve:
         if isinstance(text, CostCurve):
             return text
         return cls(parse_coefficients(text))
+
     @classmethod
     def from_rows(cls, coefficients: np.ndarray) -> list[CostCurve]:
         """One curve per row of a ``(k, L)`` coefficient matrix (lowest degree first).
@@ -161,8 +165,8 @@ class CostCurve:
             )
         try:
             arr = np.array(raw, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"coefficients must be a matrix of numbers: {exc}") from None
+        except OverflowError:  # an int beyond the floats, say 10**400
+            raise ValueError("coefficients must be finite, got an int beyond the floats") from None
         if arr.ndim != 2 or arr.shape[1] == 0:
             raise ValueError(f"coefficients must be a (k, L) matrix with L >= 1, got {arr.shape}")
         finite = np.isfinite(arr).all(axis=1)

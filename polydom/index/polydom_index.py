@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
@@ -158,7 +159,9 @@ class FixedBudgetIndex:
         self.budget = check_budget(budget)
         self._index = index
         lo, hi = index.domain
-        points = set(index.breakpoints.tolist())
+        # the domain's end is a point too: a root exactly there (a cost falling to the
+        # budget at n_max) changes the answer at that one size only
+        points = set(index.breakpoints.tolist()) | ({hi} if math.isfinite(hi) else set())
         for (n_lo, n_hi), sky in zip(index.ranges, index.skylines, strict=True):
             for cand in sky:
                 shifted = cand.cost + (-self.budget)

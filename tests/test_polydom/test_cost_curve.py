@@ -739,17 +739,28 @@ def test_from_rows_equals_one_constructor_call_per_row(rows):
         ([["a"]], "matrix of numbers"),
         # numpy would cast these silently; the constructor refuses them, so must from_rows
         ([["1.5"]], r"matrix of numbers, got dtype <U3"),
-        ([[1.0, 2.0], [np.True_, 2.0]], "matrix of numbers, got a boolean"),
+        ([[1.0, 2.0], [np.True_, 2.0]],
+         "^coefficients must be a matrix of numbers, got a boolean$"),
+        ([[1.0], [1.0, 2.0]], "^coefficients must be a matrix of numbers: .*inhomogeneous"),
+        ([[1.0, 10**400]], "^coefficients must be finite, got an int beyond the floats$"),
         (np.array([[1, 0], [0, 1]], dtype=bool), "matrix of numbers, got dtype bool"),
         ([[1.0, None]], "matrix of numbers, got dtype object"),
         # degree 33 in row 1 (row 0 is padded with zeros to the same width: degree 0)
         (np.array([[1.0] + [0.0] * 33, [0.0] * 33 + [1.0]]),
-         r"degree at most 32, got degree 33 in row 1"),
+         r"degree at most 32, got degree 33 in row 1$"),
+        # the first row of degree 32 (allowed) and 31 must not be named
+        (np.array([[0.0] * 32 + [1.0, 0.0], [0.0] * 31 + [1.0, 0.0, 0.0], [0.0] * 33 + [1.0]]),
+         r"^a cost curve has degree at most 32, got degree 33 in row 2$"),
     ],
 )
 def test_from_rows_names_what_is_wrong(bad, fragment):
     with pytest.raises(ValueError, match=fragment):
         CostCurve.from_rows(bad)
+
+
+def test_an_integer_beyond_the_floats_is_refused_as_not_finite():
+    with pytest.raises(ValueError, match=r"^coefficients must be finite, got \[1, 10{30}"):
+        CostCurve([1, 10**400])
 
 
 def test_from_rows_takes_degree_32_and_wide_rows_of_low_degree():
@@ -760,4 +771,5 @@ def test_from_rows_takes_degree_32_and_wide_rows_of_low_degree():
     assert top == CostCurve([0.0] * 32 + [1.0]) and top.degree == 32
     assert low == CostCurve([1.0, 2.0, 3.0])
     assert CostCurve.from_rows([[1, 2]]) == [CostCurve([1, 2])]  # integers are numbers
+    assert CostCurve.from_rows(np.zeros((0, 40))) == []  # no rows: no degree to check
     assert CostCurve.from_rows(np.array([[1.0, 2]], dtype=object)) == [CostCurve([1, 2])]

@@ -808,6 +808,16 @@ def test_fixed_budget_on_an_unbounded_domain_from_zero_with_no_later_point():
     assert fixed.lookup(1e12) is None
 
 
+def test_fixed_budget_at_the_end_of_the_domain_where_a_falling_cost_meets_the_budget():
+    # A costs 10 - n: above the budget 4 until n = 6, the end of the domain, where it fits
+    falling = Candidate("A", 0.9, "10 - n")
+    fixed = PolyDomIndex.build([falling, EDGE_B], 0.0, 6.0).for_budget(4.0)
+    assert fixed.breakpoints.tolist()[-1] == 6.0
+    assert fixed.lookup(6.0).key == "A"
+    assert fixed.lookup(np.nextafter(6.0, 0.0)).key == "B"
+    assert fixed.lookup(0.0).key == "B"
+
+
 def test_fixed_budget_on_a_one_point_domain():
     index = PolyDomIndex.build([EDGE_A, EDGE_B], 3.0, 3.0)
     assert index.for_budget(3.0).lookup(3.0).key == "A"
