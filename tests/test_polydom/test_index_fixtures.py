@@ -818,6 +818,15 @@ def test_fixed_budget_at_the_end_of_the_domain_where_a_falling_cost_meets_the_bu
     assert fixed.lookup(0.0).key == "B"
 
 
+def test_dominance_is_pruned_on_the_index_domain_not_beyond_it():
+    # v (n) is cheaper than u (10) on [0, 5] only: pruned there, kept on [0, inf)
+    u, v = Candidate("u", 0.5, "10"), Candidate("v", 0.6, "n")
+    bounded, unbounded = PolyDomIndex.build([u, v], 0.0, 5.0), PolyDomIndex.build([u, v])
+    assert bounded.stats_["undominated"] == 1
+    assert unbounded.stats_["undominated"] == 2
+    assert [[c.key for c in s] for s in bounded.skylines] == [["v"]]
+
+
 def test_fixed_budget_on_a_one_point_domain():
     index = PolyDomIndex.build([EDGE_A, EDGE_B], 3.0, 3.0)
     assert index.for_budget(3.0).lookup(3.0).key == "A"
