@@ -10,7 +10,9 @@ run that hunts for new counterexamples.
 examples and without shrinking: every mutant runs the properties, so they must be quick, and
 a mutant only needs *a* failing example, not the smallest one (shrinking a failure of a
 mutant could take longer than mutmut's timeout, which then reports a caught mutant as a
-timeout).
+timeout).  Under it every test also gets a 30 s ``pytest-timeout`` (the suite's default is
+300 s): an endless loop a mutant makes then fails the test before mutmut's CPU limit stops
+it, and counts as killed rather than as a timeout.
 
 A property's own budget is never fixed in the test: ``@settings(max_examples=examples(40))``
 (:func:`tests.strategies.examples`) scales 40 by the loaded profile (40 under "default",
@@ -28,6 +30,7 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # inherited by the worker processes tests start
 
+import pytest  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402  (after the variables above)
 
 threadpool_limits(int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")  # if already loaded
@@ -61,3 +64,12 @@ settings.register_profile(
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+MUTATION_TIMEOUT_S = 30
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under the mutation profile a hang fails at 30 s (ahead of any per-file timeout)."""
+    if os.environ.get("HYPOTHESIS_PROFILE") == "mutation":
+        for item in items:
+            item.add_marker(pytest.mark.timeout(MUTATION_TIMEOUT_S), append=False)
