@@ -9,6 +9,7 @@ Coefficients are lowest degree first, as in the library.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
 from math import comb
@@ -52,16 +53,18 @@ def _poly(coefs: Sequence[float]) -> sympy.Poly:
     return sympy.Poly([sympy.Rational(Fraction(c)) for c in reversed(coefs)], _N)
 
 
+def _root_multiplicities(coefs: Sequence[float]) -> Counter:
+    """sympy's exact real roots of the polynomial, each with its multiplicity."""
+    p = _poly(coefs)
+    if p.is_zero or p.degree() <= 0:
+        return Counter()
+    return Counter(sympy.real_roots(p))
+
+
 def exact_real_roots(coefs: Sequence[float]) -> list[tuple[float, int]]:
     """Every distinct real root with its multiplicity, ascending, isolated exactly by sympy
     (then rounded to a float)."""
-    p = _poly(coefs)
-    if p.is_zero or p.degree() <= 0:
-        return []
-    counts: dict = {}
-    for r in sympy.real_roots(p):
-        counts[r] = counts.get(r, 0) + 1
-    return sorted((float(sympy.N(r, 30)), m) for r, m in counts.items())
+    return sorted((float(sympy.N(r, 30)), m) for r, m in _root_multiplicities(coefs).items())
 
 
 def exact_sign_changes(coefs: Sequence[float], lo: float, hi: float) -> list[float]:
@@ -70,14 +73,8 @@ def exact_sign_changes(coefs: Sequence[float], lo: float, hi: float) -> list[flo
     A root changes the sign of the polynomial exactly when its multiplicity is odd.  The
     comparison with ``lo`` and ``hi`` is exact (sympy's isolated root against a rational).
     """
-    p = _poly(coefs)
-    if p.is_zero or p.degree() <= 0:
-        return []
-    counts: dict = {}
-    for r in sympy.real_roots(p):
-        counts[r] = counts.get(r, 0) + 1
     out = []
-    for root, mult in counts.items():
+    for root, mult in _root_multiplicities(coefs).items():
         inside_lo = math.isinf(lo) or root > sympy.Rational(Fraction(lo))
         inside_hi = math.isinf(hi) or root < sympy.Rational(Fraction(hi))
         if mult % 2 == 1 and inside_lo and inside_hi:

@@ -35,6 +35,25 @@ __all__ = ["CostCurve"]
 _INF = math.inf
 
 
+def _holds_a_bool(values: Any) -> bool:
+    """Does a list or tuple of numbers, or of rows of numbers, hold a boolean?  numpy casts
+    ``[True, 2.0]`` and ``[[True, 2.0]]`` to floats silently.  O(size)."""
+    if not isinstance(values, (list, tuple)):
+        return False
+    return any(
+        isinstance(c, (bool, np.bool_))
+        for v in values for c in (v if isinstance(v, (list, tuple)) else (v,))
+    )
+
+
+def _real_dtype(raw: np.ndarray) -> bool:
+    """Are the values numpy read into ``raw`` real numbers (integers or floats, or objects
+    that are real numbers and not booleans)?  O(1), or O(size) for an object array."""
+    return raw.dtype.kind in "iuf" or raw.dtype.kind == "O" and all(
+        isinstance(c, numbers.Real) and not isinstance(c, bool) for c in raw.ravel()
+    )
+
+
 class CostCurve:
     """A polynomial cost ``c(n) = c0 + c1*n + c2*n**2 + ...`` in the item size ``n``.
 
@@ -70,14 +89,7 @@ class CostCurve:
             raise ValueError(
                 f"coefficients must be a sequence of numbers, got {shown(coefficients)}"
             ) from None
-        bools = isinstance(coefficients, (list, tuple)) and any(
-            isinstance(c, (bool, np.bool_)) for c in coefficients
-        )  # numpy would cast [True, 2.0] to floats silently
-        if bools or raw.dtype.kind not in "iuf" and not (
-            raw.dtype.kind == "O" and all(
-                isinstance(c, numbers.Real) and not isinstance(c, bool) for c in raw.ravel()
-            )
-        ):
+        if _holds_a_bool(coefficients) or not _real_dtype(raw):
             raise TypeError(
                 f"coefficients must be real numbers, got {shown(coefficients)} "
                 f"(dtype {raw.dtype})"
@@ -149,17 +161,9 @@ class CostCurve:
             raw = np.asarray(coefficients)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"coefficients must be a matrix of numbers: {exc}") from None
-        bools = isinstance(coefficients, (list, tuple)) and any(
-            isinstance(c, (bool, np.bool_))
-            for row in coefficients if isinstance(row, (list, tuple)) for c in row
-        )  # numpy would cast [[True, 2.0]] to floats silently
-        if bools:
+        if _holds_a_bool(coefficients):
             raise ValueError("coefficients must be a matrix of numbers, got a boolean")
-        if raw.dtype.kind not in "iuf" and not (
-            raw.dtype.kind == "O" and all(
-                isinstance(c, numbers.Real) and not isinstance(c, bool) for c in raw.ravel()
-            )
-        ):
+        if not _real_dtype(raw):
             raise ValueError(
                 f"coefficients must be a matrix of numbers, got dtype {raw.dtype}"
             )
