@@ -71,6 +71,30 @@ class ReversedExecutor(Executor):
         return nullcontext(_ReversedSession(shared))
 
 
+class RecordingExecutor(ReversedExecutor):
+    """A :class:`ReversedExecutor` that keeps what it is handed: ``calls`` holds
+    ``(function name, tasks)`` per batch in order, ``batches`` the tasks alone."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list]] = []
+
+    @property
+    def batches(self) -> list[list]:
+        return [tasks for _, tasks in self.calls]
+
+    def session(self, shared):
+        ctx = super().session(shared)
+        run = ctx.__enter__()  # a nullcontext: entering hands back the session itself
+        inner = run.map_unordered
+
+        def map_unordered(fn, tasks):
+            self.calls.append((getattr(fn, "__name__", repr(fn)), list(tasks)))
+            return inner(fn, tasks)
+
+        run.map_unordered = map_unordered
+        return ctx
+
+
 class CrashingTasks:
     """Shared object of the pool crash tests: :func:`crash_task` runs task ``i`` with it.
 

@@ -114,18 +114,9 @@ def candidates_of(url: Path) -> list:
 @pytest.mark.slow
 def test_the_budgeted_sweeps_of_a_build_run_on_its_executor(tmp_path: Path) -> None:
     from polydom.app.config_build import build_from_config, load_config
-    from tests.executor_support import ReversedExecutor
+    from tests.executor_support import RecordingExecutor
 
-    batches = []
-
-    class Recording(ReversedExecutor):
-        def session(self, shared):
-            ctx = super().session(shared)
-            run = ctx.__enter__()
-            inner = run.map_unordered
-            run.map_unordered = lambda fn, tasks: batches.append(
-                (fn.__name__, list(tasks))) or inner(fn, tasks)
-            return ctx
+    recording = RecordingExecutor()
 
     (tmp_path / "ref").mkdir()
     (tmp_path / "ref" / "cstc.toml").write_text(CSTC_TOML)
@@ -133,10 +124,10 @@ def test_the_budgeted_sweeps_of_a_build_run_on_its_executor(tmp_path: Path) -> N
     (tmp_path / "rec").mkdir()
     (tmp_path / "rec" / "cstc.toml").write_text(CSTC_TOML)
     build_from_config(load_config(tmp_path / "rec" / "cstc.toml"), out=lambda _: None,
-                      executor=Recording())
-    sweeps = [tasks for name, tasks in batches if name == "_fit_sweep_point"]
+                      executor=recording)
+    sweeps = [tasks for name, tasks in recording.calls if name == "_fit_sweep_point"]
     assert sweeps == [[(t, s) for s in (1.0, 50.0) for t in (0.001, 0.1)]]
-    assert any(name == "expand_task" for name, _ in batches)  # the lattice: same executor
+    assert any(name == "expand_task" for name, _ in recording.calls)  # the lattice: same executor
     (tmp_path / "pool").mkdir()
     (tmp_path / "pool" / "cstc.toml").write_text('executor = "processes:2"\n' + CSTC_TOML)
     assert main(["build", str(tmp_path / "pool" / "cstc.toml")]) == 0

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import lattice
 from lattice.executor import ExecutorError, InProcessExecutor, PoolExecutor, make_executor
-from tests.executor_support import ReversedExecutor, TableLearner, training_log
+from tests.executor_support import RecordingExecutor, ReversedExecutor, TableLearner, training_log
 from tests.lattice_oracle import instances
 from tests.strategies import examples
 
@@ -74,22 +74,9 @@ def test_completion_order_does_not_change_the_exploration(inst, alpha, cost_prun
 
 
 def test_a_pass_goes_out_as_one_batch():
-    sizes = []
-
-    class Recording(ReversedExecutor):
-        def session(self, shared):
-            ctx = super().session(shared)
-            run = ctx.__enter__()
-            inner = run.map_unordered
-
-            def map_unordered(fn, tasks):
-                sizes.append(len(tasks))
-                return inner(fn, tasks)
-
-            run.map_unordered = map_unordered
-            return ctx
-
-    exp = lattice.explore(COSTS4, TableLearner(ACC4), alpha=1.0, executor=Recording())
+    recording = RecordingExecutor()
+    exp = lattice.explore(COSTS4, TableLearner(ACC4), alpha=1.0, executor=recording)
+    sizes = [len(tasks) for tasks in recording.batches]
     assert sum(sizes) == exp.n_expanded == 14
     assert max(sizes) == 4  # the top pass of round 2: all four sets of three features
 

@@ -9,7 +9,7 @@ from sklearn.model_selection import train_test_split
 
 import learners
 from learners import CEGBClassifier, sweep_candidates
-from tests.executor_support import ReversedExecutor
+from tests.executor_support import RecordingExecutor
 
 pytest.importorskip("lightgbm")
 distributed = pytest.importorskip("distributed")
@@ -40,18 +40,9 @@ def summary(cands, X):
 
 
 def test_one_task_per_tradeoff_and_size_in_grid_order(split):
-    batches = []
-
-    class Recording(ReversedExecutor):
-        def session(self, shared):
-            ctx = super().session(shared)
-            run = ctx.__enter__()
-            inner = run.map_unordered
-            run.map_unordered = lambda fn, tasks: batches.append(list(tasks)) or inner(fn, tasks)
-            return ctx
-
-    reversed_order = sweep(split, Recording())
-    assert batches == [[(t, s) for s in SIZES for t in TRADEOFFS]]
+    recording = RecordingExecutor()
+    reversed_order = sweep(split, recording)
+    assert recording.batches == [[(t, s) for s in SIZES for t in TRADEOFFS]]
     assert [c.key for c in reversed_order] == [
         f"CEGBClassifier(tradeoff={t:g}, n={s:g})" for s in SIZES for t in TRADEOFFS]
 
@@ -112,19 +103,11 @@ def full_summary(cands, X):
 def test_each_learner_s_sweep_is_the_same_in_process_on_a_pool_and_on_dask(
         split, cluster_client, name, params, tradeoffs):
     X = split[1]
-    batches = []
-
-    class Recording(ReversedExecutor):
-        def session(self, shared):
-            ctx = super().session(shared)
-            run = ctx.__enter__()
-            inner = run.map_unordered
-            run.map_unordered = lambda fn, tasks: batches.append(list(tasks)) or inner(fn, tasks)
-            return ctx
-
+    recording = RecordingExecutor()
     ref = full_summary(registered_sweep(split, name, params, tradeoffs, None), X)
     assert ref and {len(r) for r in ref} == {6}
-    reversed_order = registered_sweep(split, name, params, tradeoffs, Recording())
+    reversed_order = registered_sweep(split, name, params, tradeoffs, recording)
+    batches = recording.batches
     assert full_summary(reversed_order, X) == ref
     assert len(batches) == 1  # one batch: the whole grid
     per_point = len(batches[0]) // (len(tradeoffs) * len(REF_SIZES))
