@@ -51,7 +51,7 @@ from learners import (  # noqa: E402
     GreedyMiserClassifier,
     SklearnLearner,
 )
-from learners.budgeted import sweep_adapt, sweep_adapt_candidates  # noqa: E402
+from learners.budgeted import sweep, sweep_adapt  # noqa: E402
 from learners.budgeted.adapt.high_cost import HighCostModel  # noqa: E402
 from learners.budgeted.contract import group_usage  # noqa: E402
 
@@ -388,13 +388,12 @@ def run_budgeted(title, tag, X, y, groups, costs, lattice_groups, seeds, grids, 
         cache: dict = {}
         base = polydom.build_index(lat_costs, learner, alpha=1.0, delta=0.0, cache=cache)
         # ADAPT on the lattice's own features (its groups), approximating the index's best
-        adapt_cands = sweep_adapt_candidates(
-            AdaptClassifier.from_index(base, 1.0, 1e12, method="gbrt",
-                                       n_estimators=grids["trees"], max_iter=5,
-                                       random_state=seed),
-            grids["gbrt_lattice"], grids["p_full"], X_tr, y_tr, X_va, y_va, lat_costs,
-            thresholds=THRESHOLDS,
-        )
+        adapt_proto = AdaptClassifier.from_index(base, 1.0, 1e12, method="gbrt",
+                                                 n_estimators=grids["trees"], max_iter=5,
+                                                 random_state=seed)
+        adapt_cands = sweep(adapt_proto, grids["gbrt_lattice"], X_tr, y_tr, lat_costs,
+                            evaluation=(X_va, y_va), p_fulls=grids["p_full"],
+                            thresholds=THRESHOLDS)
         mixed = polydom.build_index(lat_costs, learner, alpha=1.0, delta=0.0, cache=cache,
                                     extra_candidates=adapt_cands)
         total = sum(float(c) for c in lat_costs.values())

@@ -40,7 +40,7 @@ from sklearn.datasets import load_breast_cancer, load_digits, make_classificatio
 from sklearn.model_selection import train_test_split
 
 import polydom
-from learners import CEGBClassifier, GreedyMiserClassifier, sweep_candidates
+from learners import CEGBClassifier, GreedyMiserClassifier, sweep
 from learners.budgeted.contract import row_costs
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -272,15 +272,15 @@ def run_dataset(name, quick):
     penalties = ["full", "shared"] if max(map(len, groups.values())) > 1 else ["full"]
     cands["cegb"] = []
     for gp in penalties:
-        cands["cegb"] += sweep_candidates(
-            CEGBClassifier(feature_groups=groups, cost_kind="lazy", group_penalty=gp, **params),
-            lam, X_tr, y_tr, X_va, y_va, costs, sizes=sizes,
-            key="cegb" if gp == "full" else "cegb-shared")
+        proto = CEGBClassifier(feature_groups=groups, cost_kind="lazy", group_penalty=gp,
+                               **params)
+        cands["cegb"] += sweep(proto, lam, X_tr, y_tr, costs, evaluation=(X_va, y_va),
+                               sizes=sizes, key="cegb" if gp == "full" else "cegb-shared")
     timings["cegb"] = time.perf_counter() - t
     t = time.perf_counter()
-    cands["greedymiser"] = sweep_candidates(
-        GreedyMiserClassifier(feature_groups=groups, n_estimators=rounds, random_state=SEED),
-        lam_gm, X_tr, y_tr, X_va, y_va, costs, sizes=sizes, key="greedymiser")
+    gm = GreedyMiserClassifier(feature_groups=groups, n_estimators=rounds, random_state=SEED)
+    cands["greedymiser"] = sweep(gm, lam_gm, X_tr, y_tr, costs, evaluation=(X_va, y_va),
+                                 sizes=sizes, key="greedymiser")
     timings["greedymiser"] = time.perf_counter() - t
     t = time.perf_counter()
     est = lgb.LGBMClassifier(n_estimators=rounds, num_leaves=15, random_state=SEED,

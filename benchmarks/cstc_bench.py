@@ -51,7 +51,7 @@ from learners import (
     CSTCClassifier,
     CSTCRegressor,
     SklearnLearner,
-    sweep_candidates,
+    sweep,
 )
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -150,11 +150,11 @@ def cost_model(blocks, column_cost) -> polydom.CostModel:
 
 
 def timed_sweep(prototype, grid, split, costs, key):
-    """``sweep_candidates`` over the cost model, with the mean fit time per model."""
+    """``sweep`` over the cost model, with the mean fit time per model."""
     X_tr, y_tr, X_va, y_va = split
     t = time.perf_counter()
-    cands = sweep_candidates(prototype, grid, X_tr, y_tr, X_va, y_va, costs, key=key,
-                             learner=key.split(" ")[0].lower())
+    cands = sweep(prototype, grid, X_tr, y_tr, costs, evaluation=(X_va, y_va), key=key,
+                  learner=key.split(" ")[0].lower())
     return cands, (time.perf_counter() - t) / max(len(cands), 1)
 
 

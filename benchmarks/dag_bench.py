@@ -28,7 +28,7 @@ in one run, each as (average test cost, test error) per setting:
 * ``cstc``: CSTC (R2 only, binary; skipped when the class is missing).
 
 Then the mixed index: lattice (or forward-prefix) candidates plus the DAG's candidates
-(``dag_sweep_candidates``, validation accuracy, expected cost curves), compared with the index
+(``sweep``, validation accuracy, expected cost curves), compared with the index
 without them at a grid of budgets: the index's own accuracy (never lower by construction) and
 the test error and cost of the model each picks.
 

@@ -10,7 +10,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import polydom
-from learners import CEGBClassifier, sweep_candidates
+from learners import CEGBClassifier, sweep
 
 X, y = load_breast_cancer(return_X_y=True)
 X_tr, X_va, y_tr, y_va = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
@@ -34,9 +34,9 @@ print("expected cost curve", clf.expected_cost(X_va, costs))
 print("mean split evaluations per row", float(clf.split_evaluations(X_va).mean()))
 
 # a sweep of trade-offs and reference sizes -> candidates
-cegb = sweep_candidates(CEGBClassifier(feature_groups=groups, n_estimators=100, random_state=0),
-                        [1e-4, 1e-3, 1e-2], X_tr, y_tr, X_va, y_va, costs, sizes=[100, 10_000],
-                        key="cegb")
+cegb = sweep(CEGBClassifier(feature_groups=groups, n_estimators=100, random_state=0),
+             [1e-4, 1e-3, 1e-2], X_tr, y_tr, costs, evaluation=(X_va, y_va), sizes=[100, 10_000],
+             key="cegb")
 
 # a few feature-set models (what the lattice produces), same candidate type
 sets = [("size",), ("size", "texture"), ("size", "texture", "shape", "other")]

@@ -41,18 +41,16 @@ class RegisteredLearner:
     model_classes : tuple of type or str
         Classes storage keeps as arrays + JSON (``to_arrays`` / ``from_arrays``); a string
         ``"module:QualName"`` is imported only when needed (optional dependencies).
-    sweep : callable or None
-        ``sweep(prototype, tradeoffs, X_train, y_train, X_eval, y_eval, cost_model, *,
-        sizes, cost, key, learner, executor)`` -> candidates, for budgeted learners with
-        their own sweep (``executor``: where the fits run, see
-        :func:`lattice.make_executor`); None: :func:`learners.sweep_candidates`.
+
+    Every budgeted learner is swept into candidates by the one :func:`learners.sweep`;
+    its prototype says what else its grid holds (the budgeted-learner contract,
+    :class:`learners.BudgetedLearner`), and its ``learner_name`` is this ``name``.
     """
 
     name: str
     factory: Callable[..., Any]
     kind: str
     model_classes: tuple = ()
-    sweep: Callable[..., Any] | None = None
 
     def make(self, seed: int = 0, **params: Any) -> Any:
         """A fresh estimator from the factory.  Runtime complexity: that of the factory."""
@@ -84,7 +82,6 @@ def register_learner(
     factory: Callable[..., Any],
     kind: str = "lattice",
     model_classes: Sequence[type | str] = (),
-    sweep: Callable[..., Any] | None = None,
 ) -> RegisteredLearner:
     """Register ``factory`` under ``name``.
 
@@ -99,8 +96,6 @@ def register_learner(
     kind : {"lattice", "budgeted"}, default "lattice"
     model_classes : sequence of type or "module:QualName"
         Array-model classes storage must be able to keep.
-    sweep : callable, optional
-        A budgeted learner's own sweep (default :func:`learners.sweep_candidates`).
 
     Returns
     -------
@@ -109,7 +104,7 @@ def register_learner(
     Raises
     ------
     ValueError
-        If ``name`` is taken or not a non-empty string, ``factory`` or ``sweep`` is not
+        If ``name`` is taken or not a non-empty string, ``factory`` is not
         callable, ``kind`` is unknown, or a model class is neither a class nor a
         ``"module:QualName"`` string.  Nothing is registered then.
     """
@@ -121,8 +116,6 @@ def register_learner(
         raise ValueError(f"factory of learner {name!r} must be callable, got {factory!r}")
     if kind not in KINDS:
         raise ValueError(f"kind of learner {name!r} must be one of {KINDS}, got {kind!r}")
-    if sweep is not None and not callable(sweep):
-        raise ValueError(f"sweep of learner {name!r} must be callable, got {sweep!r}")
     if isinstance(model_classes, (str, type)):
         model_classes = (model_classes,)
     classes = tuple(model_classes)
@@ -132,7 +125,7 @@ def register_learner(
                 f"model_classes of learner {name!r} must be classes or 'module:QualName' "
                 f"strings, got {cls!r}"
             )
-    spec = RegisteredLearner(name, factory, kind, classes, sweep)
+    spec = RegisteredLearner(name, factory, kind, classes)
     _REGISTRY[name] = spec
     return spec
 
@@ -225,7 +218,7 @@ def _cscc(seed: int = 0, **params: Any) -> Any:
 
 def _adapt(seed: int = 0, high_cost: str = "logistic", **params: Any) -> Any:
     """ADAPT around the estimator of the registered lattice learner ``high_cost`` (unfitted:
-    the build's sweep, :func:`learners.budgeted.adapt.sweep.sweep_adapt_build`, fits it once)."""
+    the sweep fits it once per split, :meth:`AdaptClassifier.sweep_shared`)."""
     from learners.budgeted.adapt import AdaptClassifier
 
     spec = get_learner(high_cost)
@@ -237,22 +230,10 @@ def _adapt(seed: int = 0, high_cost: str = "logistic", **params: Any) -> Any:
     return AdaptClassifier(spec.make(seed), fit_high_cost=True, random_state=seed, **params)
 
 
-def _adapt_sweep(*args: Any, **kwargs: Any) -> Any:
-    from learners.budgeted.adapt import sweep_adapt_build
-
-    return sweep_adapt_build(*args, **kwargs)
-
-
 def _dag(seed: int = 0, **params: Any) -> Any:
     from learners.budgeted.dag import DAGClassifier
 
     return DAGClassifier(random_state=seed, **params)
-
-
-def _dag_sweep(*args: Any, **kwargs: Any) -> Any:
-    from learners.budgeted.dag import dag_sweep_candidates
-
-    return dag_sweep_candidates(*args, **kwargs)
 
 
 register_learner("logistic", _logistic)
@@ -270,6 +251,6 @@ register_learner("cstc", _cstc, kind="budgeted",
 register_learner("cscc", _cscc, kind="budgeted",
                  model_classes=("learners.budgeted.cstc:CSCCClassifier",))
 register_learner("adapt", _adapt, kind="budgeted",
-                 model_classes=("learners.budgeted.adapt:AdaptClassifier",), sweep=_adapt_sweep)
+                 model_classes=("learners.budgeted.adapt:AdaptClassifier",))
 register_learner("dag", _dag, kind="budgeted",
-                 model_classes=("learners.budgeted.dag:DAGClassifier",), sweep=_dag_sweep)
+                 model_classes=("learners.budgeted.dag:DAGClassifier",))

@@ -149,6 +149,24 @@ default 5
             f"data=sha256:{digest.hexdigest()[:16]})"
         )
 
+    def evaluation_description(self) -> dict[str, Any]:
+        """How this learner scores, as JSON-ready data (a build stores it in its ``info``).
+
+        An :class:`learners.EvaluationProtocol` gives its
+        :meth:`~learners.EvaluationProtocol.describe`; an integer ``cv`` unshuffled
+        (stratified) folds, a test split one split; another splitter its ``repr``.
+
+        Runtime complexity: O(rows) (groups are hashed).
+        """
+        self._prepare()
+        if isinstance(self.cv, EvaluationProtocol):
+            return self.cv.describe()
+        if self._test is not None:
+            return {"kind": "test-split", "folds": 1, "rows": int(len(self._test[1]))}
+        if isinstance(self.cv, numbers.Integral):
+            return {"kind": "kfold", "folds": int(self.cv), "seed": None, "shuffle": False}
+        return {"kind": "splitter", "splitter": repr(self.cv)}
+
     def feature_columns(self) -> dict[str, list[int]]:
         """Feature name -> column indices, in the learner's feature order."""
         self._prepare()

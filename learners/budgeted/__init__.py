@@ -2,35 +2,32 @@
 
 One room (sub-package) per method: :mod:`.cegb` (CEGB, GreedyMiser), :mod:`.cstc` (CSTC,
 CSCC), :mod:`.dag` (the DAG of sensor sets), :mod:`.adapt` (ADAPT); the pieces they share
-sit here: :mod:`.contract` (the cost contract and the sweep into index candidates),
+sit here: :mod:`.contract` (the cost contract: the checked protocol, the parameters' one check and
+JSON form), :mod:`.sweep` (the one sweep of every budgeted learner into index candidates),
 :mod:`.on_demand` (computing features as a model asks for them), :mod:`.tree_paths` (tree
 ensembles as flat arrays) and :mod:`.sklearn_blobs` (scikit-learn sub-models without pickle).
 The estimators load on first use, so that ``import learners.budgeted`` stays light and works
 without LightGBM.
 """
 
-from learners.budgeted.adapt.sweep import (
-    efficient_frontier,
-    sweep_adapt,
-    sweep_adapt_build,
-    sweep_adapt_candidates,
-)
+from learners.budgeted.adapt.sweep import efficient_frontier, sweep_adapt
 from learners.budgeted.contract import (
     BudgetedClassifierMixin,
+    BudgetedLearner,
     ColumnSubsetModel,
+    check_budgeted,
     expected_cost_curve,
-    sweep_candidates,
     worst_cost_curve,
 )
 from learners.budgeted.lazy_exports import lazy_exports
 from learners.budgeted.on_demand import OnDemandFeaturizer
+from learners.budgeted.sweep import sweep
 from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 
 __getattr__ = lazy_exports(__name__, {
     "AdaptClassifier": "learners.budgeted.adapt",
     "CEGBClassifier": "learners.budgeted.cegb",
     "DAGClassifier": "learners.budgeted.dag",
-    "dag_sweep_candidates": "learners.budgeted.dag",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
     "CSTCClassifier": "learners.budgeted.cstc",
     "CSTCRegressor": "learners.budgeted.cstc",
@@ -41,6 +38,7 @@ __getattr__ = lazy_exports(__name__, {
 __all__ = [
     "AdaptClassifier",
     "BudgetedClassifierMixin",
+    "BudgetedLearner",
     "CEGBClassifier",
     "CSCCClassifier",
     "CSTCClassifier",
@@ -51,12 +49,10 @@ __all__ = [
     "OnDemandFeaturizer",
     "TreeArrays",
     "TreeEnsemble",
-    "dag_sweep_candidates",
+    "check_budgeted",
     "efficient_frontier",
     "expected_cost_curve",
+    "sweep",
     "sweep_adapt",
-    "sweep_adapt_build",
-    "sweep_adapt_candidates",
-    "sweep_candidates",
     "worst_cost_curve",
 ]

@@ -1,9 +1,15 @@
 """The budgeted-learner contract: per-row feature usage -> cost curves -> polydom Candidates.
 
-Every budgeted learner (CEGB, GreedyMiser here; CSTC/CSCC, DAG, ADAPT later) is a
-scikit-learn classifier whose per-feature costs (``feature_costs``, at a reference size) and
+Every budgeted learner (CEGB / GreedyMiser, CSTC / CSCC, the DAG, ADAPT) is a scikit-learn
+classifier whose per-feature costs (``feature_costs``, at a reference size) and
 accuracy/cost trade-off (``tradeoff``) are parameters, and which reports, through
 ``feature_usage(X)``, a boolean matrix rows x features of what it needed for each row.
+:class:`BudgetedLearner` lists every member the contract requires and
+:func:`check_budgeted` checks an object against it (the one sweep,
+:func:`learners.budgeted.sweep.sweep`, checks every prototype it is given);
+:class:`BudgetedClassifierMixin` gives the cost accounting and the sweep's default hooks.
+The parameters' one check (:func:`check_feature_costs`) and their one JSON form
+(:func:`params_json`) live here too.
 Adaptive models need different features for different rows, so the cost of such a model at
 item size ``n`` is a random quantity; the index stores its
 
@@ -21,15 +27,12 @@ column of a group computes the whole group and pays its cost once.  Without grou
 from __future__ import annotations
 
 import importlib
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
-from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
-from lattice.executor import map_in_order
 from learners.budgeted.former_names import current_class_path
 from learners.columns import column_groups
 from polydom.curves.candidate import Candidate
@@ -38,15 +41,169 @@ from polydom.curves.cost_model import CostModel
 
 __all__ = [
     "BudgetedClassifierMixin",
+    "BudgetedLearner",
     "ColumnSubsetModel",
+    "REQUIRED_PARAMS",
+    "check_budgeted",
+    "check_feature_costs",
     "column_groups",
     "expected_cost_curve",
     "group_usage",
+    "params_json",
     "row_costs",
-    "sweep_candidates",
     "sweep_features",
     "worst_cost_curve",
 ]
+
+#: Constructor parameters every budgeted learner has (the sweep sets them).
+REQUIRED_PARAMS = ("tradeoff", "feature_costs", "feature_groups")
+
+
+@runtime_checkable
+class BudgetedLearner(Protocol):
+    """What a budgeted learner must offer: the contract, member by member.
+
+    A scikit-learn classifier (``fit`` returning self, ``predict``, ``get_params`` /
+    ``set_params`` with :data:`REQUIRED_PARAMS` among the parameters) that reports the
+    features each row needed (``feature_usage``) and the features it may need at all
+    (``used_feature_names_``, ``subset_model``), is stored as arrays + JSON
+    (``to_arrays`` / ``from_arrays``), is named as in :mod:`learners.registry`
+    (``learner_name``), and tells the one sweep what its grid is (``sweep_options``,
+    ``sweep_settings``, ``sweep_shared``, ``sweep_variants``, ``needs_from_usage``).
+    :class:`BudgetedClassifierMixin` provides all but the learning itself and
+    ``learner_name``.  :func:`check_budgeted` names what an object lacks.
+    """
+
+    learner_name: str
+    sweep_options: Mapping[str, Any]
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> Any: ...
+    def predict(self, X: np.ndarray) -> np.ndarray: ...
+    def get_params(self, deep: bool = True) -> dict[str, Any]: ...
+    def set_params(self, **params: Any) -> Any: ...
+    def feature_usage(self, X: np.ndarray) -> np.ndarray: ...
+    def subset_model(self, columns: Sequence[int] | None = None) -> Any: ...
+    def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]: ...
+    def from_arrays(self, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> Any: ...
+    def sweep_settings(self, tradeoffs: Sequence[float], **options: Any) -> list[dict]: ...
+    def sweep_shared(self, X: np.ndarray, y: np.ndarray, first: Mapping[str, Any],
+                     **options: Any) -> dict[str, Any]: ...
+    def sweep_variants(self, X: np.ndarray, **options: Any) -> list[tuple[dict, Any]]: ...
+    def needs_from_usage(self, usage: np.ndarray, cost_model: Any,
+                         cost: str = "expected") -> dict[str, float]: ...
+
+
+def check_budgeted(learner: Any) -> None:
+    """Check ``learner`` against :class:`BudgetedLearner`: every member, the required
+    parameters, and a registry name.
+
+    Runtime complexity: O(members).
+
+    >>> class Half:
+    ...     learner_name = "half"
+    ...     def fit(self, X, y): return self
+    >>> check_budgeted(Half())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: Half is not a budgeted learner: it lacks predict, get_params, ..., sweep_options
+
+    Raises
+    ------
+    TypeError
+        Naming the class and every member or parameter it lacks.
+    """
+    members = [m for m in ("fit", "predict", "get_params", "set_params", "feature_usage",
+                           "subset_model", "to_arrays", "from_arrays", "sweep_settings",
+                           "sweep_shared", "sweep_variants", "needs_from_usage")
+               if not callable(getattr(learner, m, None))]
+    name = getattr(learner, "learner_name", None)
+    if not (isinstance(name, str) and name):
+        members.append("learner_name")
+    if not isinstance(getattr(learner, "sweep_options", None), Mapping):
+        members.append("sweep_options")
+    if "get_params" not in members:
+        params = learner.get_params(deep=False)
+        members += [f"parameter {p}" for p in REQUIRED_PARAMS if p not in params]
+    if members:
+        raise TypeError(f"{type(learner).__name__} is not a budgeted learner: it lacks "
+                        f"{', '.join(members)}")
+
+
+def check_feature_costs(
+    feature_costs: Any, names: Sequence[str], default: float = 0.0, what: str = "feature"
+) -> np.ndarray:
+    """Cost per feature, in the order of ``names``, checked: finite, >= 0, every name.
+
+    The one check of every budgeted learner's ``feature_costs`` parameter.  ``None``
+    gives ``default`` for every feature (0 for boosting and trees, whose trade-off then
+    has nothing to trade; the DAG's sensors cost 1 each, its paper's unit costs); a
+    sequence gives one value per feature; a mapping one per name (no unknown names).
+    ``what`` names the features in errors (``"sensor"`` for the DAG).
+
+    Runtime complexity: O(features).
+
+    >>> check_feature_costs({"a": 1, "b": 2.5}, ["a", "b"]).tolist()
+    [1.0, 2.5]
+    >>> check_feature_costs(None, ["a"], default=1.0).tolist()
+    [1.0]
+
+    Raises
+    ------
+    ValueError
+        Naming the missing, unknown or bad features, or the wrong length.
+    """
+    if feature_costs is None:
+        return np.full(len(names), float(default))
+    if isinstance(feature_costs, Mapping):
+        unknown = sorted(str(k) for k in feature_costs if str(k) not in names)
+        if unknown:
+            raise ValueError(f"feature_costs names unknown {what}s {unknown}; the {what}s "
+                             f"are {list(names)}")
+        missing = [n for n in names if n not in feature_costs]
+        if missing:
+            raise ValueError(f"feature_costs must give a cost for every {what}; none for "
+                             f"{missing}")
+        costs = np.array([float(feature_costs[n]) for n in names])
+    else:
+        costs = np.asarray(feature_costs, dtype=np.float64).ravel()
+        if costs.shape != (len(names),):
+            raise ValueError(f"feature_costs must have one value per {what} ({len(names)}), "
+                             f"got {costs.size}")
+    bad = [(n, float(c)) for n, c in zip(names, costs, strict=True)
+           if not (np.isfinite(c) and c >= 0)]
+    if bad:
+        raise ValueError(f"feature_costs must be finite and >= 0; got {bad}")
+    return costs
+
+
+def params_json(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A budgeted learner's parameters in their one JSON form (what ``to_arrays`` stores).
+
+    ``feature_costs`` becomes a name -> float mapping or a list of floats,
+    ``feature_groups`` a name -> list of int mapping, a ``class_weight`` mapping
+    name -> float, numpy scalars plain numbers; everything else is kept as it is (the
+    caller's ``json.dumps`` refuses what has no JSON form).
+
+    Runtime complexity: O(size of the parameters).
+
+    >>> params_json({"feature_costs": np.array([1, 2]), "tradeoff": np.float64(0.5)})
+    {'feature_costs': [1.0, 2.0], 'tradeoff': 0.5}
+    """
+    out = dict(params)
+    fc = out.get("feature_costs")
+    if isinstance(fc, Mapping):
+        out["feature_costs"] = {str(k): float(v) for k, v in fc.items()}
+    elif fc is not None:
+        out["feature_costs"] = np.asarray(fc, dtype=np.float64).tolist()
+    if out.get("feature_groups") is not None:
+        out["feature_groups"] = {str(k): [int(c) for c in np.atleast_1d(v)]
+                                 for k, v in out["feature_groups"].items()}
+    if isinstance(out.get("class_weight"), Mapping):
+        out["class_weight"] = {str(k): float(v) for k, v in out["class_weight"].items()}
+    for k, v in out.items():
+        if isinstance(v, np.generic):
+            out[k] = v.item()
+    return out
 
 
 def group_usage(column_usage: np.ndarray, groups: Mapping[str, Sequence[int]]) -> np.ndarray:
@@ -206,12 +363,40 @@ class ColumnSubsetModel:
 
 
 class BudgetedClassifierMixin:
-    """Cost accounting shared by budgeted classifiers.
+    """Cost accounting shared by budgeted classifiers, and the sweep's default hooks.
 
     A subclass provides ``feature_usage(X)`` (rows x features, features in the order of
-    ``feature_names_``), ``feature_groups_`` (name -> columns) and ``n_features_in_``, and
-    ``used_features_`` (boolean per feature: may the model need it for some row).
+    ``feature_names_``), ``feature_groups_`` (name -> columns) and ``n_features_in_``,
+    ``used_features_`` (boolean per feature: may the model need it for some row), and
+    ``learner_name``, its name in :mod:`learners.registry` (the name candidates, keys and
+    stores give it).  The hooks of :func:`learners.budgeted.sweep.sweep` default to a grid
+    of trade-offs, nothing shared between settings and one model per fit.
     """
+
+    #: The learner's name in :mod:`learners.registry` (set by every subclass).
+    learner_name: ClassVar[str]
+    #: The sweep options this learner takes, with their defaults (``frontier`` is every
+    #: learner's).
+    sweep_options: ClassVar[Mapping[str, Any]] = {}
+
+    def sweep_settings(self, tradeoffs: Sequence[float], **options: Any) -> list[dict]:
+        """The grid of a sweep: parameters of each fit (default ``{"tradeoff": t}`` per
+        trade-off).  Runtime complexity: O(grid)."""
+        return [{"tradeoff": float(t)} for t in tradeoffs]
+
+    def sweep_shared(
+        self, X: np.ndarray, y: np.ndarray, first: Mapping[str, Any], **options: Any
+    ) -> dict[str, Any]:
+        """Parameters fitted once per split from its training rows ``X, y`` and shared by
+        every setting there (``first``: the parameters of the grid's first fit); default
+        none.  Runtime complexity: that of the subclass's shared fit."""
+        return {}
+
+    def sweep_variants(self, X: np.ndarray, **options: Any) -> list[tuple[dict, Any]]:
+        """Models one fit gives, each with the parameters that name it in its key (``X``:
+        the rows it is scored on, or its training rows when it is only served); default
+        this fitted model alone.  Runtime complexity: O(1)."""
+        return [({}, self)]
 
     def acquired_(self, X: np.ndarray) -> np.ndarray:  # noqa: D401 - contract name
         """Alias of ``feature_usage(X)``: which features the model acquired for each row."""
@@ -260,15 +445,29 @@ class BudgetedClassifierMixin:
     def candidate_needs(
         self, X: np.ndarray, cost_model: CostModel | Mapping[str, Any], cost: str = "expected"
     ) -> dict[str, float]:
-        """The atoms this model needs, with the probability that each is needed.
-
-        Every atom of a feature the model may use is listed (so that the index hands the
-        model all the columns it may read); with ``cost="expected"`` its probability is the
-        fraction of the rows of ``X`` that needed it (per-row union of the atoms of the
-        features each row used, :meth:`polydom.CostModel.needs_from_usage`), with
-        ``"worst"`` it is 1.
+        """The atoms this model needs on the rows of ``X``, with the probability that each
+        is needed: :meth:`needs_from_usage` of ``feature_usage(X)``.
 
         Runtime complexity: that of ``feature_usage(X)`` plus O(rows * atoms).
+        """
+        usage = self.feature_usage(X) if cost != "worst" else None
+        return self.needs_from_usage(usage, cost_model, cost)
+
+    def needs_from_usage(
+        self, usage: np.ndarray | None, cost_model: CostModel | Mapping[str, Any],
+        cost: str = "expected",
+    ) -> dict[str, float]:
+        """The atoms a model needs, with the probability that each is needed, from a
+        rows x features usage matrix (this model's on held-out rows, or the out-of-fold
+        usage of the models a sweep scored).
+
+        Every atom of a feature this model may use is listed (so that the index hands the
+        model all the columns it may read); with ``cost="expected"`` its probability is the
+        fraction of the rows of ``usage`` that needed it (per-row union of the atoms of the
+        features each row used, :meth:`polydom.CostModel.needs_from_usage`), with
+        ``"worst"`` it is 1 (``usage`` is then not read).
+
+        Runtime complexity: O(rows * atoms).
         """
         model = CostModel.coerce(cost_model)
         used = model.atoms_of(self.used_feature_names_)
@@ -276,7 +475,7 @@ class BudgetedClassifierMixin:
             return dict.fromkeys(sorted(used), 1.0)
         if cost != "expected":
             raise ValueError(f"cost must be 'expected' or 'worst', got {cost!r}")
-        p = model.needs_from_usage(self.feature_usage(X), self.feature_names_)
+        p = model.needs_from_usage(usage, self.feature_names_)
         return {a: p.get(a, 0.0) for a in sorted(used | set(p))}
 
     def to_candidate(
@@ -308,7 +507,8 @@ class BudgetedClassifierMixin:
             depending on ``n``).  Adds ``E[split evaluations] * split_cost(n)`` (``"expected"``)
             or ``max`` over the rows of ``X`` (``"worst"``); needs ``split_evaluations(X)``.
         learner : str, optional
-            Name of the learner recorded on the candidate (default: the class name).
+            Name of the learner recorded on the candidate (default: ``learner_name``, the
+            registry's name).
 
         Returns
         -------
@@ -341,7 +541,7 @@ class BudgetedClassifierMixin:
             self.used_feature_names_,
             self.subset_model(columns),
             needs=needs,
-            learner=learner or type(self).__name__,
+            learner=learner or self.learner_name,
         )
 
 
@@ -391,115 +591,3 @@ def sweep_features(
     if "feature_atoms" in estimator.get_params():
         params["feature_atoms"] = {n: sorted(model.atoms_of([n])) for n in names}
     return model, params, names
-
-
-def sweep_candidates(
-    estimator: Any,
-    tradeoffs: Iterable[float],
-    X_train: np.ndarray,
-    y_train: np.ndarray,
-    X_eval: np.ndarray,
-    y_eval: np.ndarray,
-    costs: Mapping[str, Any],
-    sizes: Iterable[float] = (1.0,),
-    cost: str = "expected",
-    key: str | None = None,
-    split_cost: CostCurve | str | float | None = None,
-    learner: str | None = None,
-    executor: Any = None,
-) -> list[Candidate]:
-    """Fit ``estimator`` over a grid of trade-offs and reference sizes; one Candidate each.
-
-    For every ``tradeoff`` and reference size ``s``, a clone of ``estimator`` is fitted with
-    ``tradeoff=tradeoff`` and ``feature_costs={f: c_f(s)}`` (the costs at the size the model is
-    meant for), scored on ``(X_eval, y_eval)``, and turned into a Candidate whose cost curve is
-    its expected (or worst) cost at every size.  The candidates go into
-    ``polydom.build_index(..., extra_candidates=...)`` or ``PolyDomIndex.build``.
-
-    Parameters
-    ----------
-    estimator : budgeted classifier
-        Prototype with ``tradeoff``, ``feature_costs`` and ``feature_groups`` parameters.
-        Its features (``feature_groups`` names) must be atoms or bundles of ``costs``.
-        Without ``feature_groups``: with a plain mapping, its keys; with a CostModel whose
-        atoms' columns partition the columns of ``X_train``, the atoms (``feature_groups``
-        is set to them); else ``"x{j}"`` per column.
-    tradeoffs : iterable of float
-    X_train, y_train : training data (all columns)
-    X_eval, y_eval : held-out data for accuracy and usage probabilities
-    costs : polydom.CostModel or mapping of str to CostCurve or str
-        Training costs of a feature are ``cost_model.cost([feature])`` at each reference
-        size (a bundle: its atoms' sum); candidates' curves come from their needs.
-    sizes : iterable of float, default (1.0,)
-        Reference sizes at which the training costs are taken.
-    cost : {"expected", "worst"}
-    key : str, optional
-        Key prefix (default: the estimator's class name).
-    split_cost : CostCurve or str or float, optional
-        Per-row cost of one split evaluation, added to the candidates' curves (see
-        :meth:`BudgetedClassifierMixin.to_candidate`).  For CEGB it is also the training
-        penalty ``split_cost=split_cost(s)`` at each reference size.
-    learner : str, optional
-        Name recorded on every candidate (default: the estimator's class name).
-    executor : None, str, lattice.Executor or distributed.Client
-        Where the fits run (see :func:`lattice.make_executor`): one task per
-        (trade-off, reference size), the data shipped to each worker once.  The candidates
-        are the same, in the same order, with every executor.
-
-    Returns
-    -------
-    list of Candidate
-        Keys ``"{key}(tradeoff=..., n=...)"``, sizes outer and trade-offs inner; payloads
-        are fitted models.
-
-    Runtime complexity: ``len(tradeoffs) * len(sizes)`` fits, ``workers`` at a time.
-    """
-    prefix = key or type(estimator).__name__
-    model, params, names = sweep_features(estimator, costs, np.asarray(X_train).shape[1])
-    ts = list(tradeoffs)
-    grid = [(t, s) for s in sizes for t in ts]
-    sweep = _Sweep(estimator, X_train, y_train, X_eval, y_eval, model, names, params, cost,
-                   prefix, split_cost, learner)
-    return map_in_order(executor, sweep, _fit_sweep_point, grid)
-
-
-@dataclass(frozen=True)
-class _Sweep:
-    """What every fit of a sweep shares (shipped to each worker once)."""
-
-    estimator: Any
-    X_train: np.ndarray
-    y_train: np.ndarray
-    X_eval: np.ndarray
-    y_eval: np.ndarray
-    model: CostModel
-    names: list[str]
-    params: dict[str, Any]
-    cost: str
-    prefix: str
-    split_cost: CostCurve | str | float | None
-    learner: str | None
-
-
-def _fit_sweep_point(sweep: _Sweep, t: float, s: float) -> Candidate:
-    """One fit of a sweep (an executor task): the estimator at trade-off ``t`` and
-    reference size ``s``, as a Candidate."""
-    params = dict(sweep.params)
-    params["feature_costs"] = {n: float(sweep.model.cost([n])(float(s))) for n in sweep.names}
-    if "feature_atoms" in params:  # shared atoms paid once: the atoms' own costs at s
-        curves = sweep.model.atoms
-        used = sorted({a for atoms in params["feature_atoms"].values() for a in atoms})
-        params["atom_costs"] = {a: float(curves[a](float(s))) for a in used}
-    if sweep.split_cost is not None:
-        params["split_cost"] = float(CostCurve.coerce(sweep.split_cost)(float(s)))
-    est = clone(sweep.estimator).set_params(tradeoff=float(t), **params)
-    est.fit(sweep.X_train, sweep.y_train)
-    return est.to_candidate(
-        sweep.X_eval,
-        sweep.y_eval,
-        sweep.model,
-        f"{sweep.prefix}(tradeoff={t:g}, n={s:g})",
-        cost=sweep.cost,
-        split_cost=sweep.split_cost,
-        learner=sweep.learner,
-    )

@@ -8,8 +8,9 @@ A configuration (TOML shown; JSON takes the same keys)::
     alpha = 1.1                     # default 1.0
     delta = 0.0                     # default 0.0
     domain = [1, 100]               # [n_min, n_max]; digits: default [min side, max side]
-    cv = 3                          # folds (an integer, default 3)
-    seed = 0
+    cv = 3                          # folds (an integer, default 3), or instead
+    # holdout = 0.3                 # one held-out share of the rows
+    seed = 0                        # seeds the folds (and the learners)
     executor = "processes:2"        # where trainings run (default in-process); see below
     cost_unit = "ms"                # unit of the costs, printed everywhere (default "units";
                                     # "s" for profiled digits)
@@ -24,9 +25,13 @@ A configuration (TOML shown; JSON takes the same keys)::
     mean = "1 + n"
     worst = "5 + 0.01*n**2"
 
-Budgeted learners (registered ones of kind "budgeted") join the same index, each with a
-trade-off grid; they train on all but a stratified ``holdout`` share (default 0.3) of the
-rows and are scored on it::
+Every learner of the build, the lattice's and every budgeted one, is scored on one
+evaluation protocol (:class:`learners.EvaluationProtocol`): ``cv`` seeded stratified folds
+(default 3), or one stratified held-out share of the rows with ``holdout``; each candidate
+carries its per-fold scores, their mean and its standard error, and the protocol is
+stored with the build (``polydom inspect`` shows it).  Budgeted learners (registered ones
+of kind "budgeted") join the same index, each with a trade-off grid, swept by
+:func:`learners.sweep` on that protocol::
 
     atoms = "columns"               # each column x{j} is an atomic feature costing its
                                     # feature's curve; the features are bundles (default
@@ -176,20 +181,16 @@ def _cost_model(
 
 def _budgeted_candidates(
     specs: list[dict[str, Any]], model: CostModel, X: np.ndarray, y: np.ndarray,
-    holdout: float, seed: int, executor: Any = None,
+    protocol: learners.EvaluationProtocol, seed: int, executor: Any = None,
 ) -> list[Any]:
-    """Sweep every budgeted learner over its trade-off grid (trained on all but a stratified
-    ``holdout`` share of the rows, scored on the rest), its fits through ``executor``."""
-    from sklearn.model_selection import train_test_split
-
+    """Sweep every budgeted learner over its trade-off grid, scored on ``protocol`` (the
+    lattice's), its fits through ``executor``."""
     if not specs:
         return []
     covered = sorted(c for cols in model.columns.values() for c in cols)
     if covered != list(range(X.shape[1])):
         raise ConfigError("budgeted learners train on every column: the features must cover "
                           f"all {X.shape[1]} columns of the data, each once")
-    X_tr, X_ev, y_tr, y_ev = train_test_split(X, y, test_size=holdout, random_state=seed,
-                                              stratify=y)
     out = []
     for spec in specs:
         registered = learners.get_learner(spec["learner"])
@@ -197,10 +198,9 @@ def _budgeted_candidates(
             proto = registered.make(seed, **spec["params"])
         except TypeError as exc:
             raise ConfigError(f"budgeted learner {spec['learner']!r}: bad params: {exc}") from None
-        sweep = registered.sweep or learners.sweep_candidates
-        out.extend(sweep(proto, spec["tradeoffs"], X_tr, y_tr, X_ev, y_ev, model,
-                         sizes=spec["sizes"], cost=spec["cost"], key=spec["learner"],
-                         learner=spec["learner"], executor=executor))
+        out.extend(learners.sweep(proto, spec["tradeoffs"], X, y, model, evaluation=protocol,
+                                  sizes=spec["sizes"], cost=spec["cost"],
+                                  executor=executor))
     return out
 
 
@@ -323,12 +323,9 @@ def build_from_config(
     seed = _integer(config, "seed", 0, 0)
     estimator = make_learner(config["learner"], seed)
     specs = _budgeted(config)
-    holdout = _number(config, "holdout", 0.3, 0.0)
-    if not 0.0 < holdout < 1.0:
-        raise ConfigError(f"holdout must be in (0, 1), got {holdout!r}")
     alpha = _number(config, "alpha", 1.0, 1.0)
     delta = _number(config, "delta", 0.0, 0.0)
-    cv = _integer(config, "cv", 3, 2)
+    protocol = _protocol(config, seed)
     store = _store_url(config)
     data = config["data"]
     if data == "breast_cancer":
@@ -362,10 +359,15 @@ def build_from_config(
     foreign = config.get("foreign_database", False)
     if not isinstance(foreign, bool):
         raise ConfigError(f"foreign_database must be true or false, got {foreign!r}")
-    if cv > len(y):
-        raise ConfigError(f"cv must be at most the number of rows ({len(y)}), got {cv}")
+    if protocol.holdout is None and protocol.folds > len(y):
+        raise ConfigError(f"cv must be at most the number of rows ({len(y)}), got "
+                          f"{protocol.folds}")
+    try:
+        protocol.splits(y)
+    except learners.EvaluationError as exc:
+        raise ConfigError(str(exc).splitlines()[0]) from None
     model = _cost_model(config, columns, costs)
-    learner = learners.SklearnLearner(estimator, X, y, features=model, cv=cv)
+    learner = learners.SklearnLearner(estimator, X, y, features=model, cv=protocol)
     spec = executor if executor is not None else config.get("executor")
     try:
         ex = lattice.make_executor(spec)
@@ -375,7 +377,7 @@ def build_from_config(
     try:
         with warnings.catch_warnings(), _progress_bar() as progress:
             warnings.simplefilter("ignore", category=UserWarning)
-            extra = _budgeted_candidates(specs, model, X, y, holdout, seed, ex)
+            extra = _budgeted_candidates(specs, model, X, y, protocol, seed, ex)
             index = build_index(model, learner, alpha=alpha, delta=delta, n_min=n_min,
                                 n_max=n_max, store=store, extra_candidates=extra,
                                 cost_unit=unit, executor=ex, progress=progress,
@@ -397,8 +399,23 @@ def build_from_config(
         out(f"budgeted: {len(extra)} candidates from "
             f"{', '.join(s['learner'] for s in specs)}; in the index by learner: "
             + ", ".join(f"{k} {v}" for k, v in sorted(per.items())))
+    out(f"evaluation: {protocol} for every learner; accuracies are fold means +- their "
+        f"standard error")
     out(f"stored as build {info['build_id']} in {store}")
     return index
+
+
+def _protocol(config: Mapping, seed: int) -> learners.EvaluationProtocol:
+    """The build's one evaluation protocol: ``cv`` folds (default 3) or a ``holdout`` share,
+    seeded by ``seed``."""
+    if "holdout" in config:
+        if "cv" in config:
+            raise ConfigError("give cv (folds) or holdout (a held-out share), not both")
+        holdout = _number(config, "holdout", 0.3, 0.0)
+        if not 0.0 < holdout < 1.0:
+            raise ConfigError(f"holdout must be in (0, 1), got {holdout!r}")
+        return learners.EvaluationProtocol(holdout=holdout, seed=seed)
+    return learners.EvaluationProtocol(folds=_integer(config, "cv", 3, 2), seed=seed)
 
 
 @contextmanager

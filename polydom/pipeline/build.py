@@ -151,7 +151,8 @@ def build_index(
             delta=delta, cache=cache, n_min=n_min, n_max=n_max, executor=ex,
             progress=progress, **explore_options,
         )
-        index = _index(exploration, extra, model, n_min, n_max, cost_unit)
+        index = _index(exploration, extra, model, n_min, n_max, cost_unit,
+                       _evaluation(learner, extra))
         if publish is not None:
             publish(index)
         return index
@@ -172,6 +173,7 @@ def _index(
     n_min: float,
     n_max: float,
     cost_unit: str,
+    evaluation: dict[str, Any] | None = None,
 ) -> Index:
     """The index over the exploration's candidates and ``extra``, with its ``info``."""
     if not exploration.complete:
@@ -207,8 +209,31 @@ def _index(
         "ranges": len(table),
         "entries": table.entries,
         "cost_unit": cost_unit,
+        "evaluation": evaluation,
     }
     return Index(table, model, info=info)
+
+
+def _evaluation(learner: Any, extra: list[Candidate]) -> dict[str, Any] | None:
+    """How the lattice's learner scores (its ``evaluation_description()``, stored with the
+    build); warns when an extra candidate was scored on another number of splits, whose
+    accuracy then does not compare with the lattice's."""
+    describe = getattr(learner, "evaluation_description", None)
+    if not callable(describe):
+        return None
+    evaluation = describe()
+    folds = evaluation.get("folds")
+    other = sorted({str(c.learner) for c in extra
+                    if c.fold_scores and len(c.fold_scores) != folds})
+    if folds and other:
+        warnings.warn(
+            f"candidates of {', '.join(other)} were scored on other splits than the "
+            f"lattice's {folds}: their accuracies do not compare (score every learner on one "
+            "learners.EvaluationProtocol)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return evaluation
 
 
 def _check_arguments(costs: Any, learner: Any, store: Any, cost_unit: Any) -> None:

@@ -135,3 +135,56 @@ def test_the_budgeted_sweeps_of_a_build_run_on_its_executor(tmp_path: Path) -> N
     assert {learner for _, learner, *_ in ref} == {"lattice", "cstc"}
     assert candidates_of(tmp_path / "rec" / "mixed.db") == ref
     assert candidates_of(tmp_path / "pool" / "mixed.db") == ref
+
+
+PROTOCOL_TOML = """
+data = "breast_cancer"
+learner = "tree"
+store = "protocol.db"
+cv = 2
+seed = 3
+
+[features]
+mean = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+error = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
+worst = [20, 21, 22, 23, 24, 25, 26, 27, 28, 29]
+
+[costs]
+mean = "1"
+error = "5"
+worst = "20"
+
+[[budgeted]]
+learner = "cegb"
+tradeoffs = [0.001, 0.1]
+params = { n_estimators = 3, num_leaves = 4 }
+"""
+
+
+def test_every_learner_of_a_config_build_scores_on_one_protocol(tmp_path: Path) -> None:
+    """The lattice's feature sets and the budgeted settings are scored on the same seeded
+    folds; the build says so and keeps the protocol."""
+    from polydom.app.config_build import build_from_config, load_config
+
+    path = tmp_path / "protocol.toml"
+    path.write_text(PROTOCOL_TOML)
+    lines: list[str] = []
+    index = build_from_config(load_config(path), out=lines.append)
+    assert index.info["evaluation"] == learners.EvaluationProtocol(folds=2, seed=3).describe()
+    assert any("evaluation: 2-fold cross-validation (stratified, seed 3) for every learner"
+               in line for line in lines)
+    assert {c.learner for c in index.candidates} >= {"cegb"}
+    for cand in index.candidates:
+        assert len(cand.fold_scores) == 2
+        assert cand.accuracy == pytest.approx(sum(cand.fold_scores) / 2)
+
+
+def test_cv_and_holdout_together_are_refused(tmp_path: Path) -> None:
+    from polydom.app.config_build import ConfigError, build_from_config, load_config
+
+    path = tmp_path / "both.toml"
+    path.write_text(PROTOCOL_TOML.replace("cv = 2", "cv = 2\nholdout = 0.3"))
+    with pytest.raises(ConfigError, match="give cv .folds. or holdout .a held-out share., "
+                                          "not both"):
+        build_from_config(load_config(path), out=lambda line: None)
+    assert not (tmp_path / "protocol.db").exists()

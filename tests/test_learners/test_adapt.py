@@ -11,7 +11,7 @@ from sklearn.linear_model import LogisticRegression
 import polydom
 import storage
 from learners import AdaptClassifier, CEGBClassifier
-from learners.budgeted import efficient_frontier, sweep_adapt, sweep_adapt_candidates
+from learners.budgeted import efficient_frontier, sweep, sweep_adapt
 from polydom import CostCurve
 
 COSTS = {"x0": 1.0, "x1": 1.0, "x2": 2.0, "x3": 2.0, "x4": 3.0, "x5": 3.0}
@@ -244,9 +244,8 @@ def test_sweep_frontier_and_candidates(data):
     assert [p.cost for p in front] == sorted(p.cost for p in front)
     assert all(a.accuracy < b.accuracy for a, b in zip(front, front[1:], strict=False))
     curves = {k: CostCurve([0.0, v]) for k, v in COSTS.items()}  # cost v * n
-    cands = sweep_adapt_candidates(
-        proto, [0.003, 0.1], [0.2, 0.6], X, y, X_test, y_test, curves, sizes=(1.0,)
-    )
+    cands = sweep(proto, [0.003, 0.1], X, y, curves, evaluation=(X_test, y_test),
+                  p_fulls=[0.2, 0.6], sizes=(1.0,), thresholds=(0.0,))
     assert len(cands) == len(front)
     for cand, point in zip(cands, front, strict=True):
         assert cand.cost(1.0) == pytest.approx(point.cost)
@@ -338,7 +337,8 @@ def test_index_with_adapt_candidates_is_stored_and_reopened_without_pickle(data,
     costs = {name: f"{c}" for name, c in COSTS.items()}
     learner = learners.SklearnLearner(LogisticRegression(max_iter=300), X, y, cv=3)
     proto = AdaptClassifier(rf, method="gbrt", n_estimators=10, max_iter=2)
-    cands = sweep_adapt_candidates(proto, [1.0], [0.5], X, y, X_test, y_test, costs)
+    cands = sweep(proto, [1.0], X, y, costs, evaluation=(X_test, y_test), p_fulls=[0.5],
+                  thresholds=(0.0,))
     url = f"sqlite:///{tmp_path / 'adapt.db'}"
     built = polydom.build_index(costs, learner, alpha=1.0, extra_candidates=cands, store=url)
     reopened = polydom.open_index(url)
@@ -357,7 +357,8 @@ def test_sweep_over_a_cost_model_gives_candidates_with_needs_and_learner(data):
         {n: f"{c}*n" for n, c in COSTS.items()}, columns={n: [j] for j, n in enumerate(COSTS)}
     )
     proto = AdaptClassifier(rf, method="gbrt", n_estimators=10, max_iter=2)
-    cands = sweep_adapt_candidates(proto, [1.0], [0.4], X, y, X_test, y_test, model)
+    cands = sweep(proto, [1.0], X, y, model, evaluation=(X_test, y_test), p_fulls=[0.4],
+                  thresholds=(0.0,))
     assert cands and all(c.learner == "adapt" for c in cands)
     for cand in cands:
         assert set(cand.needs) <= set(COSTS) and all(0 <= p <= 1 for p in cand.needs.values())
@@ -366,7 +367,7 @@ def test_sweep_over_a_cost_model_gives_candidates_with_needs_and_learner(data):
 
 
 def test_build_sweep_fits_an_unfitted_high_cost_model_once(data):
-    from learners.budgeted import sweep_adapt_build
+    from learners import sweep
 
     X, y, X_test, y_test, _ = data
     proto = AdaptClassifier(
@@ -376,7 +377,7 @@ def test_build_sweep_fits_an_unfitted_high_cost_model_once(data):
         n_estimators=10,
         max_iter=2,
     )
-    cands = sweep_adapt_build(proto, [1.0], X, y, X_test, y_test, COSTS, p_fulls=(0.4,))
+    cands = sweep(proto, [1.0], X, y, COSTS, evaluation=(X_test, y_test), p_fulls=(0.4,))
     assert cands and all(c.learner == "adapt" for c in cands)
     hpcs = {id(c.payload.estimator.high_cost_model) for c in cands}
     assert len(hpcs) == 1 and proto.high_cost_model not in [

@@ -8,7 +8,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 
 import polydom
-from learners import CEGBClassifier, GreedyMiserClassifier, sweep_candidates
+from learners import CEGBClassifier, GreedyMiserClassifier, sweep
 from learners.budgeted.contract import (
     column_groups,
     expected_cost_curve,
@@ -103,12 +103,11 @@ def split():
     return X_tr, X_te, y_tr, y_te, groups, costs
 
 
-def test_sweep_candidates_measure_accuracy_and_expected_cost(split):
+def test_sweep_measures_accuracy_and_expected_cost(split):
     X_tr, X_te, y_tr, y_te, groups, costs = split
     proto = CEGBClassifier(feature_groups=groups, n_estimators=20, num_leaves=8)
-    cands = sweep_candidates(
-        proto, [0.0, 0.01, 10.0], X_tr, y_tr, X_te, y_te, costs, sizes=[10.0, 1000.0]
-    )
+    cands = sweep(proto, [0.0, 0.01, 10.0], X_tr, y_tr, costs, evaluation=(X_te, y_te),
+                  sizes=[10.0, 1000.0])
     assert len(cands) == 6 and len({c.key for c in cands}) == 6
     for c in cands:
         model = c.payload.estimator
@@ -145,27 +144,10 @@ def test_worst_cost_counts_every_feature_the_model_may_use(split):
 
 def test_budgeted_candidates_in_the_index_lookup_and_predict(split):
     X_tr, X_te, y_tr, y_te, groups, costs = split
-    cands = sweep_candidates(
-        CEGBClassifier(feature_groups=groups, n_estimators=20),
-        [0.0, 0.002, 0.02],
-        X_tr,
-        y_tr,
-        X_te,
-        y_te,
-        costs,
-        sizes=[100.0],
-    )
-    cands += sweep_candidates(
-        GreedyMiserClassifier(feature_groups=groups, n_estimators=20),
-        [1.0, 100.0],
-        X_tr,
-        y_tr,
-        X_te,
-        y_te,
-        costs,
-        sizes=[100.0],
-        key="GreedyMiser",
-    )
+    cands = sweep(CEGBClassifier(feature_groups=groups, n_estimators=20), [0.0, 0.002, 0.02], X_tr,
+                  y_tr, costs, evaluation=(X_te, y_te), sizes=[100.0])
+    cands += sweep(GreedyMiserClassifier(feature_groups=groups, n_estimators=20), [1.0, 100.0],
+                   X_tr, y_tr, costs, evaluation=(X_te, y_te), sizes=[100.0], key="GreedyMiser")
     table = polydom.PolyDomIndex.build(cands)
     index = polydom.Index(
         table, {g: polydom.CostCurve.parse(c) for g, c in costs.items()}, columns=groups
@@ -197,8 +179,8 @@ def test_subset_model_rejects_the_wrong_width(split):
 def test_split_cost_adds_the_mean_number_of_split_evaluations(split):
     X_tr, X_te, y_tr, y_te, groups, costs = split
     proto = CEGBClassifier(feature_groups=groups, n_estimators=10, num_leaves=8)
-    (cand,) = sweep_candidates(proto, [0.001], X_tr, y_tr, X_te, y_te, costs, sizes=[100.0],
-                               split_cost="0.01 + 0.0001*n")
+    (cand,) = sweep(proto, [0.001], X_tr, y_tr, costs, evaluation=(X_te, y_te), sizes=[100.0],
+                    split_cost="0.01 + 0.0001*n")
     model = cand.payload.estimator
     assert model.split_cost == pytest.approx(0.02)
     splits = model.split_evaluations(X_te).mean()

@@ -14,10 +14,10 @@ from learners.budgeted.contract import (
     expected_cost_curve,
     group_usage,
     row_costs,
-    sweep_candidates,
     sweep_features,
     worst_cost_curve,
 )
+from learners.budgeted.sweep import sweep
 
 NAMES = ["a", "b", "c"]
 COSTS = {"a": "1 + 2*n", "b": "3*n**2", "c": "5"}
@@ -177,8 +177,7 @@ def test_candidate_needs_and_to_candidate_equal_the_dump_oracle(cegb_model, one_
                              cost="worst", learner="mine")
     split = clf.to_candidate(X, y, costs, "s", split_cost="2 + n")
     worst_split = clf.to_candidate(X, y, costs, "ws", cost="worst", split_cost=3.0)
-    assert (cand.key, cand.learner, worst.key, worst.learner) == ("k", "CEGBClassifier", "w",
-                                                                  "mine")
+    assert (cand.key, cand.learner, worst.key, worst.learner) == ("k", "cegb", "w", "mine")
     for c in (cand, worst, split, worst_split):
         assert c.accuracy == acc and c.features == frozenset(used)
     assert cand.needs == expected and worst.needs == dict.fromkeys(sorted(used), 1.0)
@@ -304,7 +303,7 @@ def test_sweep_features_names_the_features_a_sweep_trains_on():
         sweep_features(CEGBClassifier(feature_groups={"c": [0, 1, 2]}), {"a": "1"}, 3)
 
 
-def test_sweep_candidates_fit_at_each_size_in_order_with_exact_keys():
+def test_sweep_fits_at_each_size_in_order_with_exact_keys():
     from lattice.executor import InProcessExecutor
     from learners import CEGBClassifier
 
@@ -324,10 +323,9 @@ def test_sweep_candidates_fit_at_each_size_in_order_with_exact_keys():
     X = X[:, :6]
     costs = {"g0": "1 + n", "g1": "2", "g2": "n**2"}
     ex = Recording()
-    cands = sweep_candidates(CEGBClassifier(feature_groups=groups, n_estimators=3,
-                                            num_leaves=4), [0.0, 0.5], X[:300], y[:300],
-                             X[300:], y[300:], costs, sizes=[2.0, 10.0], key="C",
-                             split_cost="0.5*n", learner="cegb", executor=ex)
+    cands = sweep(CEGBClassifier(feature_groups=groups, n_estimators=3, num_leaves=4),
+                  [0.0, 0.5], X[:300], y[:300], costs, evaluation=(X[300:], y[300:]),
+                  sizes=[2.0, 10.0], key="C", split_cost="0.5*n", learner="cegb", executor=ex)
     assert ex.closed == 0 and ex.sessions == 1
     assert [c.key for c in cands] == ["C(tradeoff=0, n=2)", "C(tradeoff=0.5, n=2)",
                                       "C(tradeoff=0, n=10)", "C(tradeoff=0.5, n=10)"]
@@ -338,15 +336,15 @@ def test_sweep_candidates_fit_at_each_size_in_order_with_exact_keys():
         assert est.feature_costs == {"g0": 1 + s, "g1": 2.0, "g2": s * s}
         assert c.learner == "cegb"
         assert c.accuracy == float(np.mean(est.predict(X[300:]) == y[300:]))
-    default = sweep_candidates(CEGBClassifier(feature_groups=groups, n_estimators=2),
-                               [0.0], X[:300], y[:300], X[300:], y[300:], costs)
-    assert default[0].key == "CEGBClassifier(tradeoff=0, n=1)"
-    assert default[0].learner == "CEGBClassifier"
+    default = sweep(CEGBClassifier(feature_groups=groups, n_estimators=2), [0.0], X[:300], y[:300],
+                    costs, evaluation=(X[300:], y[300:]))
+    assert default[0].key == "cegb(tradeoff=0, n=1)"  # the registry's name, everywhere
+    assert default[0].learner == "cegb"
     assert default[0].payload.estimator.feature_costs == {"g0": 2.0, "g1": 2.0, "g2": 1.0}
     # no groups: a CostModel whose atoms' columns partition X's columns names the features
     by_columns = polydom.CostModel(costs, columns=groups)
-    (cand,) = sweep_candidates(CEGBClassifier(n_estimators=2), [0.0], X[:300], y[:300],
-                               X[300:], y[300:], by_columns)
+    (cand,) = sweep(CEGBClassifier(n_estimators=2), [0.0], X[:300], y[:300], by_columns,
+                    evaluation=(X[300:], y[300:]))
     assert cand.payload.estimator.feature_groups == groups
     assert cand.payload.estimator.feature_costs == {"g0": 2.0, "g1": 2.0, "g2": 1.0}
 
@@ -361,9 +359,9 @@ def test_a_worst_case_sweep_and_the_split_cost_of_a_model_without_splits():
     groups = {"g0": [0, 1], "g1": [2, 3], "g2": [4, 5]}
     X = X[:, :6]
     costs = {"g0": "1 + n", "g1": "2", "g2": "n**2"}
-    cands = sweep_candidates(CEGBClassifier(feature_groups=groups, n_estimators=3,
-                                            num_leaves=4), [0.0, 1e6], X[:300], y[:300],
-                             X[300:], y[300:], costs, cost="worst", split_cost=1.0)
+    cands = sweep(CEGBClassifier(feature_groups=groups, n_estimators=3, num_leaves=4),
+                  [0.0, 1e6], X[:300], y[:300], costs, evaluation=(X[300:], y[300:]),
+                  cost="worst", split_cost=1.0)
     used = cands[0].payload.estimator.used_feature_names_
     assert used and cands[0].needs == dict.fromkeys(sorted(used), 1.0)
     empty = cands[1].payload.estimator

@@ -69,7 +69,7 @@ def test_build_index_with_cegb_extra_candidates_persists_and_reopens(tmp_path):
     from sklearn.model_selection import train_test_split
 
     import polydom
-    from learners import SklearnLearner, sweep_candidates
+    from learners import SklearnLearner, sweep
 
     for cls in (CEGBClassifier, GreedyMiserClassifier, ColumnSubsetModel):
         storage.register_array_model(cls)
@@ -77,8 +77,8 @@ def test_build_index_with_cegb_extra_candidates_persists_and_reopens(tmp_path):
     X_tr, X_va, y_tr, y_va = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
     groups = {"a": list(range(10)), "b": list(range(10, 20)), "c": list(range(20, 30))}
     costs = {"a": "1 + 0.01*n", "b": "2 + 0.01*n", "c": "4 + 0.02*n"}
-    extra = sweep_candidates(CEGBClassifier(feature_groups=groups, n_estimators=10),
-                             [0.001, 0.01], X_tr, y_tr, X_va, y_va, costs, sizes=[100.0])
+    extra = sweep(CEGBClassifier(feature_groups=groups, n_estimators=10), [0.001, 0.01], X_tr,
+                  y_tr, costs, evaluation=(X_va, y_va), sizes=[100.0])
     learner = SklearnLearner(lgb.LGBMClassifier(n_estimators=10, verbosity=-1, num_threads=1),
                              X_tr, y_tr, features=groups, cv=(X_va, y_va))
     url = f"sqlite:///{tmp_path / 'index.db'}"

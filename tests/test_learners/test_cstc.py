@@ -11,7 +11,7 @@ from learners import (
     CSCCClassifier,
     CSTCClassifier,
     CSTCRegressor,
-    sweep_candidates,
+    sweep,
 )
 
 QUADRANT_COSTS = {"a": 10.0, "b": 10.0, "c": 10.0, "d": 10.0, "sx": 1.0, "sz": 1.0}
@@ -181,15 +181,14 @@ def test_to_arrays_round_trip_keeps_predictions_and_usage(cls, fmap, cancer):
     np.testing.assert_array_equal(restored.predict(X_te[:, sub.columns]), model.predict(X_te))
 
 
-def test_sweep_candidates_index_cstc_with_expected_costs(cancer):
+def test_sweep_indexes_cstc_with_expected_costs(cancer):
     import polydom
 
     X, y, X_te, y_te = cancer
     groups = {"mean": list(range(10)), "se": list(range(10, 20)), "worst": list(range(20, 30))}
     costs = {"mean": "1 + 0.01*n", "se": "5", "worst": "20 + 0.1*n"}
-    cands = sweep_candidates(
-        CSTCClassifier(feature_groups=groups, feature_map="standard", random_state=0),
-        [0.001, 0.1], X, y, X_te, y_te, costs, sizes=(10.0,), key="cstc")
+    cands = sweep(CSTCClassifier(feature_groups=groups, feature_map="standard", random_state=0),
+                  [0.001, 0.1], X, y, costs, evaluation=(X_te, y_te), sizes=(10.0,), key="cstc")
     assert [c.key for c in cands] == ["cstc(tradeoff=0.001, n=10)", "cstc(tradeoff=0.1, n=10)"]
     for c in cands:
         usage = c.payload.estimator.feature_usage(X_te)
@@ -287,8 +286,8 @@ def test_build_index_with_cstc_and_cscc_candidates_persists_and_reopens(tmp_path
     extra = []
     for proto in (CSTCClassifier(feature_groups=groups, feature_map="standard", depth=2),
                   CSCCClassifier(feature_groups=groups, feature_map="boosted", n_trees=10)):
-        extra += sweep_candidates(proto, [0.001, 0.1], X, y, X_va, y_va, costs, sizes=[100.0],
-                                  key=type(proto).__name__)
+        extra += sweep(proto, [0.001, 0.1], X, y, costs, evaluation=(X_va, y_va), sizes=[100.0],
+                       key=type(proto).__name__)
     learner = SklearnLearner(make_pipeline(StandardScaler(), LogisticRegression()), X, y,
                              features=groups, cv=(X_va, y_va))
     url = f"sqlite:///{tmp_path / 'index.db'}"
@@ -332,10 +331,10 @@ def test_cstc_and_cscc_join_a_mixed_pool_over_a_cost_model(tmp_path, cancer):
 
     X, y, X_va, y_va = cancer
     model = block_cost_model()
-    extra = sweep_candidates(CSTCClassifier(feature_map="standard", depth=2, random_state=0),
-                             [0.003, 0.03], X, y, X_va, y_va, model, learner="cstc")
-    extra += sweep_candidates(CSCCClassifier(feature_map="boosted", n_trees=10, random_state=0),
-                              [1e-4], X, y, X_va, y_va, model, learner="cscc")
+    extra = sweep(CSTCClassifier(feature_map="standard", depth=2, random_state=0), [0.003, 0.03],
+                  X, y, model, evaluation=(X_va, y_va), learner="cstc")
+    extra += sweep(CSCCClassifier(feature_map="boosted", n_trees=10, random_state=0), [1e-4], X, y,
+                   model, evaluation=(X_va, y_va), learner="cscc")
     for cand in extra:
         assert cand.learner in ("cstc", "cscc") and set(cand.needs) <= set(model.atoms)
         assert cand.cost == model.expected_cost(cand.needs)

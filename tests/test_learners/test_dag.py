@@ -16,8 +16,8 @@ from sklearn.tree import DecisionTreeClassifier
 
 import lattice
 import polydom
-from learners import SklearnLearner
-from learners.budgeted.dag import DAGClassifier, dag_sweep_candidates
+from learners import SklearnLearner, sweep
+from learners.budgeted.dag import DAGClassifier
 from learners.budgeted.dag.subset_bank import BankEntry, SubsetBank
 from learners.budgeted.dag.subset_selection import forward_prefixes, greedy_subsets
 from tests.strategies import examples
@@ -262,7 +262,7 @@ def test_a_sweep_over_bundles_sharing_an_atom_trains_with_it_paid_once(wine):
         {"lab": "0.5 + 0.1*n", "chem_a": "0.2", "phen_a": "0.1*n", "colour_a": "0.5"},
         bundles=SHARED,
     )
-    cands = dag_sweep_candidates(_dag(), [0.02], Xtr, ytr, Xte, yte, model, sizes=[1.0, 4.0])
+    cands = sweep(_dag(), [0.02], Xtr, ytr, model, evaluation=(Xte, yte), sizes=[1.0, 4.0])
     for cand, n in zip(cands, [1.0, 4.0], strict=True):
         dag = cand.payload.estimator
         prices = {a: float(c(n)) for a, c in model.atoms.items()}
@@ -439,8 +439,8 @@ def test_to_arrays_round_trips_without_pickle(wine, wine_dag):
 def test_sweep_trains_the_bank_once_and_gives_expected_cost_curves(wine):
     Xtr, Xte, ytr, yte = wine
     costs = {"chem": "1 + n", "phenols": "2", "colour": "0.5*n"}
-    cands = dag_sweep_candidates(_dag(), [0.0, 0.01, 0.1, 2.0], Xtr, ytr, Xte, yte, costs)
-    assert [c.key for c in cands][1] == "DAG(tradeoff=0.01, n=1)"
+    cands = sweep(_dag(), [0.0, 0.01, 0.1, 2.0], Xtr, ytr, costs, evaluation=(Xte, yte))
+    assert [c.key for c in cands][1] == "dag(tradeoff=0.01, n=1)"
     model = cands[1].payload.estimator
     assert model.bank_fits_ == 0
     usage = model.feature_usage(Xte)
@@ -456,7 +456,7 @@ def test_sweep_over_a_cost_model_takes_its_atoms_as_sensors(wine):
     Xtr, Xte, ytr, yte = wine
     model = polydom.CostModel({"chem": "1 + n", "phenols": "2", "colour": "0.5*n"},
                               columns=WINE)
-    cands = dag_sweep_candidates(DAGClassifier(cv=3), [0.01, 0.1], Xtr, ytr, Xte, yte, model)
+    cands = sweep(DAGClassifier(cv=3), [0.01, 0.1], Xtr, ytr, model, evaluation=(Xte, yte))
     dag = cands[0].payload.estimator
     assert dag.feature_groups_ == WINE
     p = dag.feature_usage(Xte).mean(axis=0)

@@ -13,7 +13,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 import polydom
-from learners import DAGClassifier, SklearnLearner, dag_sweep_candidates
+from learners import DAGClassifier, SklearnLearner, sweep
 from learners.budgeted.sklearn_blobs import dump_estimator, load_estimator
 
 WINE = {"chem": [0, 1, 2, 3, 4], "phenols": [5, 6, 7, 8], "colour": [9, 10, 11, 12]}
@@ -37,8 +37,8 @@ def test_sub_model_blobs_load_classes_and_refuse_functions():
 def test_an_index_with_dag_candidates_is_stored_and_reopened_unchanged(tmp_path):
     X, y = load_wine(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.4, stratify=y, random_state=0)
-    extra = dag_sweep_candidates(DAGClassifier(feature_groups=WINE, cv=3), [0.005, 0.05],
-                                 Xtr, ytr, Xte, yte, COSTS)
+    extra = sweep(DAGClassifier(feature_groups=WINE, cv=3), [0.005, 0.05], Xtr, ytr, COSTS,
+                  evaluation=(Xte, yte))
     lr = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
     learner = SklearnLearner(lr, Xtr, ytr, features=WINE, cv=3)
     url = f"sqlite:///{tmp_path / 'dag.db'}"
@@ -59,16 +59,17 @@ def test_an_index_with_dag_candidates_is_stored_and_reopened_unchanged(tmp_path)
     assert served
 
 
-def test_the_dag_is_a_registered_budgeted_learner_with_its_own_sweep():
+def test_the_dag_is_a_registered_budgeted_learner_swept_by_the_one_sweep():
     import learners
 
     spec = learners.get_learner("dag")
     assert spec.kind == "budgeted" and spec.classes() == [DAGClassifier]
     proto = spec.make(seed=3, tradeoff=0.1)
     assert isinstance(proto, DAGClassifier) and proto.random_state == 3
+    assert proto.learner_name == spec.name
     X, y = load_wine(return_X_y=True)
-    cands = spec.sweep(DAGClassifier(feature_groups=WINE, cv=2), [0.05], X, y, X, y, COSTS,
-                       sizes=(1.0,), cost="expected", key="dag", learner="dag")
+    cands = learners.sweep(DAGClassifier(feature_groups=WINE, cv=2), [0.05], X, y, COSTS,
+                           evaluation=(X, y), sizes=(1.0,), cost="expected")
     assert [c.key for c in cands] == ["dag(tradeoff=0.05, n=1)"] and cands[0].learner == "dag"
 
 

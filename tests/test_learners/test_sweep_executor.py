@@ -8,7 +8,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 
 import learners
-from learners import CEGBClassifier, sweep_candidates
+from learners import CEGBClassifier, sweep
 from tests.executor_support import RecordingExecutor
 
 pytest.importorskip("lightgbm")
@@ -27,11 +27,11 @@ def split():
     return X_tr, X_te, y_tr, y_te, groups, costs
 
 
-def sweep(split, executor):
+def cegb_sweep(split, executor):
     X_tr, X_te, y_tr, y_te, groups, costs = split
     proto = CEGBClassifier(feature_groups=groups, n_estimators=10, num_leaves=8)
-    return sweep_candidates(proto, TRADEOFFS, X_tr, y_tr, X_te, y_te, costs, sizes=SIZES,
-                            executor=executor)
+    return sweep(proto, TRADEOFFS, X_tr, y_tr, costs, evaluation=(X_te, y_te), sizes=SIZES,
+                 executor=executor)
 
 
 def summary(cands, X):
@@ -41,21 +41,23 @@ def summary(cands, X):
 
 def test_one_task_per_tradeoff_and_size_in_grid_order(split):
     recording = RecordingExecutor()
-    reversed_order = sweep(split, recording)
-    assert recording.batches == [[(t, s) for s in SIZES for t in TRADEOFFS]]
+    reversed_order = cegb_sweep(split, recording)
+    # tasks (reference size, setting, split): one held-out split, no refit
+    assert recording.batches == [[(k, j, 0) for k in range(len(SIZES))
+                                  for j in range(len(TRADEOFFS))]]
     assert [c.key for c in reversed_order] == [
-        f"CEGBClassifier(tradeoff={t:g}, n={s:g})" for s in SIZES for t in TRADEOFFS]
+        f"cegb(tradeoff={t:g}, n={s:g})" for s in SIZES for t in TRADEOFFS]
 
 
 @pytest.mark.slow
 def test_a_sweep_is_the_same_on_a_pool_and_on_dask(split):
     X = split[1]
-    ref = summary(sweep(split, None), X)
-    assert summary(sweep(split, "processes:2"), X) == ref
+    ref = summary(cegb_sweep(split, None), X)
+    assert summary(cegb_sweep(split, "processes:2"), X) == ref
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:
-        assert summary(sweep(split, client), X) == ref
+        assert summary(cegb_sweep(split, client), X) == ref
     assert np.isfinite([r[1] for r in ref]).all()
 
 
@@ -85,13 +87,13 @@ def cluster_client():
 
 
 def registered_sweep(split, name, params, tradeoffs, executor):
-    """What ``polydom build`` runs for a ``[[budgeted]]`` table: the registry's sweep."""
+    """The one sweep of a registered learner (what ``polydom build`` runs for a
+    ``[[budgeted]]`` table, here on one held-out split)."""
     X_tr, X_te, y_tr, y_te, _, _ = split
     spec = learners.get_learner(name)
     proto = spec.make(0, feature_groups=GROUPS3, **params)
-    sweep = spec.sweep or sweep_candidates
-    return sweep(proto, tradeoffs, X_tr, y_tr, X_te, y_te, COSTS3, sizes=REF_SIZES,
-                 cost="expected", key=name, learner=name, executor=executor)
+    return sweep(proto, tradeoffs, X_tr, y_tr, COSTS3, evaluation=(X_te, y_te),
+                 sizes=REF_SIZES, cost="expected", key=name, learner=name, executor=executor)
 
 
 def full_summary(cands, X):

@@ -45,9 +45,9 @@ def mixed(tmp_path_factory):
     lattice_learner = learners.SklearnLearner(
         make_pipeline(StandardScaler(), LogisticRegression(max_iter=500)), X_tr, y_tr,
         features=model, cv=(X_va, y_va))
-    cegb = learners.sweep_candidates(
-        learners.CEGBClassifier(n_estimators=15, num_leaves=8, random_state=0),
-        [0.0005, 0.005], X_tr, y_tr, X_va, y_va, model, learner="cegb")
+    cegb = learners.sweep(learners.CEGBClassifier(n_estimators=15, num_leaves=8, random_state=0),
+                          [0.0005, 0.005], X_tr, y_tr, model, evaluation=(X_va, y_va),
+                          learner="cegb")
     url = f"sqlite:///{tmp_path_factory.mktemp('mixed') / 'mixed.db'}"
     index = polydom.build_index(model, lattice_learner, extra_candidates=cegb, store=url)
     return X_va, y_va, model, cegb, url, index

@@ -61,9 +61,9 @@ def test_an_adaptive_model_in_the_index_computes_only_the_atoms_its_path_needs()
     model = polydom.CostModel({"edges": "1", "hog": "5", "lbp": "2"}, columns=fz.columns)
     xs, y = items(300)
     X = fz.transform(xs)
-    (cand,) = learners.sweep_candidates(
-        learners.CEGBClassifier(n_estimators=15, num_leaves=4, random_state=0), [0.01],
-        X[:200], y[:200], X[200:], y[200:], model, learner="cegb")
+    proto = learners.CEGBClassifier(n_estimators=15, num_leaves=4, random_state=0)
+    (cand,) = learners.sweep(proto, [0.01], X[:200], y[:200], model,
+                             evaluation=(X[200:], y[200:]))
     index = polydom.Index(polydom.PolyDomIndex.build([cand]), model)
     est = cand.payload.estimator
     usage = est.feature_usage(X[200:])

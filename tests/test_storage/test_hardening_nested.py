@@ -22,8 +22,7 @@ import learners
 import learners.budgeted.sklearn_blobs as sklearn_blobs
 import polydom
 import storage
-from learners import AdaptClassifier, DAGClassifier, dag_sweep_candidates
-from learners.budgeted import sweep_adapt_candidates
+from learners import AdaptClassifier, DAGClassifier, sweep
 from learners.budgeted.sklearn_blobs import dump_estimator, load_estimator
 from polydom.model_allowlist import (
     UntrustedModelError,
@@ -137,8 +136,8 @@ def _permissive_writer(monkeypatch):
 
 
 def _dag_store(tmp_path, estimator) -> str:
-    extra = dag_sweep_candidates(DAGClassifier(feature_groups=WINE, cv=3, estimator=estimator),
-                                 [0.02], XTR, YTR, XTE, YTE, COSTS)
+    extra = sweep(DAGClassifier(feature_groups=WINE, cv=3, estimator=estimator), [0.02], XTR, YTR,
+                  COSTS, evaluation=(XTE, YTE))
     learner = learners.SklearnLearner(make_pipeline(StandardScaler(),
                                                     LogisticRegression(max_iter=300)),
                                       XTR, YTR, features=WINE, cv=3)
@@ -184,7 +183,8 @@ def test_open_index_refuses_a_store_whose_adapt_high_cost_model_names_another_pa
     proto = AdaptClassifier(f0, n_starts=1, max_iter=2)
     with monkeypatch.context() as patch:
         _permissive_writer(patch)
-        cands = sweep_adapt_candidates(proto, [1.0], [0.5], XTR, y, XTE, YTE == 0, costs)
+        cands = sweep(proto, [1.0], XTR, y, costs, evaluation=(XTE, YTE == 0), p_fulls=[0.5],
+                      thresholds=(0.0,))
         url = f"sqlite:///{tmp_path / 'adapt.db'}"
         learner = learners.SklearnLearner(DecisionTreeClassifier(max_depth=1), XTR, y, cv=3)
         polydom.build_index(costs, learner, alpha=1.0, n_max=10.0, store=url,

@@ -192,16 +192,15 @@ def test_open_index_refuses_a_postgresql_store_whose_dag_bank_names_a_refused_cl
     from sklearn.naive_bayes import BernoulliNB
 
     import learners.budgeted.sklearn_blobs as sklearn_blobs
-    from learners import DAGClassifier, dag_sweep_candidates
+    from learners import DAGClassifier, sweep
 
     features = {"mean": [0, 1], "error": [2, 3]}
     costs = {"mean": "1 + 0.1*n", "error": "0.5"}
     Xs = X[:, [0, 1, 10, 11]]
     with monkeypatch.context() as patch:  # a writer that skips the allow-list check
         patch.setattr(sklearn_blobs, "skops_refusals", lambda data: [])
-        extra = dag_sweep_candidates(
-            DAGClassifier(feature_groups=features, cv=2, estimator=BernoulliNB()), [0.02],
-            Xs[:100], Y[:100], Xs[100:], Y[100:], costs)
+        extra = sweep(DAGClassifier(feature_groups=features, cv=2, estimator=BernoulliNB()),
+                      [0.02], Xs[:100], Y[:100], costs, evaluation=(Xs[100:], Y[100:]))
         learner = learners.SklearnLearner(DecisionTreeClassifier(max_depth=1), Xs[:100], Y[:100],
                                           features=features, cv=2)
         polydom.build_index(costs, learner, n_max=100.0, store=pg_url, extra_candidates=extra)

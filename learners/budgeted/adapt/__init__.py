@@ -3,7 +3,8 @@
 
 :mod:`.qstep` the closed-form q-step, :mod:`.lin` ADAPT-LIN, :mod:`.gbrt` ADAPT-GBRT
 (LightGBM), :mod:`.high_cost` the high-cost model, :mod:`.classifier` the estimator and
-:mod:`.sweep` the (tradeoff, p_full) sweep into index candidates.  They load on first use.
+:mod:`.sweep` the paper's (tradeoff, p_full) sweep and frontier (index candidates come
+from :func:`learners.budgeted.sweep.sweep`).  They load on first use.
 """
 
 from learners.budgeted.lazy_exports import lazy_exports
@@ -13,8 +14,6 @@ __getattr__ = lazy_exports(__name__, {
     "HighCostModel": "learners.budgeted.adapt.high_cost",
     "efficient_frontier": "learners.budgeted.adapt.sweep",
     "sweep_adapt": "learners.budgeted.adapt.sweep",
-    "sweep_adapt_build": "learners.budgeted.adapt.sweep",
-    "sweep_adapt_candidates": "learners.budgeted.adapt.sweep",
 })
 
 __all__ = [
@@ -22,6 +21,4 @@ __all__ = [
     "HighCostModel",
     "efficient_frontier",
     "sweep_adapt",
-    "sweep_adapt_build",
-    "sweep_adapt_candidates",
 ]

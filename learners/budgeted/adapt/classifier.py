@@ -29,6 +29,7 @@ Pitfalls of the spec (section 2.11) and how they are handled:
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -46,7 +47,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from learners.budgeted.adapt.gbrt import fit_adapt_gbrt
 from learners.budgeted.adapt.high_cost import HighCostModel, check_fitted_classifier
 from learners.budgeted.adapt.lin import LinearGatePair, fit_adapt_lin
-from learners.budgeted.contract import BudgetedClassifierMixin, column_groups, group_usage
+from learners.budgeted.adapt.sweep import BUILD_P_FULLS, check_thresholds, routing_threshold
+from learners.budgeted.contract import (
+    BudgetedClassifierMixin,
+    check_feature_costs,
+    column_groups,
+    group_usage,
+    params_json,
+)
 from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature, walk_on_demand
 from learners.budgeted.tree_paths import TreeEnsemble
 from polydom.index.item_prediction import ItemPrediction
@@ -138,6 +146,12 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     history_ : list
         ADAPT-LIN: (OPT) value per outer iteration; ADAPT-GBRT: (mean q, training accuracy).
     """
+
+    learner_name = "adapt"
+    #: The sweep's grid (spec 2.6: ``p_full`` dense around (0.4, 0.8), pitfall 1), routing
+    #: thresholds scored per fit, and the efficient frontier kept per reference size.
+    sweep_options = {"p_fulls": BUILD_P_FULLS, "thresholds": (0.0, "quantile"),
+                     "frontier": True}
 
     def __init__(
         self,
@@ -284,28 +298,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
 
     def _costs(self, names: list[str]) -> np.ndarray:
-        fc = self.feature_costs
-        if fc is None:
-            return np.ones(len(names))
-        if isinstance(fc, Mapping):
-            unknown = sorted(str(k) for k in fc if k not in names)
-            missing = [n for n in names if n not in fc]
-            if unknown or missing:
-                raise ValueError(
-                    f"feature_costs must give a cost for every feature {names}; "
-                    f"unknown features {unknown}, missing {missing}"
-                )
-            costs = np.array([float(fc[n]) for n in names])
-        else:
-            costs = np.asarray(fc, dtype=np.float64).ravel()
-            if costs.shape != (len(names),):
-                raise ValueError(
-                    f"feature_costs must have one value per feature ({len(names)}), "
-                    f"got {costs.shape[0]}"
-                )
-        if not np.all(np.isfinite(costs) & (costs >= 0)):
-            raise ValueError(f"feature_costs must be finite and >= 0, got {costs.tolist()}")
-        return costs
+        return check_feature_costs(self.feature_costs, names, default=1.0)
 
     def _high_cost_columns(self, n_columns: int) -> list[int]:
         if self.high_cost_columns is None:
@@ -677,6 +670,51 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         )
 
     # ------------------------------------------------------------------ storage
+    # ---- the sweep's hooks (learners.budgeted.sweep) ----
+    def sweep_settings(self, tradeoffs: Sequence[float], p_fulls: Sequence[float] = BUILD_P_FULLS,
+                       **options: Any) -> list[dict]:
+        """The paper's two cost knobs (section 4): every ``(tradeoff, p_full)`` pair.
+
+        Runtime complexity: O(len(tradeoffs) * len(p_fulls)).
+        """
+        return [{"tradeoff": float(t), "p_full": float(p)} for t in tradeoffs for p in p_fulls]
+
+    def sweep_shared(self, X: np.ndarray, y: np.ndarray, first: Mapping[str, Any],
+                     **options: Any) -> dict[str, Any]:
+        """The high-cost model, fitted once on a split's training rows when
+        ``fit_high_cost`` (a build names an unfitted one), and its training probabilities
+        when every fit would compute them: shared by every setting of the split.
+
+        Runtime complexity: one high-cost fit (plus its cross-validated probabilities).
+        """
+        shared: dict[str, Any] = {}
+        X = np.asarray(X, dtype=np.float64)
+        if self.fit_high_cost:
+            cols = self._high_cost_columns(X.shape[1])
+            shared["high_cost_model"] = clone(self.high_cost_model).fit(X[:, cols], y)
+            shared["fit_high_cost"] = False
+        proto = clone(self).set_params(**shared) if shared else self
+        if isinstance(proto.high_cost_proba, str):
+            shared["high_cost_proba"] = proto.high_cost_train_proba(X, y)
+        return shared
+
+    def sweep_variants(self, X: np.ndarray, thresholds: Sequence[float | str] = (0.0,),
+                       **options: Any) -> list[tuple[dict, Any]]:
+        """This fit under each routing threshold ``g(x) > threshold`` (spec 2.6, pitfall 1:
+        an extension of the paper), without refitting; ``"quantile"`` routes the fraction
+        of the rows of ``X`` closest to ``p_full``.
+
+        Runtime complexity: one gate evaluation on ``X`` per ``"quantile"``.
+        """
+        out = []
+        for tau in check_thresholds(thresholds):
+            value = routing_threshold(self.gate_score(X), self.p_full) if tau == "quantile" \
+                else tau
+            model = copy.copy(self)
+            model.threshold = float(value)
+            out.append(({"threshold": tau}, model))
+        return out
+
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Fitted state as numeric arrays + JSON, without pickle (``storage``'s array format).
 
@@ -694,16 +732,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         params = self.get_params(deep=False)
         params.pop("high_cost_model")
-        fc = params["feature_costs"]
-        if isinstance(fc, Mapping):
-            params["feature_costs"] = {str(k): float(v) for k, v in fc.items()}
-        elif fc is not None:
-            params["feature_costs"] = np.asarray(fc, dtype=np.float64).tolist()
-        if params["feature_groups"] is not None:
-            params["feature_groups"] = {
-                str(k): [int(c) for c in np.atleast_1d(v)]
-                for k, v in params["feature_groups"].items()
-            }
+        params = params_json(params)
         if not isinstance(params["high_cost_proba"], str):
             params["high_cost_proba"] = "given"
         if params["high_cost_columns"] is not None:

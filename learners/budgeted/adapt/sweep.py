@@ -1,18 +1,19 @@
-"""ADAPT's cost/accuracy sweep: a grid of (tradeoff, p_full), its efficient frontier, candidates.
+"""ADAPT's own cost/accuracy sweep (the paper's protocol): a grid of (tradeoff, p_full) and
+its efficient frontier.
 
 The paper (section 4) sweeps its two cost knobs, ``gamma`` (``tradeoff``) and ``P_full``, and
 picks, for a budget ``B``, the configuration with the best validation accuracy among those whose
 validation cost is at most ``B``.  :func:`sweep_adapt` fits the grid and scores every model on
 held-out rows; :func:`efficient_frontier` keeps the points no other point beats (cheaper or
-equal cost and higher accuracy); :func:`select` answers a budget; :func:`sweep_adapt_candidates`
-turns the frontier into :class:`polydom.Candidate` objects with expected cost curves, ready for
-``polydom.build_index(..., extra_candidates=...)``.
+equal cost and higher accuracy); :func:`select` answers a budget.  Index candidates come from
+the one sweep of every budgeted learner, :func:`learners.budgeted.sweep.sweep`, through
+ADAPT's hooks (:meth:`AdaptClassifier.sweep_settings` and the others).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,18 +22,15 @@ from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
 from lattice.executor import map_in_order
-from learners.budgeted.contract import sweep_features
-from polydom.curves.candidate import Candidate
-from polydom.curves.cost_model import CostModel
 
 __all__ = [
     "BUILD_P_FULLS",
     "SweepPoint",
+    "check_thresholds",
     "efficient_frontier",
+    "routing_threshold",
     "select",
     "sweep_adapt",
-    "sweep_adapt_build",
-    "sweep_adapt_candidates",
 ]
 
 
@@ -81,14 +79,15 @@ def sweep_adapt(
     Runtime complexity: ``len(tradeoffs) * len(p_fulls)`` fits, times ``len(thresholds)``
     evaluations.
     """
-    thresholds = _check_thresholds(thresholds)
+    thresholds = check_thresholds(thresholds)
     grid = [(float(t), float(p), 0) for t in tradeoffs for p in p_fulls]
     sweep = _AdaptSweep(estimator, X_train, y_train, X_eval, y_eval, tuple(thresholds),
                         _with_high_cost_proba(estimator, X_train, y_train, params), ({},))
     return [point for points in _run(sweep, grid, executor) for point in points]
 
 
-def _check_thresholds(thresholds: Iterable[float | str]) -> list[float | str]:
+def check_thresholds(thresholds: Iterable[float | str]) -> list[float | str]:
+    """The routing thresholds, checked: finite numbers or ``"quantile"``."""
     thresholds = list(thresholds)
     for tau in thresholds:
         if tau != "quantile" and not (isinstance(tau, int | float) and np.isfinite(tau)):
@@ -133,7 +132,7 @@ def _fit_adapt_point(sweep: _AdaptSweep, t: float, p: float, size: int) -> list[
     out = []
     for tau in sweep.thresholds:
         if tau == "quantile":
-            tau = _routing_threshold(fitted.gate_score(sweep.X_eval), p)
+            tau = routing_threshold(fitted.gate_score(sweep.X_eval), p)
         model = copy.copy(fitted)
         model.threshold = float(tau)
         acc = float(accuracy_score(sweep.y_eval, model.predict(sweep.X_eval)))
@@ -148,7 +147,7 @@ def _run(sweep: _AdaptSweep, grid: list[tuple], executor: Any) -> list[list[Swee
     return map_in_order(executor, sweep, _fit_adapt_point, grid)
 
 
-def _routing_threshold(g: np.ndarray, fraction: float) -> float:
+def routing_threshold(g: np.ndarray, fraction: float) -> float:
     """The threshold ``tau`` for which ``mean(g > tau)`` is closest to ``fraction`` (scores of
     tree ensembles tie, so an exact quantile may route far fewer rows).  O(rows log rows)."""
     values = np.unique(g)
@@ -188,144 +187,5 @@ def select(points: Iterable[SweepPoint], budget: float) -> SweepPoint | None:
     return max(fits, key=lambda p: (p.accuracy, -p.cost))
 
 
-def sweep_adapt_candidates(
-    estimator: Any,
-    tradeoffs: Iterable[float],
-    p_fulls: Iterable[float],
-    X_train: np.ndarray,
-    y_train: np.ndarray,
-    X_eval: np.ndarray,
-    y_eval: np.ndarray,
-    costs: CostModel | Mapping[str, Any],
-    sizes: Iterable[float] = (1.0,),
-    frontier: bool = True,
-    cost: str = "expected",
-    key: str | None = None,
-    thresholds: Iterable[float | str] = (0.0,),
-    learner: str | None = "adapt",
-    executor: Any = None,
-) -> list[Candidate]:
-    """Index candidates from the sweep: per reference size, the frontier (or every point).
-
-    For each size ``s`` the grid is fitted with ``feature_costs = {f: cost_model.cost([f])(s)}``
-    (features as :func:`learners.budgeted.contract.sweep_features` resolves them: the
-    prototype's ``feature_groups``, or the atoms of a CostModel whose columns partition the
-    rows); each kept model becomes a Candidate whose ``needs`` are the fraction of eval rows
-    that needed each atom (a shared atom once per row) and whose cost curve is
-    ``sum_a P(a needed) c_a(n)`` (``cost="worst"``: every atom it may need, at 1), with
-    :meth:`subset_model` as payload.
-
-    Parameters
-    ----------
-    estimator : AdaptClassifier
-        Prototype; its features must be atoms or bundles of ``costs``.
-    tradeoffs, p_fulls : iterables of float
-    X_train, y_train, X_eval, y_eval : arrays
-    costs : polydom.CostModel or mapping of str to CostCurve or str
-    sizes : iterable of float, default (1.0,)
-    frontier : bool, default True
-        Keep only the efficient frontier of each size's grid (on the eval rows).
-    cost : {"expected", "worst"}
-    key : str, optional
-        Key prefix (default ``"ADAPT-LIN"`` / ``"ADAPT-GBRT"``).
-    thresholds : iterable of float or "quantile", default (0.0,)
-        Routing thresholds scored per fitted model (see :func:`sweep_adapt`).
-    learner : str, optional
-        Learner name recorded on every candidate (default ``"adapt"``, its registry name).
-    executor : None, str, lattice.Executor or distributed.Client
-        Where the fits run (see :func:`lattice.make_executor`): one task per (trade-off,
-        p_full, reference size), the data shipped to each worker once.  The candidates are
-        the same, in the same order, with every executor.
-
-    Returns
-    -------
-    list of Candidate
-        Keys ``"{key}(tradeoff=..., p_full=..., threshold=..., n=...)"``.
-
-    Runtime complexity: ``len(sizes) * len(tradeoffs) * len(p_fulls)`` fits, ``workers`` at
-    a time.
-    """
-    prefix = key or f"ADAPT-{str(estimator.method).upper()}"
-    model, params, names = sweep_features(estimator, costs, np.asarray(X_train).shape[1])
-    sizes = [float(s) for s in sizes]
-    grid = [(float(t), float(p), k) for k in range(len(sizes)) for t in tradeoffs
-            for p in p_fulls]
-    per_size = tuple({"feature_costs": {n: float(model.cost([n])(s)) for n in names}}
-                     for s in sizes)
-    sweep = _AdaptSweep(estimator, X_train, y_train, X_eval, y_eval,
-                        tuple(_check_thresholds(thresholds)),
-                        _with_high_cost_proba(estimator, X_train, y_train, params), per_size)
-    fitted = _run(sweep, grid, executor)
-    out = []
-    for k, s in enumerate(sizes):
-        points = [p for (_, _, size), pts in zip(grid, fitted, strict=True) if size == k
-                  for p in pts]
-        kept = efficient_frontier(points) if frontier else points
-        for p in kept:
-            out.append(
-                p.model.to_candidate(
-                    X_eval,
-                    y_eval,
-                    model,
-                    f"{prefix}(tradeoff={p.tradeoff:g}, p_full={p.p_full:g}, "
-                    f"threshold={p.threshold:.4g}, n={s:g})",
-                    cost=cost,
-                    learner=learner,
-                )
-            )
-    return out
-
-
 #: The ``p_full`` grid of a build's ADAPT sweep (spec 2.6: dense around (0.4, 0.8), pitfall 1).
 BUILD_P_FULLS = (0.2, 0.4, 0.6, 0.8)
-
-
-def sweep_adapt_build(
-    prototype: Any,
-    tradeoffs: Iterable[float],
-    X_train: np.ndarray,
-    y_train: np.ndarray,
-    X_eval: np.ndarray,
-    y_eval: np.ndarray,
-    cost_model: CostModel | Mapping[str, Any],
-    *,
-    sizes: Iterable[float] = (1.0,),
-    key: str | None = None,
-    learner: str | None = "adapt",
-    cost: str = "expected",
-    p_fulls: Iterable[float] = BUILD_P_FULLS,
-    thresholds: Iterable[float | str] = (0.0, "quantile"),
-    executor: Any = None,
-) -> list[Candidate]:
-    """The learner registry's sweep for ADAPT (a build config gives only trade-offs).
-
-    A prototype with ``fit_high_cost=True`` (a build names an unfitted high-cost model) gets
-    its high-cost model fitted once on the training rows; then
-    :func:`sweep_adapt_candidates` runs ``tradeoffs x p_fulls`` with the routing
-    ``thresholds`` (through ``executor``) and keeps each size's frontier.
-
-    Runtime complexity: one high-cost fit plus those of :func:`sweep_adapt_candidates`.
-    """
-    proto = clone(prototype)
-    if proto.fit_high_cost:
-        X_train = np.asarray(X_train, dtype=np.float64)
-        cols = proto.high_cost_columns
-        cols = list(range(X_train.shape[1])) if cols is None else [int(c) for c in cols]
-        fitted = clone(proto.high_cost_model).fit(X_train[:, cols], y_train)
-        proto.set_params(high_cost_model=fitted, fit_high_cost=False)
-    return sweep_adapt_candidates(
-        proto,
-        tradeoffs,
-        p_fulls,
-        X_train,
-        y_train,
-        X_eval,
-        y_eval,
-        cost_model,
-        sizes=sizes,
-        key=key,
-        learner=learner,
-        cost=cost,
-        thresholds=thresholds,
-        executor=executor,
-    )

@@ -45,7 +45,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from learners.budgeted.contract import BudgetedClassifierMixin, column_groups, group_usage
+from learners.budgeted.contract import (
+    BudgetedClassifierMixin,
+    check_feature_costs,
+    column_groups,
+    group_usage,
+    params_json,
+)
 from learners.budgeted.on_demand import OnDemandFeaturizer, walk_on_demand
 from learners.budgeted.tree_paths import TreeEnsemble
 from polydom.index.item_prediction import ItemPrediction
@@ -136,6 +142,8 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     ``feature_usage``: LightGBM's leaf prediction plus O(rows * trees * columns / 8).
     """
 
+    learner_name = "cegb"
+
     def __init__(
         self,
         feature_costs: Sequence[float] | Mapping[str, float] | None = None,
@@ -207,27 +215,7 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"lightgbm_params may not set {bad}: CEGBClassifier sets them")
         groups = column_groups(self.feature_groups, n_columns)
         names = list(groups)
-        fc = self.feature_costs
-        if fc is None:
-            costs = np.zeros(len(names))
-        elif isinstance(fc, Mapping):
-            unknown = sorted(set(map(str, fc)) - set(names))
-            missing = [n for n in names if n not in fc]
-            if unknown or missing:
-                raise ValueError(
-                    f"feature_costs must give a cost for every feature {names}; "
-                    f"missing {missing}, unknown {unknown}"
-                )
-            costs = np.array([float(fc[n]) for n in names])
-        else:
-            costs = np.asarray(fc, dtype=np.float64).ravel()
-            if costs.shape != (len(names),):
-                raise ValueError(
-                    f"feature_costs must have one value per feature ({len(names)}), "
-                    f"got {len(costs)}"
-                )
-        if not np.all(np.isfinite(costs) & (costs >= 0)):
-            raise ValueError(f"feature_costs must be finite and >= 0, got {costs.tolist()}")
+        costs = check_feature_costs(self.feature_costs, names)
         return groups, costs
 
     def _column_penalties(self) -> np.ndarray:
@@ -330,17 +318,7 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             If the model is not fitted, or a parameter has no JSON form.
         """
         check_is_fitted(self)
-        params = self.get_params(deep=False)
-        fc = params["feature_costs"]
-        if isinstance(fc, Mapping):
-            params["feature_costs"] = {str(k): float(v) for k, v in fc.items()}
-        elif fc is not None:
-            params["feature_costs"] = np.asarray(fc, dtype=np.float64).tolist()
-        if params["feature_groups"] is not None:
-            params["feature_groups"] = {
-                str(k): [int(c) for c in np.atleast_1d(v)]
-                for k, v in params["feature_groups"].items()
-            }
+        params = params_json(self.get_params(deep=False))
         meta: dict[str, Any] = {
             "params": params,
             "n_features_in": int(self.n_features_in_),
@@ -501,6 +479,8 @@ class GreedyMiserClassifier(CEGBClassifier):
 
     Parameters are those of :class:`CEGBClassifier` with GreedyMiser's defaults.
     """
+
+    learner_name = "greedymiser"
 
     def __init__(
         self,

@@ -49,6 +49,8 @@ class CSCCClassifier(OneVsRestOutputs, CostTreeBase):
 
     _mode = "cascade"
 
+    learner_name = "cscc"
+
     def __init__(self, feature_costs: Sequence[float] | Mapping[str, float] | None = None,
                  tradeoff: float = 1.0, feature_groups: Mapping[str, Sequence[int]] | None = None,
                  n_stages: int = 4, rho: float = 1e-3, feature_map: str = "identity",

@@ -37,7 +37,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from learners.budgeted.contract import BudgetedClassifierMixin
+from learners.budgeted.contract import BudgetedClassifierMixin, check_feature_costs, params_json
 from learners.budgeted.cstc.engine import (
     TreeStructure,
     exact_path_cost,
@@ -58,39 +58,7 @@ __all__ = [
     "check_number",
     "class_weights",
     "cstc_criterion",
-    "validate_feature_costs",
 ]
-
-
-def validate_feature_costs(feature_costs: Any, names: Sequence[str]) -> np.ndarray:
-    """Cost per feature (atom), in the order of ``names``, checked: finite, >= 0, all known.
-
-    ``None`` means all zero; a sequence gives one value per feature; a mapping one per name.
-
-    >>> validate_feature_costs({"a": 1, "b": 2.5}, ["a", "b"]).tolist()
-    [1.0, 2.5]
-    """
-    if feature_costs is None:
-        costs = np.zeros(len(names))
-    elif isinstance(feature_costs, Mapping):
-        unknown = sorted(str(k) for k in feature_costs if str(k) not in names)
-        if unknown:
-            raise ValueError(f"feature_costs names unknown features {unknown}; "
-                             f"the features are {list(names)}")
-        missing = [n for n in names if n not in feature_costs]
-        if missing:
-            raise ValueError(f"feature_costs has no cost for features {missing}")
-        costs = np.array([float(feature_costs[n]) for n in names])
-    else:
-        costs = np.asarray(feature_costs, dtype=np.float64).ravel()
-        if costs.shape != (len(names),):
-            raise ValueError(f"feature_costs must have one value per feature ({len(names)}), "
-                             f"got {costs.size}")
-    bad = [(n, float(c)) for n, c in zip(names, costs, strict=True)
-           if not (np.isfinite(c) and c >= 0)]
-    if bad:
-        raise ValueError(f"feature_costs must be finite and >= 0; got {bad}")
-    return costs
 
 
 def check_number(name: str, value: Any, low: float, low_ok: bool = True) -> None:
@@ -174,7 +142,7 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
         self._validate_params()
         self.feature_groups_ = column_groups(self.feature_groups, X.shape[1])
         names = list(self.feature_groups_)
-        self.feature_costs_ = validate_feature_costs(self.feature_costs, names)
+        self.feature_costs_ = check_feature_costs(self.feature_costs, names)
         owner = np.empty(X.shape[1], dtype=np.int64)
         for a, cols in enumerate(self.feature_groups_.values()):
             owner[cols] = a
@@ -386,17 +354,7 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
         Runtime complexity: O(model size).
         """
         check_is_fitted(self)
-        params = self.get_params(deep=False)
-        fc = params["feature_costs"]
-        if isinstance(fc, Mapping):
-            params["feature_costs"] = {str(k): float(v) for k, v in fc.items()}
-        elif fc is not None:
-            params["feature_costs"] = np.asarray(fc, dtype=np.float64).tolist()
-        if params["feature_groups"] is not None:
-            params["feature_groups"] = {str(k): [int(c) for c in np.atleast_1d(v)]
-                                        for k, v in params["feature_groups"].items()}
-        if isinstance(params.get("class_weight"), Mapping):
-            params["class_weight"] = {str(k): float(v) for k, v in params["class_weight"].items()}
+        params = params_json(self.get_params(deep=False))
         arrays: dict[str, np.ndarray] = {"feature_costs": self.feature_costs_}
         maps_meta = []
         for o, (fmap, (st, B, theta)) in enumerate(zip(self.maps_, self.trees_, strict=True)):
@@ -600,6 +558,8 @@ class CSTCClassifier(OneVsRestOutputs, CostTreeBase):
     Prediction and ``feature_usage``: O(rows * (T * nodes + features)).
     """
 
+    learner_name = "cstc"
+
     def __init__(self, feature_costs: Sequence[float] | Mapping[str, float] | None = None,
                  tradeoff: float = 1.0, feature_groups: Mapping[str, Sequence[int]] | None = None,
                  depth: int = 3, rho: float = 1e-3, feature_map: str = "identity",
@@ -640,6 +600,8 @@ class CSTCRegressor(RegressorMixin, CostTreeBase):
     """CSTC for real-valued targets (squared loss); the parameters of :class:`CSTCClassifier`
     without ``class_weight``.  ``feature_usage`` and ``predict_cost`` as there.
     """
+
+    learner_name = "cstc"
 
     def __init__(self, feature_costs: Sequence[float] | Mapping[str, float] | None = None,
                  tradeoff: float = 1.0, feature_groups: Mapping[str, Sequence[int]] | None = None,

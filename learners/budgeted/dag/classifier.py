@@ -39,7 +39,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from learners.budgeted.contract import BudgetedClassifierMixin, sweep_candidates
+from learners.budgeted.contract import BudgetedClassifierMixin, check_feature_costs
 from learners.budgeted.dag.filter_tree import ConstantPolicy, FilterTree
 from learners.budgeted.dag.graph import SensorGraph, chain_graph, union_graph
 from learners.budgeted.dag.graph_reduce import GraphPolicy, graph_reduce, state_columns
@@ -48,11 +48,9 @@ from learners.budgeted.dag.subset_selection import forward_prefixes, greedy_subs
 from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature
 from learners.budgeted.sklearn_blobs import dump_estimator, load_estimator
 from learners.columns import column_groups
-from polydom.curves.candidate import Candidate
-from polydom.curves.cost_model import CostModel
 from polydom.index.item_prediction import ItemPrediction
 
-__all__ = ["DAGClassifier", "dag_sweep_candidates"]
+__all__ = ["DAGClassifier"]
 
 #: Most blocks a DAG is built over (2^12 states); more needs subsets="greedy"/"forward".
 MAX_BLOCKS = 12
@@ -85,7 +83,7 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         The atomic features each sensor needs (every sensor listed; a ``polydom.CostModel``'s
         ``atoms_of``).  Atoms shared by sensors are paid once by a row acquiring several of
         them.  Given together with ``atom_costs``; ``feature_costs``, if given, must equal
-        each sensor's atoms' total.  :func:`dag_sweep_candidates` sets both from its cost
+        each sensor's atoms' total.  :func:`learners.sweep` sets both from its cost
         model.
     atom_costs : mapping of str to float, optional
         Cost of every atom of ``feature_atoms`` (finite, >= 0).
@@ -158,6 +156,8 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     features and children (at most ``M 2^(M-1)`` binary fits for the full DAG over ``M``
     sensors).  Predict: at most ``M + 1`` policy evaluations and one classifier per row.
     """
+
+    learner_name = "dag"
 
     def __init__(
         self,
@@ -251,22 +251,10 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             None if shared is None
             else np.array([math.fsum(shared[1][a] for a in shared[0][n]) for n in names])
         )
-        fc = self.feature_costs
-        if fc is None:
-            costs = np.ones(len(names)) if own is None else own
-        elif isinstance(fc, Mapping):
-            _check_sensor_keys(fc, names, "feature_costs must give a cost for every sensor")
-            costs = np.array([float(fc[n]) for n in names])
+        if self.feature_costs is None and own is not None:
+            costs = own
         else:
-            costs = np.asarray(fc, dtype=np.float64).ravel()
-            if costs.shape != (len(names),):
-                raise ValueError(
-                    f"feature_costs must have one value per sensor ({len(names)}), "
-                    f"got {costs.shape[0]}"
-                )
-        bad = {n: float(c) for n, c in zip(names, costs, strict=True) if not (c >= 0)}
-        if bad or not np.all(np.isfinite(costs)):
-            raise ValueError(f"feature_costs must be finite and >= 0; got {bad or costs.tolist()}")
+            costs = check_feature_costs(self.feature_costs, names, default=1.0, what="sensor")
         if own is not None:
             off = {n: (float(c), float(o)) for n, c, o in zip(names, costs, own, strict=True)
                    if not np.isclose(c, o, rtol=1e-9, atol=1e-12)}
@@ -588,6 +576,20 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         )
 
     # ---- storage: arrays + JSON, sub-models as skops bytes, no pickle ----
+    def sweep_shared(self, X: np.ndarray, y: np.ndarray, first: Mapping[str, Any],
+                     **options: Any) -> dict[str, Any]:
+        """The classifier bank and the blocks, trained once per split on its training rows
+        (by a fit with the grid's first parameters ``first``) and shared by every setting
+        there: each fit of the sweep learns only its policies.  The bank does not depend on
+        the costs; with ``subsets="greedy"`` / ``"forward"`` the blocks are those selected
+        at the first reference size.
+
+        Runtime complexity: one fit (bank, selection and policies).
+        """
+        trained = clone(self).set_params(**first).fit(X, y)
+        return {"bank": trained.bank_, "subsets": [sorted(b) for b in trained.blocks_],
+                "add_full": False}
+
     def to_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Fitted state as arrays and JSON (``storage``'s array format), without pickle.
 
@@ -707,71 +709,3 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         model.selection_ = None
         model.used_features_ = model._reachable_sensors()
         return model
-
-
-def dag_sweep_candidates(
-    estimator: DAGClassifier,
-    tradeoffs: Iterable[float],
-    X_train: np.ndarray,
-    y_train: np.ndarray,
-    X_eval: np.ndarray,
-    y_eval: np.ndarray,
-    costs: CostModel | Mapping[str, Any],
-    sizes: Iterable[float] = (1.0,),
-    cost: str = "expected",
-    key: str | None = None,
-    learner: str = "dag",
-    executor: Any = None,
-) -> list[Candidate]:
-    """Fit the DAG over a grid of trade-offs and reference sizes; one Candidate each.
-
-    :func:`learners.budgeted.contract.sweep_candidates` with the bank and the blocks computed
-    once: a first fit (the first trade-off and size) trains them, and every fit of the sweep
-    shares them (``bank=``, explicit ``subsets=``) and learns only its policies.  The bank
-    does not depend on the costs; with ``subsets="greedy"`` / ``"forward"`` the blocks are
-    those selected at the first reference size.
-
-    Parameters
-    ----------
-    estimator : DAGClassifier
-        Prototype; its sensors (``feature_groups`` names) must be atoms or bundles of
-        ``costs`` (without ``feature_groups``, a CostModel whose atoms' columns partition the
-        columns gives one sensor per atom).
-    tradeoffs : iterable of float
-    X_train, y_train : training rows
-    X_eval, y_eval : held-out rows for accuracy and acquisition probabilities
-    costs : polydom.CostModel or mapping of str to CostCurve or str
-        Training costs are each sensor's cost at the reference size; candidates' curves
-        come from their needs (atoms shared by sensors paid once).
-    sizes : iterable of float, default (1.0,)
-    cost : {"expected", "worst"}
-    key : str, optional
-        Key prefix (default ``"DAG"``).
-    learner : str, default "dag"
-        Learner name recorded on the candidates.
-    executor : None, str, lattice.Executor or distributed.Client
-        Where the sweep's fits run (see :func:`lattice.make_executor`): one task per
-        (trade-off, reference size), the bank and blocks shipped to each worker once.  The
-        first fit, which trains them, runs here.  The candidates are the same, in the same
-        order, with every executor.
-
-    Returns
-    -------
-    list of Candidate
-        Keys ``"{key}(tradeoff=..., n=...)"``, as ``sweep_candidates`` gives them.
-
-    Runtime complexity: one bank (+ selection) and ``len(tradeoffs) * len(sizes) + 1``
-    Graph Reduce runs.
-    """
-    tradeoffs, sizes = [float(t) for t in tradeoffs], [float(s) for s in sizes]
-    if not tradeoffs or not sizes:
-        return []
-    prefix = key or "DAG"
-    first = sweep_candidates(estimator, tradeoffs[:1], X_train, y_train, X_eval, y_eval, costs,
-                             sizes[:1], cost, prefix, learner=learner)
-    trained = first[0].payload.estimator
-    shared = clone(estimator).set_params(
-        bank=trained.bank_, subsets=[sorted(b) for b in trained.blocks_], add_full=False
-    )
-    return sweep_candidates(shared, tradeoffs, X_train, y_train, X_eval, y_eval, costs, sizes,
-                            cost, prefix, learner=learner, executor=executor)
