@@ -76,6 +76,8 @@ def quantity(text: str) -> tuple[float, str | None]:
     number, unit = (match.group(1), match.group(2)) if match else (text, "")
     if unit.lower() in ("inf", "infinity", "nan", "e"):  # float() words, not units
         number, unit = text, ""
+    if not number.strip():
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
     return non_negative(number), (unit or None)
 
 

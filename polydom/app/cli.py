@@ -88,15 +88,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _reason(exc: BaseException) -> str:
-    """An exception as one escaped line: its message's first line (its type when empty)."""
+def _reason(exc: BaseException, args: argparse.Namespace) -> str:
+    """An exception as one escaped line: its message's first line (its type when empty);
+    a database driver's error names the store it came from."""
     if isinstance(exc, ImportError) and exc.name:
         return f"{exc.name} is not installed (pip install \".[demo]\")"
     text = str(exc).strip()
     if isinstance(exc, OSError) and exc.strerror and exc.filename is not None:
         text = f"{exc.filename}: {exc.strerror}"
+    origin = type(exc).__module__.split(".")[0]
+    if origin in ("sqlalchemy", "sqlite3", "psycopg"):
+        driver = getattr(exc, "orig", None)  # the driver's own message, without SQL
+        text = str(driver if driver is not None else text).strip()
+        store = getattr(args, "url", None) or getattr(args, "config", None)
+        text = f"store {store!r}: {text}" if store else text
     first = text.splitlines()[0] if text else type(exc).__name__
-    if not isinstance(exc, (ValueError, TypeError, OSError, RuntimeError, ImportError)):
+    if not isinstance(exc, (ValueError, TypeError, OSError, RuntimeError, ImportError)) and (
+            origin not in ("sqlalchemy", "sqlite3", "psycopg")):
         first = f"{type(exc).__name__}: {first}"
     return printable(first[:500])
 
@@ -115,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # every error is one line (POLYDOM_TRACEBACK=1 shows it)
         if os.environ.get("POLYDOM_TRACEBACK"):
             raise
-        print(f"{PROG} {args.command}: error: {_reason(exc)}", file=sys.stderr)
+        print(f"{PROG} {args.command}: error: {_reason(exc, args)}", file=sys.stderr)
         return 2
 
 

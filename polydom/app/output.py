@@ -54,7 +54,7 @@ def write_csv(headers: Sequence[str], rows: Sequence[Sequence[Any]],
     """Print one CSV table, a header line first; None is an empty cell, floats in full
     precision (``repr``), text escaped by :func:`polydom.app.tables.printable`."""
     writer = csv.writer(out or sys.stdout, lineterminator="\n")
-    writer.writerow(headers)
+    writer.writerow([printable(h) for h in headers])
     for row in rows:
         writer.writerow(["" if v is None else repr(float(v)) if isinstance(v, float)
                          else v if isinstance(v, (int, bool)) else printable(v) for v in row])

@@ -108,6 +108,7 @@ def _number(value: Any) -> str:
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """Rows as an aligned text table (numbers right-aligned, to 6 significant digits; text
     escaped by :func:`printable`, so every row is one line).  O(total cell length)."""
+    headers = [printable(h) for h in headers]
     cells = [[_number(v) for v in row] for row in rows]
     numeric = [
         all(isinstance(row[i], (int, float)) or row[i] is None for row in rows) and bool(rows)

@@ -48,5 +48,10 @@ def run_build(args: argparse.Namespace) -> int:
     """Build from a config file and print a summary."""
     from polydom.app.config_build import build_from_config, load_config
 
-    build_from_config(load_config(args.config), executor=args.executor)
+    try:
+        config = load_config(args.config)
+    except UnicodeDecodeError:
+        raise ValueError(f"config {args.config!r} is not a TOML or JSON text file "
+                         "(not UTF-8 text)") from None
+    build_from_config(config, executor=args.executor)
     return 0
