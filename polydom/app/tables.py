@@ -18,6 +18,7 @@ __all__ = [
     "candidate_name",
     "clip",
     "cost_unit",
+    "evaluation_text",
     "features_text",
     "format_table",
     "printable",
@@ -32,6 +33,38 @@ def cost_unit(info: Any) -> str:
     """The cost unit a build's ``info`` carries (``DEFAULT_COST_UNIT`` for older builds)."""
     unit = info.get("cost_unit") if isinstance(info, dict) else None
     return unit if isinstance(unit, str) and unit.strip() else DEFAULT_COST_UNIT
+
+
+def evaluation_text(info: Any) -> str:
+    """How a build's candidates were scored, from its ``info["evaluation"]`` (what
+    :meth:`learners.EvaluationProtocol.describe` or the learner stored), in one line.
+
+    >>> evaluation_text({"evaluation": {"kind": "kfold", "folds": 3, "seed": 0,
+    ...                                 "stratify": True, "groups": None}})
+    '3-fold cross-validation (stratified, seed 0)'
+    >>> evaluation_text({})
+    'not recorded (a build of an earlier version)'
+    """
+    ev = info.get("evaluation") if isinstance(info, dict) else None
+    if not isinstance(ev, dict):
+        return "not recorded (a build of an earlier version)"
+    kind = ev.get("kind")
+    if kind == "test-split":
+        return f"a given test split of {ev.get('rows')} rows"
+    if kind == "splitter":
+        return f"the splitter {printable(ev.get('splitter'))}"
+    how = []
+    groups = ev.get("groups")
+    if isinstance(groups, dict):
+        how.append(f"grouped by {groups.get('count')} groups")
+    if ev.get("stratify"):
+        how.append("stratified")
+    how.append("unshuffled" if ev.get("seed") is None else f"seed {ev.get('seed')}")
+    if ev.get("refit") is False:
+        how.append("served model not refitted")
+    if kind == "holdout":
+        return f"held-out {float(ev.get('holdout', 0.0)):.0%} of rows ({', '.join(how)})"
+    return f"{ev.get('folds')}-fold cross-validation ({', '.join(how)})"
 
 
 def sorted_names(names: Iterable[Any]) -> list[str]:

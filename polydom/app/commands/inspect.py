@@ -14,7 +14,14 @@ from polydom.app.arguments import (
     store_key,
 )
 from polydom.app.output import write_csv, write_json
-from polydom.app.tables import candidate_name, clip, cost_unit, format_table, sorted_names
+from polydom.app.tables import (
+    candidate_name,
+    clip,
+    cost_unit,
+    evaluation_text,
+    format_table,
+    sorted_names,
+)
 from polydom.app.units import CostUnit, cost_unit_for
 
 __all__ = ["add_inspect", "build_record", "chosen_build", "run_inspect"]
@@ -124,6 +131,7 @@ def run_inspect(args: argparse.Namespace) -> int:
                     "unit": None if unit is None else unit.name,
                     "store_unit": None if unit is None else unit.store,
                     "ranges": None if index is None else len(index.table.ranges),
+                    "evaluation": None if index is None else index.info.get("evaluation"),
                     "skyline": entries})
         return 0
     if args.output == "csv":
@@ -159,6 +167,7 @@ def _print_text(url: str, builds: Sequence[Any], chosen: Any, index: Any,
     n_ranges = len(index.table.ranges)
     print(f"\nskylines of build {chosen.build_id}: {n_ranges} ranges, {index.table.entries} "
           f"entries; costs in {clip(unit.name, 40)}")
+    print(f"evaluation: {evaluation_text(index.info)}")
     print(format_table(
         ["range", "n_lo", "n_hi", "rank", "candidate", "learner", "features", "accuracy",
          f"cost curve ({clip(unit.name, 20)})", f"cost(n_lo) ({clip(unit.name, 20)})",
