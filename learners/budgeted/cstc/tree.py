@@ -116,7 +116,7 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
     #: CSCC, which has no switch) and ours (docs/cstc.md, "Defaults")
     PAPER_SETTINGS = {"routing_temperature": 1.0, "support_threshold": 0.0,
                       "finetune_routing": "soft", "router_init": "leaf"}
-    OUR_SETTINGS = {"routing_temperature": 20.0, "support_threshold": 0.2,
+    OUR_SETTINGS = {"routing_temperature": 20.0, "support_threshold": 0.05,
                     "finetune_routing": "hard", "router_init": "split"}
 
     # ---- parameters ----
@@ -598,7 +598,7 @@ class CSTCClassifier(OneVsRestOutputs, CostTreeBase):
         hard on +-1 targets), 1 under ``paper_defaults``.
     support_threshold : float, optional
         Before fine-tuning, zero weights below this fraction of the node's largest.  None:
-        0.2 (ours), 0 under ``paper_defaults``.
+        0.05 (ours), 0 under ``paper_defaults``.
     finetune : bool, default True
     finetune_routing : {"soft", "hard"}, optional
         Rows a leaf is fine-tuned on: by soft reach probability, or those that reach it at
