@@ -377,7 +377,7 @@ def run_skewed(quick: bool) -> dict:
             **common),
         "CSCC unweighted (tau=5, 4 stages kept)": lambda t: CSCCClassifier(
             column_cost.tolist(), tradeoff=t, n_stages=4, **sharp, **common),
-        "CSTC balanced (tau=1, pruned)": lambda t: CSTCClassifier(
+        "CSTC balanced (defaults, pruned)": lambda t: CSTCClassifier(
             column_cost.tolist(), tradeoff=t, depth=3, class_weight="balanced", **common),
         "CEGB": lambda t: CEGBClassifier(column_cost.tolist(), tradeoff=t * 10,
                                          n_estimators=100, num_leaves=15,
