@@ -7,7 +7,8 @@ then each command of one document in order, and requires exit status 0.
 
 Commands are: lines starting with ``$ `` in fenced blocks, the lines of shell blocks
 (``bash``, ``sh``, ``console``, ``shell``) without ``$ `` prompts, and ``python examples/...``
-in backticks; a shell block whose first line is ``# needs a server`` is not run.
+in backticks; a shell block whose first line is ``# needs a server`` or ``# not run by the
+tests: REASON`` is not run.
 Not run: ``pip install`` and ``python -m pytest`` (the
 README's setup lines; this is the test run), and the benchmark scripts (minutes each; their
 commands and results live in ``benchmarks/RESULTS.md``).  ``polydom`` runs as
@@ -31,8 +32,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELLS = ("bash", "sh", "console", "shell")
-#: First line of a shell block whose commands need a server (a cluster, PostgreSQL): not run.
+#: First line of a shell block whose commands need a server (a cluster, PostgreSQL), or that
+#: the tests cannot run for a stated reason (the test suite itself, hours of mutation testing).
 SERVER_MARK = "# needs a server"
+NOT_RUN_MARKS = (SERVER_MARK, "# not run by the tests:")
 SKIPPED = ("pip ", "python -m pytest", "PYTHONPATH=$PWD python benchmarks/", "python benchmarks/")
 
 
@@ -43,11 +46,12 @@ def commands_of(path: Path) -> list[str]:
 
 def commands_in(text: str) -> list[str]:
     """The commands of a Markdown text: ``$ `` lines of any fenced block, every line of a
-    shell block without ``$ `` prompts; not blocks whose first line is :data:`SERVER_MARK`."""
+    shell block without ``$ `` prompts; not blocks whose first line is one of
+    :data:`NOT_RUN_MARKS`."""
     found: list[tuple[int, str]] = []
     for block in re.finditer(r"```(\w*)\n(.*?)```", text, flags=re.S):
         lang, body = block.group(1), block.group(2)
-        if body.startswith(SERVER_MARK):
+        if body.startswith(NOT_RUN_MARKS):
             continue
         prompts = any(line.startswith("$ ") for line in body.splitlines())
         for line in body.splitlines():

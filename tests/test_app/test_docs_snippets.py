@@ -6,7 +6,7 @@
   copied in), as a reader pasting the blocks one after the other would run them.
 * Every shell block (``bash``, ``sh``, ``console``, ``shell``) either has commands that
   tests/test_app/test_docs_commands.py runs, or its first line says it needs a server
-  (``# needs a server: ...``).
+  (``# needs a server: ...``) or why the tests cannot run it (``# not run by the tests: ...``).
 * Nothing points outside the repository: no ``../shared`` paths, and every relative link
   names a file of the repository.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_app.test_docs_commands import SERVER_MARK, SHELLS, SKIPPED, commands_in
+from tests.test_app.test_docs_commands import NOT_RUN_MARKS, SHELLS, SKIPPED, commands_in
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -95,7 +95,7 @@ def test_every_shell_block_runs_in_the_tests_or_says_it_needs_a_server():
     for path in DOCS:
         for block in re.finditer(r"```(\w*)\n(.*?)```", path.read_text(), flags=re.S):
             lang, body = block.groups()
-            if lang not in SHELLS or body.startswith(SERVER_MARK):
+            if lang not in SHELLS or body.startswith(NOT_RUN_MARKS):
                 continue
             lines = [x for x in body.splitlines() if x.strip() and not x.startswith("#")]
             assert commands_in(block.group(0)) or all(x.startswith(SKIPPED) for x in lines), (
