@@ -39,6 +39,7 @@ import math
 import re
 import sys
 import zipfile
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,8 +138,8 @@ def _read_file(path: Path, origin: str, target: Any) -> Dataset:
     suffix = path.suffix.lower()
     try:
         if suffix in (".csv", ".tsv"):
-            names, columns = _read_csv(path, origin, "\t" if suffix == ".tsv" else ",")
-        elif suffix == ".parquet":
+            return _read_csv(path, origin, "\t" if suffix == ".tsv" else ",", target)
+        if suffix == ".parquet":
             names, columns = _read_parquet(path, origin)
         elif suffix == ".npy":
             return _split_array(_read_npy(path, origin), origin, target)
@@ -158,9 +159,9 @@ def _check_shape(rows: int, cols: int, origin: str) -> None:
                           f"{MAX_CELLS:,}")
 
 
-def _read_csv(path: Path, origin: str, delimiter: str) -> tuple[list[str], list[list[str]]]:
-    """Header names and the cells column by column (text), bounded while reading."""
-    csv.field_size_limit(1 << 16)
+def _read_csv(path: Path, origin: str, delimiter: str, target: Any) -> Dataset:
+    """A CSV/TSV table: a header of names, then rows; feature cells become floats as they
+    are read (8 bytes each), only the target column is kept as text."""
     with path.open(newline="", encoding="utf-8", errors="strict") as handle:
         reader = csv.reader(handle, delimiter=delimiter)
         try:
@@ -168,21 +169,33 @@ def _read_csv(path: Path, origin: str, delimiter: str) -> tuple[list[str], list[
             if not header:
                 raise ConfigError(f"data file {origin!r} is empty (a header row of column "
                                   "names comes first)")
-            _check_shape(1, len(header), origin)
-            columns: list[list[str]] = [[] for _ in header]
+            names = [h.strip() for h in header]
+            _check_shape(1, len(names), origin)
+            at = _target_index(names, target, origin)
+            features = [j for j in range(len(names)) if j != at]
+            values: list[array] = [array("d") for _ in features]
+            labels: list[str] = []
             for row in reader:
                 if not row or all(not cell.strip() for cell in row):
                     continue
-                if len(row) != len(header):
+                if len(row) != len(names):
                     raise ConfigError(f"data file {origin!r} line {reader.line_num}: "
-                                      f"{len(row)} cells, the header has {len(header)}")
-                for col, cell in zip(columns, row, strict=True):
-                    col.append(cell)
-                _check_shape(len(columns[0]), len(header), origin)
+                                      f"{len(row)} cells, the header has {len(names)}")
+                for column, j in zip(values, features, strict=True):
+                    try:
+                        column.append(float(row[j]))
+                    except ValueError:
+                        raise ConfigError(f"data {origin!r} column {names[j]!r} line "
+                                          f"{reader.line_num}: {row[j]!r} is not a number"
+                                          ) from None
+                labels.append(row[at])
+                _check_shape(len(labels), len(names), origin)
         except (csv.Error, UnicodeDecodeError) as exc:
             raise ConfigError(f"data file {origin!r} is not a readable CSV: "
                               f"{str(exc).splitlines()[0]}") from None
-    return [h.strip() for h in header], columns
+    return _split_columns([names[j] for j in features] + [names[at]],
+                          [np.frombuffer(v, dtype=np.float64) for v in values] + [labels],
+                          origin, len(features))
 
 
 def _read_parquet(path: Path, origin: str) -> tuple[list[str], list[Any]]:
@@ -255,8 +268,8 @@ def _split_array(array: np.ndarray, origin: str, target: Any) -> Dataset:
     return _split_columns(names, [array[:, j] for j in range(array.shape[1])], origin, target)
 
 
-def _split_columns(names: list[str], columns: list[Any], origin: str, target: Any) -> Dataset:
-    """The target column out of ``columns``, the rest as a float matrix."""
+def _target_index(names: list[str], target: Any, origin: str) -> int:
+    """The position of the label column ``target`` (a name, or an index from either end)."""
     if target is None:
         raise ConfigError(f"missing key 'target': which column of {origin!r} holds the labels "
                           f"(columns: {_listed(names)})")
@@ -264,12 +277,16 @@ def _split_columns(names: list[str], columns: list[Any], origin: str, target: An
         if not -len(names) <= target < len(names):
             raise ConfigError(f"target {target} is out of range: {origin!r} has "
                               f"{len(names)} columns")
-        at = target % len(names)
-    elif target in names:
-        at = names.index(target)
-    else:
-        raise ConfigError(f"target {target!r} is not a column of {origin!r}"
-                          f"{did_you_mean(target, names)}; columns: {_listed(names)}")
+        return target % len(names)
+    if target in names:
+        return names.index(target)
+    raise ConfigError(f"target {target!r} is not a column of {origin!r}"
+                      f"{did_you_mean(target, names)}; columns: {_listed(names)}")
+
+
+def _split_columns(names: list[str], columns: list[Any], origin: str, target: Any) -> Dataset:
+    """The target column out of ``columns``, the rest as a float matrix."""
+    at = _target_index(names, target, origin)
     if len(set(names)) != len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
         raise ConfigError(f"data {origin!r} has repeated column names {twice}")

@@ -284,7 +284,7 @@ def _run(folder: Path, capsys, **change) -> str:
         ({"target": "lable"}, "target 'lable' is not a column of 'd.csv' (did you mean 'label'?)"),
         ({"target": 9}, "target 9 is out of range: 'd.csv' has 4 columns"),
         ({"data": "bad.csv", "features": None, "costs": {"p": "1"}},
-         "data 'bad.csv' column 'p' row 2: 'abc' is not a number"),
+         "data 'bad.csv' column 'p' line 3: 'abc' is not a number"),
         ({"data": "nan.csv", "features": None, "costs": {"p": "1"}},
          "column 'p' row 2: nan (missing or infinite values are not accepted"),
         ({"data": "ragged.csv"}, "data file 'ragged.csv' line 3: 3 cells, the header has 2"),
