@@ -2,7 +2,10 @@
 
 A configuration (TOML shown; JSON takes the same keys)::
 
-    data = "breast_cancer"          # or "digits"
+    data = "breast_cancer"          # "digits", a .csv/.tsv/.parquet/.npy/.npz file relative
+                                    # to the config, or a "module:function" loader (see
+                                    # polydom.app.config_data: target, featurizer, selectors)
+    target = "label"                # the label column of your own table
     learner = "logistic"            # a registered lattice learner (learners.registry)
     store = "sqlite:///bc.db"       # SQLAlchemy URL or SQLite path (relative to the file)
     alpha = 1.1                     # default 1.0
@@ -16,11 +19,11 @@ A configuration (TOML shown; JSON takes the same keys)::
     foreign_database = false        # true: add the store's tables to a non-empty database
                                     # of another program (refused by default)
 
-    [features]                      # breast_cancer: name -> column indices or names
-    mean = [0, 1, 2, 3]             # (default: groups "mean", "error", "worst")
-    worst = ["worst radius", "worst texture"]
+    [features]                      # name -> columns: names, indices, "start:stop", globs
+    mean = [0, 1, 2, 3]             # (breast_cancer default: "mean", "error", "worst"; a
+    worst = ["worst radius", "worst *"]  # table's default: one feature per column)
 
-    [costs]                         # one polynomial in n per feature
+    [costs]                         # one polynomial in n per feature, or per column
     mean = "1 + n"
     worst = "5 + 0.01*n**2"
 
@@ -49,7 +52,10 @@ digit is rendered once, at a side drawn from ``sides``, so folds never share a d
 and a scheduler connected, before anything is trained or stored.  The lattice's trainings and
 the ``[[budgeted]]`` sweeps (one task per trade-off and reference size) both run on it.
 
-Every error is a :class:`ConfigError` (a ``ValueError``) with a one-line message.
+Every error is a :class:`ConfigError` (a ``ValueError``) with a one-line message, raised
+before anything is trained or stored; sizes are bounded (:data:`MAX_SEED`,
+:data:`MAX_TRADEOFFS`, :data:`MAX_SIZES`, :data:`MAX_PARAMS`, and the data limits of
+:mod:`polydom.app.config_data`).
 """
 
 from __future__ import annotations
