@@ -591,7 +591,7 @@ def feature_costs(
             if priced and cols != [col_index.get(feature)]:
                 raise ConfigError(f"feature {feature!r} has a cost and so do its column(s) "
                                   f"{[names[j] for j in priced]}: give one or the other")
-        elif len(priced) == len(cols):
+        elif cols and len(priced) == len(cols):
             per_feature[feature] = CostCurve.total(per_column[j] for j in cols)
         else:
             missing.append(feature)

@@ -322,6 +322,11 @@ def test_bad_data_configs_are_one_line_and_store_nothing(folder, capsys, change,
     assert message in _run(folder, capsys, **change)
 
 
+def test_a_feature_without_columns_needs_its_own_cost():
+    with pytest.raises(ValueError, match=r"costs missing for feature\(s\) \['zones'\]"):
+        feature_costs({"thumbnail": "1"}, {"thumbnail": [], "zones": []}, [])
+
+
 def test_a_huge_cost_or_seed_in_toml_is_one_line(tmp_path, capsys):
     path = tmp_path / "c.toml"
     path.write_text('data = "breast_cancer"\nlearner = "tree"\nstore = "x.db"\n'
