@@ -70,8 +70,7 @@ import math
 import time
 import tomllib
 import warnings
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +86,7 @@ from polydom.app.config_data import (
     feature_costs,
     load_dataset,
 )
+from polydom.app.progress import CountingExecutor
 from polydom.app.tables import DEFAULT_COST_UNIT
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
@@ -243,10 +243,10 @@ def _cost_model(
 
 def _budgeted_candidates(
     specs: list[dict[str, Any]], model: CostModel, X: np.ndarray, y: np.ndarray,
-    protocol: learners.EvaluationProtocol, seed: int, executor: Any = None,
+    protocol: learners.EvaluationProtocol, seed: int, executor: CountingExecutor,
 ) -> list[Any]:
     """Sweep every budgeted learner over its trade-off grid, scored on ``protocol`` (the
-    lattice's), its fits through ``executor``."""
+    lattice's), its fits through ``executor`` (one progress phase per learner)."""
     if not specs:
         return []
     covered = sorted(c for cols in model.columns.values() for c in cols)
@@ -260,9 +260,10 @@ def _budgeted_candidates(
             proto = registered.make(seed, **spec["params"])
         except TypeError as exc:
             raise ConfigError(f"budgeted learner {spec['learner']!r}: bad params: {exc}") from None
-        out.extend(learners.sweep(proto, spec["tradeoffs"], X, y, model, evaluation=protocol,
-                                  sizes=spec["sizes"], cost=spec["cost"],
-                                  executor=executor))
+        with executor.phase(f"budgeted {spec['learner']}"):
+            out.extend(learners.sweep(proto, spec["tradeoffs"], X, y, model,
+                                      evaluation=protocol, sizes=spec["sizes"],
+                                      cost=spec["cost"], executor=executor))
     return out
 
 
@@ -437,14 +438,16 @@ def build_from_config(
     except lattice.ExecutorError as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
     start = time.perf_counter()
+    counting = CountingExecutor(ex)
     try:
-        with warnings.catch_warnings(), _progress_bar() as progress:
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore", category=UserWarning)
-            extra = _budgeted_candidates(specs, model, X, y, protocol, seed, ex)
-            index = build_index(model, learner, alpha=alpha, delta=delta, n_min=n_min,
-                                n_max=n_max, store=store, extra_candidates=extra,
-                                cost_unit=unit, executor=ex, progress=progress,
-                                allow_foreign_database=foreign)
+            extra = _budgeted_candidates(specs, model, X, y, protocol, seed, counting)
+            with counting.phase("lattice"):
+                index = build_index(model, learner, alpha=alpha, delta=delta, n_min=n_min,
+                                    n_max=n_max, store=store, extra_candidates=extra,
+                                    cost_unit=unit, executor=counting,
+                                    allow_foreign_database=foreign)
     finally:
         if ex is not spec:
             ex.close()
@@ -479,18 +482,6 @@ def _protocol(config: Mapping, seed: int) -> learners.EvaluationProtocol:
             raise ConfigError(f"holdout must be in (0, 1), got {holdout!r}")
         return learners.EvaluationProtocol(holdout=holdout, seed=seed)
     return learners.EvaluationProtocol(folds=_integer(config, "cv", 3, 2), seed=seed)
-
-
-@contextmanager
-def _progress_bar() -> Iterator[Callable[[Any], None] | None]:
-    """A tqdm bar over finished trainings (shown on a terminal only); None without tqdm."""
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        yield None
-        return
-    with tqdm(desc="trainings", unit="fit", disable=None, leave=False) as bar:
-        yield lambda expansion: bar.update(1)
 
 
 def _digits(config: Mapping, seed: int, out: Callable[[str], Any]) -> tuple:

@@ -57,7 +57,7 @@ def test_build_inspect_lookup_plot(tmp_path: Path, capsys: pytest.CaptureFixture
     assert hit is not None
     assert main(["lookup", str(db), "--size", "10", "--budget", "12"]) == 0
     out = capsys.readouterr().out
-    assert ", ".join(sorted(hit.features)) in out
+    assert "+".join(sorted(hit.features)) in out  # the CLI joins feature names with +
     # only the empty feature set (cost 0) fits a budget of 0.5 at size 10
     assert index.lookup(10.0, 0.5).features == frozenset()
     assert main(["lookup", str(db), "--size", "10", "--budget", "0.5"]) == 0
