@@ -166,9 +166,9 @@ def _print_text(url: str, builds: Sequence[Any], chosen: Any, index: Any,
         print("\nno complete build yet")
         return
     n_ranges = len(index.table.ranges)
-    print(f"\nskylines of build {chosen.build_id}: {n_ranges} ranges, {index.table.entries} "
+    print(f"\nevaluation of build {chosen.build_id}: {evaluation_text(index.info)}")
+    print(f"skylines of build {chosen.build_id}: {n_ranges} ranges, {index.table.entries} "
           f"entries; costs in {clip(unit.name, 40)}")
-    print(f"evaluation: {evaluation_text(index.info)}")
     print(format_table(
         ["range", "n_lo", "n_hi", "rank", "candidate", "learner", "features", "accuracy",
          f"cost curve ({clip(unit.name, 20)})", f"cost(n_lo) ({clip(unit.name, 20)})",
