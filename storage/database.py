@@ -52,6 +52,11 @@ class StoreKeyError(PolydomError, ValueError):
     """The store's blobs are signed with a key this process does not hold (or the reverse)."""
 
 
+#: The PostgreSQL advisory lock key every write transaction of a store takes (an arbitrary
+#: constant: "polydom" in ASCII, as a 64-bit integer); it serialises writers per database.
+WRITE_LOCK = int.from_bytes(b"polydom", "big")
+
+
 def normalize_url(url: str | os.PathLike, base: str | os.PathLike | None = None) -> str:
     """A SQLAlchemy URL for ``url``: a plain file path becomes ``sqlite:///<absolute path>``.
 
@@ -175,10 +180,20 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[sa.Connection]:
-        """A write transaction (``BEGIN IMMEDIATE`` on SQLite: writers queue, never deadlock)."""
+        """A write transaction; writers of one store run one at a time.
+
+        SQLite: ``BEGIN IMMEDIATE`` (writers queue, never deadlock).  PostgreSQL: the
+        transaction first takes a transaction-level advisory lock (:data:`WRITE_LOCK`), so
+        two publishers never interleave (each statement, in ``READ COMMITTED``, then sees
+        what the writer before it committed: one current build, always; an identical build
+        started at the same moment finds the other's row instead of inserting its own).
+        """
         with self.engine.connect() as conn:
             conn.execution_options(polydom_write=True)
             with conn.begin():
+                if self.dialect == "postgresql":
+                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"),
+                                 {"k": WRITE_LOCK})
                 yield conn
 
     @contextmanager
@@ -325,6 +340,8 @@ class Database:
         with self.write() as conn:
             for name in missing:
                 S.metadata.tables[name].create(conn, checkfirst=True)
+                if name == "publications":  # the log comes with "one current build"
+                    S.one_current_build.create(conn, checkfirst=True)
         self.tables.update(missing)  # after the commit: a rolled-back create is not recorded
 
     def check_writable(self) -> None:

@@ -173,3 +173,21 @@ def read_fit_log(path) -> list[frozenset]:
         return []
     with open(path) as log:
         return [frozenset(line.strip().split(",")) for line in log if line.strip()]
+
+
+def reseal_expansions(url: str) -> None:
+    """Recompute every expansion's seal as a writer without the store key can (sha256):
+    what an attacker does after editing an expansion of an unsigned store."""
+    from storage import schema as S
+    from storage.database import Database
+    from storage.reader import expansion_digest, expansion_select
+
+    db = Database(url, create=False)
+    try:
+        with db.write() as conn:
+            for row in conn.execute(expansion_select(db)).all():
+                conn.execute(S.expansion_seals.update()
+                             .where(S.expansion_seals.c.expansion_id == row.id)
+                             .values(digest=expansion_digest(db, row)))
+    finally:
+        db.close()

@@ -18,6 +18,7 @@ import polydom
 import storage
 from storage import index_arrays
 from storage.blobs import sha256_hex
+from storage.candidate_fields import sealed_fields
 from tests.storage_support import BACKENDS, fresh_url
 from tests.strategies import candidate_pools, domains, examples
 
@@ -179,12 +180,15 @@ def test_garbage_arrays_with_a_recomputed_digest_are_refused(db):
 def test_arrays_whose_columns_disagree_are_refused(db):
     index = polydom.open_index(db)
     table = index.table
+    fields = sealed_fields(storage.SCHEMA_VERSION)
+    good = index_arrays.decode(_blob(db), 1, list(ATOMS), fields)
+    rows = [(i, *(None if f.nullable else {"float": 0.5, "key": '"x"', "text": "[]"}[f.array]
+                  for f in fields)) for i in range(10)]
     bad = index_arrays.encode(
-        1, index_arrays.decode(_blob(db), 1, list(ATOMS)).seal, "PolyDomIndex",
-        table.domain, [c.key for c in table.candidates], ["x"] * 10, [0.5] * 10,
-        [c.cost.coefficients for c in table.candidates], ["[]"] * 10, [None] * 10,
-        [None] * 10, [None] * 10, [], table.breakpoints.tolist(),
-        [[99] for _ in table.skyline_positions])  # a skyline entry of no candidate
+        1, good.seal, "PolyDomIndex", table.domain, [c.key for c in table.candidates],
+        fields, rows, [c.cost.coefficients for c in table.candidates], [],
+        table.breakpoints.tolist(),
+        [[99] for _ in table.skyline_positions], good.header)  # an entry of no candidate
     _sql(db, "UPDATE build_arrays SET blob = ?, digest = ?", bad, sha256_hex(bad))
     with pytest.raises(storage.IndexIntegrityError, match="sky_candidates"):
         _open_unchanged(db)
