@@ -242,6 +242,11 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     with db.read() as conn:
         build = build_row(db, conn, build_id)
         build_id = int(build.id)
+        if build.status == "complete":
+            raise BuildPublishedError(
+                f"build {build_id} of {db.display_url!r} is already published (by another "
+                "writer of a build with identical arguments, or earlier); open it with "
+                f"open_index(url, build={build_id})")
         if build.status != "building":
             raise ValueError(f"build {build_id} is already {build.status}")
         stored_model = stored_cost_model(db, conn, build_id)
@@ -361,6 +366,10 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
                     stats=_json_or_str(table.stats_))
         )
         if done.rowcount != 1:
+            status = conn.execute(sa.select(b.c.status).where(b.c.id == build_id)).scalar()
+            if status != "complete":
+                raise ValueError(f"build {build_id} of {db.display_url!r} is {status} "
+                                 "(changed by another writer); not published")
             raise BuildPublishedError(
                 f"build {build_id} of {db.display_url!r} was published meanwhile by another "
                 "writer (a build with identical arguments); open it with "

@@ -136,7 +136,7 @@ CANDIDATE_FIELDS: tuple[CandidateField, ...] = (
                    foreign_key="expansions.id"),
     CandidateField("learner", sa.Text, lambda s: s.candidate.learner, "text",
                    since_version=2),
-    CandidateField("model_format", sa.String(16), _own(1)),
+    CandidateField("model_format", sa.String(16), _own(1), "text"),
     CandidateField("model_sha256", sa.String(64), _own(2), "text"),
     CandidateField("model_blob", sa.LargeBinary, _own(0)),
 )
