@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from polydom.blob_bounds import BlobBoundsError, load_npz
 from storage.candidate_fields import CandidateField
 from storage.codec import decode_key
 from storage.seal import IndexIntegrityError
@@ -201,10 +202,12 @@ def decode(
     what = f"build {build_id}: its index arrays"
     names = {f.name: f.array for f in fields if f.array != "key"}
     try:
-        with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
-            arrays = {name: npz[name] for name in [*_SHAPES, *names]}
+        stored = load_npz(blob, what)
+        arrays = {name: stored[name] for name in [*_SHAPES, *names]}
         meta = json.loads(arrays["meta"].tobytes())
         keys = json.loads(arrays["keys"].tobytes())
+    except BlobBoundsError as exc:
+        raise IndexIntegrityError(f"{exc}; refusing to open it") from None
     except Exception as exc:  # noqa: BLE001 - any decoder failure means a corrupt blob
         reason = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
         raise IndexIntegrityError(
