@@ -191,3 +191,17 @@ def reseal_expansions(url: str) -> None:
                              .values(digest=expansion_digest(db, row)))
     finally:
         db.close()
+
+
+def unseal(url: str) -> None:
+    """What a writer without the store key can do to an *unsigned* store so that its edits
+    open: delete the builds' seals and index arrays and the expansions' seals (its builds
+    then open unverified, as those of stores made before seals existed; a signed store
+    refuses them)."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            for table in ("build_arrays", "build_seals", "expansion_seals"):
+                conn.exec_driver_sql(f"DELETE FROM {table}")
+    finally:
+        engine.dispose()
