@@ -28,6 +28,7 @@ from storage.database import (
     ForeignDatabaseError,
     SchemaVersionError,
     StoreKeyError,
+    StoreLocationError,
     StoreNotFoundError,
     normalize_url,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SchemaVersionError",
     "StoreKeyError",
+    "StoreLocationError",
     "StoreNotFoundError",
     "TRAINING_NEUTRAL_PARAMS",
     "UntrustedModelError",
