@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import tempfile
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -137,12 +138,14 @@ def db(tmp_path) -> Path:
 
 
 def _sql(path: Path, sql: str, *args) -> None:
-    with sqlite3.connect(path) as conn:
+    """Run ``sql`` and close the connection (its WAL checkpointed into the file now, not when
+    the collector happens to close it)."""
+    with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute(sql, args)
 
 
 def _blob(path: Path, build_id: int = 1) -> bytes:
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn:
         return conn.execute("SELECT blob FROM build_arrays WHERE build_id = ?",
                             (build_id,)).fetchone()[0]
 
