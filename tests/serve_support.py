@@ -81,12 +81,14 @@ def random_queries(n: int, seed: int, n_max: float = S.N_MAX) -> list[tuple[floa
 
 
 @contextlib.contextmanager
-def live_server(url: str, *args: str, timeout: float = 60.0) -> Iterator[str]:
-    """Run ``polydom serve URL --port 0 ARGS`` and yield its base URL (http://127.0.0.1:P)."""
+def live_server(url: str, *args: str, timeout: float = 60.0, verb: str = "serve"
+                ) -> Iterator[str]:
+    """Run ``polydom VERB URL --port 0 ARGS`` (``serve`` or ``browse``) and yield the address
+    it prints (``http://127.0.0.1:P``, with a path for ``browse``)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     errors = tempfile.TemporaryFile("w+")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "polydom.app.cli", "serve", url, "--port", "0", *args],
+        [sys.executable, "-m", "polydom.app.cli", verb, url, "--port", "0", *args],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=errors, text=True,
     )
     first: list[str] = []
@@ -98,7 +100,7 @@ def live_server(url: str, *args: str, timeout: float = 60.0) -> Iterator[str]:
             proc.kill()
             proc.wait(timeout=10)
             errors.seek(0)
-            raise RuntimeError(f"polydom serve did not start: {first} {errors.read()[-2000:]}")
+            raise RuntimeError(f"polydom {verb} did not start: {first} {errors.read()[-2000:]}")
         yield first[0].split()[-1]
     finally:
         if proc.poll() is None:

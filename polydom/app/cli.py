@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from polydom.app.browse import add_browse
 from polydom.app.serve import add_serve
 from polydom.app.tables import clip, cost_unit, features_text, format_table
 
@@ -507,6 +508,7 @@ def _megabytes(n: int) -> str:
 #: ``add_<name>`` functions, one per subcommand, in the order ``--help`` lists them.
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_demo, add_build, add_inspect, add_lookup, add_plot, add_plan, add_builds, add_serve,
+    add_browse,
 ]
 
 

@@ -89,7 +89,7 @@ def plot_cost_curves(
         ax.plot(grid, values[name], color=colour, label=curve_label)
         ax.set_title(name, fontsize=10)
     overview.set_title("all features (one scale: crossings show)", fontsize=10)
-    overview.legend(fontsize=7, ncol=2 if len(names) > 6 else 1)
+    overview.legend(fontsize=8, ncol=2 if len(names) > 6 else 1)
     for ax in flat[:panels]:
         ax.set_xlabel(size_label, fontsize=8)
         ax.tick_params(labelsize=8, labelleft=True)
@@ -98,7 +98,7 @@ def plot_cost_curves(
     for row in axes:
         row[0].set_ylabel(unit, fontsize=9)
     if panels > 1:
-        flat[1].legend(fontsize=7)
+        flat[1].legend(fontsize=8)
     return _save(fig, axes, panels, path)
 
 
@@ -162,7 +162,7 @@ def plot_skylines(
         ax.margins(x=0.08)
         ax.set_title(f"range {r}: n in [{lo:.4g}, {hi:.4g}), drawn at n = {at:.4g}",
                      fontsize=9)
-        ax.text(0.99, 0.02, f"n: {size_label}", transform=ax.transAxes, fontsize=7,
+        ax.text(0.99, 0.02, f"n: {size_label}", transform=ax.transAxes, fontsize=8,
                 ha="right", va="bottom", color="gray")
         ax.set_xlabel(unit, fontsize=9)
         ax.set_ylabel("accuracy", fontsize=9)
@@ -388,8 +388,8 @@ def plot_serving_map(
     handles = [Patch(facecolor=colours[colour_of[p]], edgecolor="gray", label=names[p])
                for p in reversed(order)]
     handles.append(Patch(facecolor="white", edgecolor="gray", label="nothing fits"))
-    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-              title="model [learner] (most accurate first)", title_fontsize=7)
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              title="model [learner] (most accurate first)", title_fontsize=8)
     return _save(fig, np.array([ax]), 1, path)
 
 
@@ -451,7 +451,7 @@ def plot_accuracy_at_sizes(
         ax.tick_params(labelsize=8)
     bottom.set_yscale("log", nonpositive="clip")
     _plain_ticks(bottom.xaxis)
-    bottom.legend(fontsize=7, ncol=2)
+    bottom.legend(fontsize=8, ncol=2)
     return _save(fig, np.array([top, bottom]), 2, path)
 
 

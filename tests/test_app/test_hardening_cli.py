@@ -206,6 +206,9 @@ def test_plots_have_readable_labels_inside_the_figure(built, tmp_path):
     figures = _figures_of(lambda: plots.plot_skylines(index, tmp_path / "s.png", max_ranges=0))
     figures += _figures_of(lambda: plots.plot_cost_curves(index.costs, 1.0, 100.0,
                                                           tmp_path / "c.png"))
+    figures += _figures_of(lambda: plots.plot_serving_map(index, tmp_path / "m.png"))
+    figures += _figures_of(lambda: plots.plot_accuracy_at_sizes(
+        index, [5.0, 50.0], tmp_path / "a.png", realised=[(5.0, 3.0, 2.5)]))
     for fig in figures:
         _texts_inside_and_readable(fig)
 
