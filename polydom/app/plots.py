@@ -55,7 +55,9 @@ def plot_cost_curves(
 
     The first panel draws every curve on one axis, so crossings (a feature cheap at small
     sizes and dear at large ones) show; the per-feature panels after it share that y scale
-    (log when the costs span more than two decades) and add the measured points.
+    (log when the costs span more than two decades) and add the measured points.  Features
+    with the same curve share a panel and a legend entry (30 columns of three kinds of
+    cost make four panels, not 31).
     ``points`` maps a feature to ``(sizes, values)`` (e.g. every profiled timing); values
     and curves are multiplied by ``scale`` (1e3 for seconds shown as ms).  ``curve_label``
     names the curves in the legend: ``"fitted"`` only for curves fitted to measured points
@@ -65,31 +67,33 @@ def plot_cost_curves(
     Runtime complexity: O(F * (200 + points)).
     """
     plt = _pyplot()
-    names = list(costs)
-    panels = len(names) + 1
+    groups = _same_curves(costs)
+    panels = len(groups) + 1
     cols = min(4, panels)
     rows = (panels + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(3.8 * cols, 3.0 * rows), squeeze=False,
                              sharey=True)
     grid = _grid(n_min, n_max)
-    values = {name: scale * np.asarray(costs[name](grid), dtype=float) for name in names}
-    every = np.concatenate([v for v in values.values()] or [np.zeros(1)])
+    values = [scale * np.asarray(costs[names[0]](grid), dtype=float) for names in groups]
+    every = np.concatenate(values or [np.zeros(1)])
     positive = every[every > 0]
     log = positive.size > 0 and positive.max() / positive.min() > 100
     flat = axes.ravel()
     overview = flat[0]
-    for k, name in enumerate(names):
+    for k, names in enumerate(groups):
         colour = f"C{k % 10}"
-        overview.plot(grid, values[name], color=colour, label=name)
+        label = _names_text(names)
+        overview.plot(grid, values[k], color=colour, label=label)
         ax = flat[k + 1]
-        if points and name in points:
-            n, v = points[name]
-            ax.scatter(n, scale * np.asarray(v), s=5, alpha=0.35, color="gray",
-                       label="measured")
-        ax.plot(grid, values[name], color=colour, label=curve_label)
-        ax.set_title(name, fontsize=10)
+        for name in names:
+            if points and name in points:
+                n, v = points[name]
+                ax.scatter(n, scale * np.asarray(v), s=5, alpha=0.35, color="gray",
+                           label="measured" if name == names[0] else None)
+        ax.plot(grid, values[k], color=colour, label=curve_label)
+        ax.set_title(label, fontsize=10)
     overview.set_title("all features (one scale: crossings show)", fontsize=10)
-    overview.legend(fontsize=8, ncol=2 if len(names) > 6 else 1)
+    overview.legend(fontsize=8)
     for ax in flat[:panels]:
         ax.set_xlabel(size_label, fontsize=8)
         ax.tick_params(labelsize=8, labelleft=True)
@@ -100,6 +104,22 @@ def plot_cost_curves(
     if panels > 1:
         flat[1].legend(fontsize=8)
     return _save(fig, axes, panels, path)
+
+
+def _same_curves(costs: Mapping[str, Any]) -> list[list[str]]:
+    """Feature names grouped by identical cost curves, in first-appearance order."""
+    groups: dict[tuple, list[str]] = {}
+    for name, curve in costs.items():
+        coefs = tuple(np.asarray(getattr(curve, "coefficients", ()), dtype=float).tolist())
+        groups.setdefault(coefs or (name,), []).append(name)
+    return list(groups.values())
+
+
+def _names_text(names: Sequence[str]) -> str:
+    """``a, b, c`` for up to three names, else ``first ... last (k features)``."""
+    if len(names) <= 3:
+        return ", ".join(names)
+    return f"{names[0]} ... {names[-1]} ({len(names)} features)"
 
 
 def plot_skylines(
@@ -114,7 +134,7 @@ def plot_skylines(
     unbounded last range).  Points carry a number, placed alternately below and above the
     step line so that neighbours do not overlap; a key under the panels names, for each
     number, the learner that produced the model and its features in full.  The accuracy
-    axis starts just below the least accurate non-empty set.  Panel titles say what ``n``
+    axis starts just below the least accurate non-empty set.  The title says what ``n``
     is (``size_label``).  Returns the path.
 
     Runtime complexity: O(R * S) for R ranges drawn with S candidates each.
@@ -162,8 +182,6 @@ def plot_skylines(
         ax.margins(x=0.08)
         ax.set_title(f"range {r}: n in [{lo:.4g}, {hi:.4g}), drawn at n = {at:.4g}",
                      fontsize=9)
-        ax.text(0.99, 0.02, f"n: {size_label}", transform=ax.transAxes, fontsize=8,
-                ha="right", va="bottom", color="gray")
         ax.set_xlabel(unit, fontsize=9)
         ax.set_ylabel("accuracy", fontsize=9)
         ax.tick_params(labelsize=8)
@@ -173,7 +191,8 @@ def plot_skylines(
         lines = key_lines[column * key_rows: (column + 1) * key_rows]
         key_ax.text(0.01 + 0.5 * column, 1.0, "\n".join(lines), fontsize=8, va="top",
                     ha="left", transform=key_ax.transAxes, family="monospace")
-    fig.suptitle(f"skylines: {len(ranges)} ranges of sizes ({len(picks)} shown)", fontsize=10)
+    fig.suptitle(f"skylines: {len(ranges)} ranges of sizes ({len(picks)} shown); "
+                 f"n: {size_label}", fontsize=10)
     return _save(fig, np.array(axes), len(axes), path)
 
 
