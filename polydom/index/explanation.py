@@ -104,8 +104,11 @@ class Explanation:
 
 
 def _name(entry: SkylineEntry) -> str:
+    key = entry.key
+    if isinstance(key, tuple) and all(isinstance(k, str) for k in key):
+        key = "+".join(key) if key else "{}"  # a lattice key: its feature names
     learner = entry.learner or "learner not recorded"
-    return f"{entry.key!r} ({learner}, accuracy {entry.accuracy:.4g})"
+    return f"{key} ({learner}, accuracy {entry.accuracy:.4g})"
 
 
 def explain_lookup(table: SkylineTable, size: float, budget: float,
