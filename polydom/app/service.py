@@ -3,8 +3,9 @@
 :func:`make_app` wraps a :class:`polydom.Index` (usually ``polydom.open_index(url)``, which
 follows the store) in an ASGI app; ``polydom serve`` runs it under uvicorn.  Endpoints:
 
-``GET /lookup?size=&budget=``
-    The model for (size, budget): key, learner, features, accuracy, cost at the size, unit.
+``GET /lookup?size=&budget=[&rule=]``
+    The model for (size, budget): key, learner, features, accuracy, cost at the size, unit;
+    ``rule`` is a lookup rule of :data:`polydom.index.table.RULES` (default ``"best"``).
 ``POST /predict``
     JSON ``{"size": n, "budget": b, "rows": [[...], ...]}``: labels of full feature rows from
     the model chosen for (size, budget).  With a featurizer, ``{"budget": b, "items": [...]}``
@@ -55,6 +56,7 @@ from starlette.routing import Route
 from polydom.app.tables import cost_unit
 from polydom.index.built import Index
 from polydom.index.explanation import Explanation, SkylineEntry
+from polydom.index.table import RULES
 from polydom.serving.item_serving import ItemServer
 from storage.codec import display_key
 
@@ -103,6 +105,13 @@ def _number(params: Mapping[str, Any], field: str) -> float:
     if not (math.isfinite(value) and value >= 0.0):
         raise RequestError(400, field, f"{field} must be a finite number >= 0, got {raw!r}")
     return value
+
+
+def _rule(params: Mapping[str, Any]) -> str:
+    rule = params.get("rule", "best")
+    if rule not in RULES:
+        raise RequestError(400, "rule", f"rule must be one of {', '.join(RULES)}, got {rule!r}")
+    return rule
 
 
 def _size_in_domain(view: Index, size: float, field: str = "size") -> float:
@@ -225,7 +234,8 @@ def make_app(
         view = index.snapshot()
         size = _size_in_domain(view, _number(request.query_params, "size"))
         budget = _number(request.query_params, "budget")
-        hit = view.lookup(size, budget)
+        rule = _rule(request.query_params)
+        hit = view.lookup(size, budget, rule)
         unit = unit_of(view)
         model = None
         if hit is not None:
@@ -233,7 +243,7 @@ def make_app(
                      "features": sorted(hit.features), "accuracy": hit.accuracy,
                      "cost": hit.cost, "unit": unit}
         return JSONResponse({"build": note_build(view), "size": size, "budget": budget,
-                             "unit": unit, "model": model})
+                             "rule": rule, "unit": unit, "model": model})
 
     async def explain(request: Request) -> JSONResponse:
         view = index.snapshot()
@@ -245,6 +255,7 @@ def make_app(
     def predict_rows(view: Index, body: dict[str, Any]) -> dict[str, Any]:
         size = _size_in_domain(view, _number(body, "size"))
         budget = _number(body, "budget")
+        rule = _rule(body)
         rows = body.get("rows")
         if not isinstance(rows, list) or not rows:
             raise RequestError(400, "rows", "rows must be a non-empty list of rows")
@@ -256,16 +267,16 @@ def make_app(
         if X.ndim != 2 or X.shape[1] != width:
             raise RequestError(400, "rows", f"rows must each hold {width} numbers, got "
                                             f"shape {list(X.shape)}")
-        hit = view.lookup(size, budget)
+        hit = view.lookup(size, budget, rule)
         out = {"build": view.info.get("build_id"), "size": size, "budget": budget,
-               "unit": unit_of(view), "key": None, "learner": None, "cost": None,
+               "rule": rule, "unit": unit_of(view), "key": None, "learner": None, "cost": None,
                "labels": None}
         if hit is None:
             return out
         if hit.model is None:
             raise RequestError(409, "budget", f"model {key_text(hit.key)!r} chosen for this "
                                               "budget has no fitted model to predict with")
-        labels = view.predict(X, size, budget)
+        labels = view.predict(X, size, budget, rule)
         return {**out, "key": key_text(hit.key), "learner": hit.candidate.learner,
                 "cost": hit.cost, "labels": np.asarray(labels).tolist()}
 

@@ -64,9 +64,17 @@ def test_lookup_answers_equal_the_in_process_lookup_on_random_queries(served, in
         answer = got.json()
         hit = index.lookup(size, budget)
         assert answer == {"build": index.info["build_id"], "size": size, "budget": budget,
-                          "unit": unit, "model": _model_json(hit, unit)}
+                          "rule": "best", "unit": unit, "model": _model_json(hit, unit)}
         found += hit is not None
     assert 100 < found < 900  # both kinds of answer were exercised
+
+
+def test_lookup_follows_the_rule_asked(served, index):
+    unit = cost_unit(index.info)
+    for size, budget in V.random_queries(200, seed=6):
+        got = served.get("/lookup", params={"size": repr(size), "budget": repr(budget),
+                                            "rule": "one_se"})
+        assert got.json()["model"] == _model_json(index.lookup(size, budget, "one_se"), unit)
 
 
 def test_explain_answers_equal_index_explain(served, index):
@@ -127,6 +135,7 @@ BAD_GETS = [
     ("/lookup", {"size": "1e400", "budget": "1"}, 400, "size"),
     ("/lookup", {"size": "1000.5", "budget": "1"}, 400, "size"),
     ("/lookup", {"size": "-3", "budget": "1"}, 400, "size"),
+    ("/lookup", {"size": "5", "budget": "1", "rule": "worst"}, 400, "rule"),
     ("/explain", {"size": "2000", "budget": "1"}, 400, "size"),
     ("/explain", {"size": "2", "budget": "inf"}, 400, "budget"),
 ]
