@@ -16,6 +16,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from polydom.app.arguments import add_store_options, store_key
+from polydom.app.tables import printable
+
 __all__ = ["CANNED_QUERIES", "add_browse", "browse_metadata", "run_browse", "sqlite_file",
            "write_plots"]
 
@@ -175,7 +178,7 @@ def add_browse(subparsers: argparse._SubParsersAction) -> None:
         "builds, candidates by learner) and plots of the current build.  Needs the 'serve' "
         "extra (datasette, uvicorn, matplotlib).",
     )
-    p.add_argument("url", metavar="URL", help="SQLite store: sqlite:///file.db or a path")
+    add_store_options(p, build=False)
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8001,
@@ -190,12 +193,12 @@ def run_browse(args: argparse.Namespace) -> int:
     import uvicorn
     from datasette.app import Datasette
 
-    from polydom.app.serve import bind
+    from polydom.app.commands.serve import bind
     from polydom.app.tables import cost_unit
     from storage import IndexStore
 
     path = sqlite_file(args.url)
-    with IndexStore(str(path), read_only=True) as store:  # a polydom store, or refused
+    with IndexStore(str(path), read_only=True, key=store_key(args)) as store:  # or refused
         index = store.load_index(models=False)
     unit = cost_unit(index.info)
     with tempfile.TemporaryDirectory(prefix="polydom-browse-") as scratch:
@@ -208,8 +211,8 @@ def run_browse(args: argparse.Namespace) -> int:
                        settings={"allow_download": False})
         sock = bind(args.host, args.port)
         host, port = sock.getsockname()[:2]
-        print(f"browsing {path} (build {index.info.get('build_id')}, read-only) on "
-              f"http://{host}:{port}/{path.stem}", flush=True)
+        print(f"browsing {printable(path)} (build {index.info.get('build_id')}, read-only) "
+              f"on http://{host}:{port}/{printable(path.stem)}", flush=True)
         server = uvicorn.Server(uvicorn.Config(ds.app(), log_level="warning", lifespan="on"))
         try:
             server.run(sockets=[sock])

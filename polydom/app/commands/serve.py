@@ -6,11 +6,13 @@ Registration only at import (argparse); the web stack loads when the command run
 from __future__ import annotations
 
 import argparse
-import importlib
 import ipaddress
 import socket
 import sys
 from typing import Any
+
+from polydom.app.arguments import add_store_options, store_key
+from polydom.app.tables import printable
 
 __all__ = ["add_serve", "run_serve", "load_featurizer", "bind"]
 
@@ -57,7 +59,7 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
         "answer mixes two builds.  Needs the 'serve' extra (starlette, uvicorn, "
         "prometheus-client).",
     )
-    p.add_argument("url", metavar="URL", help="SQLAlchemy URL or SQLite file path")
+    add_store_options(p)
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=_port, default=8000,
@@ -65,16 +67,16 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--featurizer", metavar="MODULE:ATTR",
                    help="a polydom.Featurizer (or a function returning one) for raw items")
     p.add_argument("--refresh", type=_positive, default=1.0, metavar="SECONDS",
-                   help="look for a newer build every SECONDS (default 1)")
-    p.add_argument("--build", type=int, default=None, metavar="ID",
-                   help="serve this build only (no refresh)")
+                   help="look for a newer build every SECONDS (default 1; not with --build, "
+                   "which serves that build only)")
     p.add_argument("--max-body", type=_bytes, default=None, metavar="BYTES",
                    help="largest request body (default 1 MiB)")
     p.set_defaults(run=run_serve)
 
 
 def load_featurizer(spec: str) -> Any:
-    """The featurizer named ``module:attr`` (an attribute path after the colon).
+    """The featurizer named ``module:attr`` (:func:`polydom.app.config_data.resolve_name`,
+    the current folder searched first, as a config's ``featurizer`` key).
 
     The attribute is a :class:`polydom.Featurizer` (anything with ``size``, ``compute``
     and ``serve``) or a function of no arguments returning one.
@@ -85,17 +87,11 @@ def load_featurizer(spec: str) -> Any:
         Naming the spec when it is not ``module:attr``, the module or attribute is
         missing, or the object is no featurizer.
     """
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"--featurizer must be module:attr, got {spec!r}")
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"--featurizer {spec!r}: cannot import {module_name!r}: {exc}") from None
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise ValueError(f"--featurizer {spec!r}: {module_name!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
+    from pathlib import Path
+
+    from polydom.app.config_data import resolve_name
+
+    obj = resolve_name(spec, Path.cwd(), "--featurizer")
     if not _is_featurizer(obj) and callable(obj):
         obj = obj()
     if not _is_featurizer(obj):
@@ -145,7 +141,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from polydom.app.service import DEFAULT_MAX_BODY, make_app
 
     featurizer = load_featurizer(args.featurizer) if args.featurizer else None
-    index = polydom.open_index(args.url, build=args.build)
+    index = polydom.open_index(args.url, build=args.build, key=store_key(args))
     app = make_app(index, featurizer=featurizer,
                    max_body=args.max_body or DEFAULT_MAX_BODY,
                    refresh_seconds=None if args.build is not None else args.refresh)
@@ -155,8 +151,8 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"polydom serve: warning: listening on {host}, reachable from other machines; "
               "the service has no authentication", file=sys.stderr)
     shown = f"[{host}]" if ":" in host else host
-    print(f"serving build {index.info.get('build_id')} of {args.url} on http://{shown}:{port}",
-          flush=True)
+    print(f"serving build {index.info.get('build_id')} of {printable(args.url)} on "
+          f"http://{shown}:{port}", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     try:
         server.run(sockets=[sock])
