@@ -8,7 +8,16 @@ plans) and the pipeline (``build_index``, ``open_index``, which import :mod:`lat
 
 from importlib import import_module
 
-from polydom.curves import Candidate, CostCurve, CostModel, CostProfile, fit_cost_curve
+from polydom.curves import (
+    Candidate,
+    CostCurve,
+    CostModel,
+    CostProfile,
+    InSituProfile,
+    calibrate_overrun,
+    fit_cost_curve,
+    fit_quantile_curve,
+)
 from polydom.errors import PolydomError
 from polydom.index import (
     FixedBudgetIndex,
@@ -27,6 +36,10 @@ _LAZY = {
     "adherence_table": "polydom.serving.adherence",
     "measure_adherence": "polydom.serving.adherence",
     "Featurizer": "polydom.serving.featurizer",
+    "TimingBuffer": "polydom.serving.telemetry",
+    "DriftMonitor": "polydom.serving.telemetry",
+    "recalibrate": "polydom.pipeline.recalibrate",
+    "store_timings": "polydom.pipeline.recalibrate",
     "predict_item": "polydom.serving.item_serving",
     "Cascade": "polydom.serving.cascade",
     "cascade_candidates": "polydom.serving.cascade_fit",
@@ -63,22 +76,27 @@ __all__ = [
     "CostCurve",
     "CostModel",
     "CostProfile",
+    "DriftMonitor",
     "Expansion",
     "Featurizer",
     "FixedBudgetIndex",
     "Hit",
     "Index",
     "IndexAll",
+    "InSituProfile",
     "ItemPrediction",
     "NaiveLookup",
     "PolydomError",
     "PolyDomIndex",
+    "TimingBuffer",
     "WorkloadPlan",
     "adherence_table",
     "build_index",
+    "calibrate_overrun",
     "cascade_candidates",
     "fit_cascade",
     "fit_cost_curve",
+    "fit_quantile_curve",
     "list_builds",
     "measure_adherence",
     "normalized_area",
@@ -86,6 +104,8 @@ __all__ = [
     "plan_workload",
     "predict_item",
     "prune_dominated",
+    "recalibrate",
+    "store_timings",
     "uniform_plan",
     "with_cascades",
 ]

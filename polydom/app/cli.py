@@ -7,6 +7,7 @@
     polydom plot URL --out DIR [--build ID]
     polydom plan URL --sizes FILE (--budget B | --per-hour C --rate R) [--plot PNG]
     polydom builds delete URL [ID ...]
+    polydom recalibrate URL [--since-id ID] [--last K] [--refit]
 
 ``URL`` is any SQLAlchemy URL or a SQLite file path.  Each subcommand is one ``add_<name>``
 function that registers its parser and sets ``run`` to the function doing the work; add a
@@ -26,6 +27,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from polydom.app.recalibrate_cli import add_recalibrate
 from polydom.app.tables import clip, cost_unit, features_text, format_table
 
 __all__ = ["main", "build_parser", "version", "SUBCOMMANDS"]
@@ -506,6 +508,7 @@ def _megabytes(n: int) -> str:
 #: ``add_<name>`` functions, one per subcommand, in the order ``--help`` lists them.
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_demo, add_build, add_inspect, add_lookup, add_plot, add_plan, add_builds,
+    add_recalibrate,
 ]
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from polydom.curves.calibration import calibrate_overrun
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
@@ -90,6 +92,7 @@ class Index:
         self.columns = model.columns
         self.info = dict(info or {})
         self._source: Callable[[Any], Index | None] | None = None
+        self._recalibrator: Callable[..., Any] | None = None
         #: Serialises :meth:`refresh` (never swapped with the state it guards).
         self._refresh_lock = threading.Lock()
 
@@ -162,9 +165,158 @@ class Index:
                 return False
             state = dict(newer.__dict__)
             state["_source"] = self._source
+            state["_recalibrator"] = self._recalibrator
             state["_refresh_lock"] = self._refresh_lock
             self.__dict__ = state  # one assignment: the old state or the new one
             return True
+
+    # ------------------------------------------------------------------ costs in situ
+    def with_candidate_costs(
+        self, costs: Sequence[CostCurve], info: Mapping[str, Any] | None = None
+    ) -> Index:
+        """A new index over the same candidates and models with new cost curves, re-swept.
+
+        ``costs[i]`` replaces the curve of ``candidates[i]``; the table (same kind, same
+        domain) is built again by a fresh sweep; models, accuracies, needs and the cost model
+        are kept (nothing is trained).  ``info`` (default this index's) is the new index's.
+
+        Runtime complexity: the sweep's, O(K * S + (S + X) log S).
+
+        Raises
+        ------
+        ValueError
+            If ``costs`` does not hold one curve per candidate, or a curve is negative on
+            the domain.
+        """
+        cands = self.candidates
+        if len(costs) != len(cands):
+            raise ValueError(
+                f"costs must hold one curve per candidate ({len(cands)}), got {len(costs)}"
+            )
+        new = [dataclasses.replace(c, cost=CostCurve.coerce(k))
+               for c, k in zip(cands, costs, strict=True)]
+        n_min, n_max = self.table.domain
+        table = type(self.table).build(new, n_min, n_max)
+        return Index(table, self.cost_model, info=self.info if info is None else info)
+
+    def calibrated(
+        self,
+        sizes: Sequence[float] | np.ndarray,
+        timings: Mapping[str, Sequence[float] | np.ndarray],
+        target_overrun: float = 0.05,
+    ) -> Index:
+        """This index swept on curves calibrated to overrun at most ``target_overrun``.
+
+        Each candidate's curve is multiplied by its split-conformal factor on the held-out
+        in-situ ``timings`` (atom -> seconds per item, items of ``sizes``; see
+        :func:`polydom.curves.calibration.calibrate_overrun` for the method, its guarantee
+        and its assumptions).  The atoms' curves are kept; ``info["overrun"]`` records the
+        target, the number of items and every candidate's factor (what
+        :meth:`with_atom_costs` keeps when it recalibrates).
+
+        Runtime complexity: O(K * (A + I)) for the factors plus a sweep.
+
+        Raises
+        ------
+        ValueError
+            As :func:`~polydom.curves.calibration.calibrate_overrun`.
+        """
+        cands = self.candidates
+        cal = calibrate_overrun([c.cost for c in cands], [c.needs for c in cands], sizes,
+                                timings, target_overrun)
+        base = self.overrun_factors()
+        info = {**self.info, "overrun": {
+            "target_overrun": cal.target_overrun,
+            "items": cal.items,
+            "factors": [float(a * b) for a, b in zip(base, cal.factors, strict=True)],
+        }}
+        return self.with_candidate_costs(cal.curves([c.cost for c in cands]), info)
+
+    def overrun_factors(self) -> np.ndarray:
+        """Each candidate's calibration factor (``info["overrun"]``; all 1.0 uncalibrated).
+
+        Runtime complexity: O(K).
+        """
+        overrun = self.info.get("overrun")
+        stored = overrun.get("factors") if isinstance(overrun, Mapping) else None
+        if not isinstance(stored, list) or len(stored) != len(self.candidates):
+            return np.ones(len(self.candidates))
+        return np.asarray(stored, dtype=np.float64)
+
+    def with_atom_costs(
+        self, atoms: Mapping[str, CostCurve], info: Mapping[str, Any] | None = None
+    ) -> Index:
+        """This index with new atom curves, every candidate's curve derived again, re-swept.
+
+        A candidate's curve is ``k * (expected_cost(needs) + overhead)`` under the cost
+        model: ``k`` its calibration factor (:meth:`overrun_factors`), ``overhead`` what its
+        learner adds beyond its atoms (CEGB's split cost; 0 for lattice sets), both kept
+        from this index; only the atoms' curves change.  Models are reused, nothing is
+        trained.  Atoms missing from ``atoms`` keep their curve.
+
+        Runtime complexity: O(K * A * d) plus a sweep.
+
+        Raises
+        ------
+        ValueError
+            On an unknown atom or a curve negative on the domain.
+        """
+        old = self.cost_model
+        unknown = sorted(set(atoms) - set(old.atoms))
+        if unknown:
+            raise ValueError(f"unknown atom {unknown[0]!r}; the index's atoms: {list(old.atoms)}")
+        merged = {**old.atoms, **{a: CostCurve.coerce(c) for a, c in atoms.items()}}
+        model = CostModel(merged, bundles={k: sorted(v) for k, v in old.bundles.items()},
+                          columns=old.columns or None)
+        costs = []
+        for cand, k in zip(self.candidates, self.overrun_factors(), strict=True):
+            was = old.expected_cost(cand.needs).coefficients * k
+            now = model.expected_cost(cand.needs).coefficients * k
+            have = cand.cost.coefficients
+            width = max(was.size, now.size, have.size)
+            pad = [np.pad(a, (0, width - a.size)) for a in (was, now, have)]
+            extra = pad[2] - pad[0]
+            if np.all(np.abs(extra) <= 1e-9 * max(float(np.abs(pad[2]).max()), 1e-300)):
+                costs.append(CostCurve(now))  # no overhead: exactly k times the atoms' sum
+            else:
+                costs.append(CostCurve(pad[1] + np.maximum(extra, 0.0)))
+        table_info = self.info if info is None else info
+        rebuilt = Index(self.table, model, info=table_info)
+        return rebuilt.with_candidate_costs(costs)
+
+    def bind_recalibration(self, recalibrate: Callable[..., Any]) -> Index:
+        """Let :meth:`recalibrate` publish through ``recalibrate(index, **options)``.
+
+        :func:`polydom.open_index` binds the store's recalibration (the pipeline's, which
+        needs storage); returns ``self``.  Runtime complexity: O(1).
+        """
+        self._recalibrator = recalibrate
+        return self
+
+    def recalibrate(self, **options: Any) -> Any:
+        """Refit the atoms' curves from recorded timings and publish a re-swept build.
+
+        See :func:`polydom.recalibrate` for the options; no model is retrained.  An index
+        that follows its store switches to the new build (:meth:`refresh`).
+
+        Returns
+        -------
+        The result of :func:`polydom.recalibrate` (its report).
+
+        Raises
+        ------
+        ValueError
+            If this index was not opened from a store (:func:`polydom.open_index`).
+        """
+        if getattr(self, "_recalibrator", None) is None:
+            raise ValueError(
+                "this index has no store to recalibrate into (open it with "
+                "polydom.open_index(url))"
+            )
+        report = self._recalibrator(self, **options)
+        if self._source is not None:
+            self.refresh()
+        return report
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -229,7 +381,8 @@ class Index:
         return hit.model.predict(X[:, view.model_columns(hit.candidate.needs)])
 
     def predict_item(
-        self, item: Any, budget: float, featurizer: Any, anytime: bool = False
+        self, item: Any, budget: float, featurizer: Any, anytime: bool = False,
+        telemetry: Any = None,
     ) -> ItemPrediction:
         """Serve one raw item within ``budget``: the featurizer computes, the index chooses.
 
@@ -237,7 +390,9 @@ class Index:
         features (timed) and returns an :class:`ItemPrediction`; see
         :func:`polydom.predict_item` for the plain and any-time modes.  The work is the
         featurizer's (``featurizer.serve(index, item, budget, anytime)``), so the index
-        depends on no serving code.
+        depends on no serving code.  ``telemetry`` (a
+        :class:`polydom.serving.telemetry.TimingBuffer`) records every computed feature's
+        ``(feature, size, seconds)``.
 
         Runtime complexity: O(log R + d log S) plus the chosen feature routines.
 
@@ -253,4 +408,6 @@ class Index:
                 f"featurizer must be a polydom.Featurizer (with serve(index, item, budget, "
                 f"anytime)), got {featurizer!r}"
             )
-        return serve(self._view(), item, budget, anytime=anytime)
+        if telemetry is None:
+            return serve(self._view(), item, budget, anytime=anytime)
+        return serve(self._view(), item, budget, anytime=anytime, telemetry=telemetry)

@@ -1,0 +1,25 @@
+"""The model classes storage may keep as arrays + JSON: every registered learner's."""
+
+from __future__ import annotations
+
+import learners
+import storage
+from polydom.serving.cascade import Cascade
+
+__all__ = ["register_learner_models"]
+
+
+def register_learner_models() -> None:
+    """Let storage save and rebuild the models of the registered learners as arrays + JSON
+    (no pickle): :class:`learners.ColumnSubsetModel`, :class:`polydom.Cascade` and every
+    registered learner's ``model_classes`` (:func:`learners.register_learner`), so storage
+    code never changes for a new learner.  Idempotent; classes whose optional dependency
+    (LightGBM) is missing are left out.
+
+    Runtime complexity: O(registered classes).
+    """
+    storage.register_array_model(learners.ColumnSubsetModel)
+    for name in learners.registered_learners():
+        for cls in learners.get_learner(name).classes():
+            storage.register_array_model(cls)
+    storage.register_array_model(Cascade)
