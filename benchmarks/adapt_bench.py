@@ -52,8 +52,8 @@ from learners import (  # noqa: E402
     SklearnLearner,
 )
 from learners.budgeted import sweep_adapt, sweep_adapt_candidates  # noqa: E402
+from learners.budgeted.adapt.high_cost import HighCostModel  # noqa: E402
 from learners.budgeted.contract import group_usage  # noqa: E402
-from learners.budgeted.high_cost import HighCostModel  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 THRESHOLDS = (0.0, "quantile")  # the paper's rule g > 0, and g above its (1 - p_full) quantile

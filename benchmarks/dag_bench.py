@@ -57,8 +57,8 @@ from threadpoolctl import threadpool_limits
 import lattice
 import polydom
 from learners import DAGClassifier, SklearnLearner
-from learners.budgeted.subset_bank import train_bank
-from learners.budgeted.subset_selection import forward_prefixes, greedy_subsets
+from learners.budgeted.dag.subset_bank import train_bank
+from learners.budgeted.dag.subset_selection import forward_prefixes, greedy_subsets
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DELTAS = [0.0, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.1]

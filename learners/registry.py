@@ -218,14 +218,14 @@ def _cstc(seed: int = 0, **params: Any) -> Any:
 
 
 def _cscc(seed: int = 0, **params: Any) -> Any:
-    from learners.budgeted.cscc import CSCCClassifier
+    from learners.budgeted.cstc import CSCCClassifier
 
     return CSCCClassifier(random_state=seed, **params)
 
 
 def _adapt(seed: int = 0, high_cost: str = "logistic", **params: Any) -> Any:
     """ADAPT around the estimator of the registered lattice learner ``high_cost`` (unfitted:
-    the build's sweep, :func:`learners.budgeted.adapt_sweep.sweep_adapt_build`, fits it once)."""
+    the build's sweep, :func:`learners.budgeted.adapt.sweep.sweep_adapt_build`, fits it once)."""
     from learners.budgeted.adapt import AdaptClassifier
 
     spec = get_learner(high_cost)
@@ -238,7 +238,7 @@ def _adapt(seed: int = 0, high_cost: str = "logistic", **params: Any) -> Any:
 
 
 def _adapt_sweep(*args: Any, **kwargs: Any) -> Any:
-    from learners.budgeted.adapt_sweep import sweep_adapt_build
+    from learners.budgeted.adapt import sweep_adapt_build
 
     return sweep_adapt_build(*args, **kwargs)
 
@@ -268,7 +268,7 @@ register_learner("cstc", _cstc, kind="budgeted",
                  model_classes=("learners.budgeted.cstc:CSTCClassifier",
                                 "learners.budgeted.cstc:CSTCRegressor"))
 register_learner("cscc", _cscc, kind="budgeted",
-                 model_classes=("learners.budgeted.cscc:CSCCClassifier",))
+                 model_classes=("learners.budgeted.cstc:CSCCClassifier",))
 register_learner("adapt", _adapt, kind="budgeted",
                  model_classes=("learners.budgeted.adapt:AdaptClassifier",), sweep=_adapt_sweep)
 register_learner("dag", _dag, kind="budgeted",

@@ -3,7 +3,7 @@
 Every skops archive polydom reads goes through :func:`load_skops`: a top-level model blob
 (``storage.load_model``, format ``"skops"``) and the scikit-learn sub-models a budgeted
 learner keeps inside its own arrays (the DAG's classifier bank and filter trees, ADAPT's
-high-cost model: :mod:`learners.budgeted.sklearn_blobs`, :mod:`learners.budgeted.high_cost`).
+high-cost model: :mod:`learners.budgeted.sklearn_blobs`, :mod:`learners.budgeted.adapt.high_cost`).
 It sits here, below both :mod:`storage` and :mod:`learners`, so the rule has one home and a
 class registered with :func:`register_model_class` is admitted on both paths alike.
 

@@ -42,6 +42,14 @@ def test_import_lattice_loads_no_featurizer_item_serving_or_storage():
         assert not _under(loaded, heavy), heavy
 
 
+def test_the_budgeted_packages_load_no_lightgbm_until_a_learner_is_used():
+    loaded = _loaded_after("import learners, learners.budgeted.cegb, learners.budgeted.cstc, "
+                           "learners.budgeted.dag, learners.budgeted.adapt")
+    for heavy in ("lightgbm", "learners.budgeted.cegb.classifier", "learners.budgeted.cstc.tree",
+                  "learners.budgeted.dag.classifier", "learners.budgeted.adapt.classifier"):
+        assert not _under(loaded, heavy), heavy
+
+
 def _modules() -> list[str]:
     names = []
     for package in PACKAGES:

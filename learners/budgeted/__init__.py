@@ -1,12 +1,15 @@
 """Budgeted learners: the cost contract and the methods that trade accuracy for feature cost.
 
-CEGB / GreedyMiser and ADAPT (LightGBM) and CSTC / CSCC load on first use, so that
-``import learners.budgeted`` stays light and works without LightGBM.
+One room (sub-package) per method: :mod:`.cegb` (CEGB, GreedyMiser), :mod:`.cstc` (CSTC,
+CSCC), :mod:`.dag` (the DAG of sensor sets), :mod:`.adapt` (ADAPT); the pieces they share
+sit here: :mod:`.contract` (the cost contract and the sweep into index candidates),
+:mod:`.on_demand` (computing features as a model asks for them), :mod:`.tree_paths` (tree
+ensembles as flat arrays) and :mod:`.sklearn_blobs` (scikit-learn sub-models without pickle).
+The estimators load on first use, so that ``import learners.budgeted`` stays light and works
+without LightGBM.
 """
 
-from importlib import import_module
-
-from learners.budgeted.adapt_sweep import (
+from learners.budgeted.adapt.sweep import (
     efficient_frontier,
     sweep_adapt,
     sweep_adapt_build,
@@ -19,10 +22,11 @@ from learners.budgeted.contract import (
     sweep_candidates,
     worst_cost_curve,
 )
+from learners.budgeted.lazy_exports import lazy_exports
 from learners.budgeted.on_demand import OnDemandFeaturizer
 from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 
-_LAZY = {
+__getattr__ = lazy_exports(__name__, {
     "AdaptClassifier": "learners.budgeted.adapt",
     "CEGBClassifier": "learners.budgeted.cegb",
     "DAGClassifier": "learners.budgeted.dag",
@@ -30,15 +34,8 @@ _LAZY = {
     "GreedyMiserClassifier": "learners.budgeted.cegb",
     "CSTCClassifier": "learners.budgeted.cstc",
     "CSTCRegressor": "learners.budgeted.cstc",
-    "CSCCClassifier": "learners.budgeted.cscc",
-}
-
-
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'learners.budgeted' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+    "CSCCClassifier": "learners.budgeted.cstc",
+})
 
 
 __all__ = [

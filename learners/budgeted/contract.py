@@ -30,6 +30,7 @@ from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
 from lattice.executor import map_in_order
+from learners.budgeted.former_names import current_class_path
 from learners.columns import column_groups
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
@@ -181,7 +182,7 @@ class ColumnSubsetModel:
 
         Runtime complexity: that of the estimator's ``from_arrays``.
         """
-        module, _, qualname = str(meta["estimator"]).partition(":")
+        module, _, qualname = current_class_path(str(meta["estimator"])).partition(":")
         if not module.startswith("learners.") or not qualname.isidentifier():
             raise ValueError(f"refusing to load estimator class {meta['estimator']!r}")
         est_cls = getattr(importlib.import_module(module), qualname)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from learners.budgeted.adapt_lin import (
+from learners.budgeted.adapt.lin import (
     LinearGatePair,
     fit_adapt_lin,
     group_norms,

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.special import expit
 
-from learners.budgeted.adapt_qstep import branch_losses, q_objective, solve_q
+from learners.budgeted.adapt.qstep import branch_losses, q_objective, solve_q
 
 losses = arrays(np.float64, st.integers(1, 30), elements=st.floats(-20, 20))
 p_fulls = st.floats(0.0, 1.0)

@@ -238,7 +238,7 @@ def test_column_subset_model_puts_the_columns_back_and_stores_as_arrays(cegb_mod
         default.predict_items  # noqa: B018
     arrays, meta = default.to_arrays()
     assert meta["n_columns"] == 30
-    assert meta["estimator"] == "learners.budgeted.cegb:CEGBClassifier"
+    assert meta["estimator"] == "learners.budgeted.cegb.classifier:CEGBClassifier"
     np.testing.assert_array_equal(arrays["columns"], used_cols)
     assert arrays["columns"].dtype == np.int64
     assert all(k == "columns" or k.startswith("estimator.") for k in arrays)

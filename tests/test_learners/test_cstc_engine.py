@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from scipy.optimize import check_grad
 from sklearn.linear_model import Lasso
 
-from learners.budgeted.classifier_tree import (
+from learners.budgeted.cstc.engine import (
     CostModelArrays,
     TreeStructure,
     block_constants,

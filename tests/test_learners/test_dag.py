@@ -18,8 +18,8 @@ import lattice
 import polydom
 from learners import SklearnLearner
 from learners.budgeted.dag import DAGClassifier, dag_sweep_candidates
-from learners.budgeted.subset_bank import BankEntry, SubsetBank
-from learners.budgeted.subset_selection import forward_prefixes, greedy_subsets
+from learners.budgeted.dag.subset_bank import BankEntry, SubsetBank
+from learners.budgeted.dag.subset_selection import forward_prefixes, greedy_subsets
 from tests.strategies import examples
 
 WINE = {"chem": [0, 1, 2, 3, 4], "phenols": [5, 6, 7, 8], "colour": [9, 10, 11, 12]}

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from sklearn.dummy import DummyClassifier
 from sklearn.tree import DecisionTreeClassifier
 
-from learners.budgeted.dag_graph import chain_graph, full_graph, union_graph
-from learners.budgeted.filter_tree import ConstantPolicy, FilterTree
-from learners.budgeted.graph_reduce import graph_reduce, state_columns
+from learners.budgeted.dag.filter_tree import ConstantPolicy, FilterTree
+from learners.budgeted.dag.graph import chain_graph, full_graph, union_graph
+from learners.budgeted.dag.graph_reduce import graph_reduce, state_columns
 from tests.strategies import examples
 
 SENSORS = ["a", "b", "c"]

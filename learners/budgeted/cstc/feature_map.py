@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from learners.budgeted.classifier_tree import CostModelArrays
+from learners.budgeted.cstc.engine import CostModelArrays
 from learners.budgeted.tree_paths import TreeEnsemble
 
 __all__ = ["BoostedTreeMap", "LinearMap", "map_from_arrays"]

@@ -9,7 +9,7 @@ CSTC (paper Eq. 19): each stage's loss is weighted by the probability of *exitin
 cost never decreases with the stage it exits at.
 
 Training, storage, usage accounting and the optional deviations are those of
-:mod:`learners.budgeted.cstc` (the same engine in ``mode="cascade"``); a stage can be pruned
+:mod:`learners.budgeted.cstc.tree` (the same engine in ``mode="cascade"``); a stage can be pruned
 from the end of the chain on the validation split.
 """
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from learners.budgeted.classifier_tree import TreeStructure
-from learners.budgeted.cstc import CostTreeBase, OneVsRestOutputs, check_number
+from learners.budgeted.cstc.engine import TreeStructure
+from learners.budgeted.cstc.tree import CostTreeBase, OneVsRestOutputs, check_number
 
 __all__ = ["CSCCClassifier"]
 

@@ -5,9 +5,9 @@ approximate a given, fitted, high-cost classifier ``f0`` where cheap features su
 goes to ``f0`` iff ``g(x) > threshold`` (0 in the paper), else ``f1`` answers.  Training
 minimises the paper's (OPT) by alternating the closed-form q-step with a (g, f1)-step:
 
-* ``method="lin"`` (ADAPT-LIN, :mod:`learners.budgeted.adapt_lin`): linear ``g`` and ``f1``,
+* ``method="lin"`` (ADAPT-LIN, :mod:`learners.budgeted.adapt.lin`): linear ``g`` and ``f1``,
   cost-weighted group lasso, random multi-start, then pruning of tiny-weight features;
-* ``method="gbrt"`` (ADAPT-GBRT, :mod:`learners.budgeted.adapt_gbrt`): boosted trees with the
+* ``method="gbrt"`` (ADAPT-GBRT, :mod:`learners.budgeted.adapt.gbrt`): boosted trees with the
   paper's per-tree feature penalty, on LightGBM.
 
 Cost of a row (features are paid once per row, whatever needs them): the gate's features,
@@ -15,7 +15,7 @@ plus the low-cost model's for rows it answers, or the high-cost model's for rows
 (``hpc_cost_mode="union"``, the paper's definition; ``"hpc_only"`` charges those rows only
 ``f0``'s features, as the authors' evaluation code does).  The two knobs of the paper are
 ``tradeoff`` (its ``gamma``) and ``p_full`` (the fraction of training rows the q-step may send
-to ``f0``); :mod:`learners.budgeted.adapt_sweep` sweeps both into index candidates.
+to ``f0``); :mod:`learners.budgeted.adapt.sweep` sweeps both into index candidates.
 
 Pitfalls of the spec (section 2.11) and how they are handled:
 
@@ -43,10 +43,10 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from learners.budgeted.adapt_gbrt import fit_adapt_gbrt
-from learners.budgeted.adapt_lin import LinearGatePair, fit_adapt_lin
+from learners.budgeted.adapt.gbrt import fit_adapt_gbrt
+from learners.budgeted.adapt.high_cost import HighCostModel, check_fitted_classifier
+from learners.budgeted.adapt.lin import LinearGatePair, fit_adapt_lin
 from learners.budgeted.contract import BudgetedClassifierMixin, column_groups, group_usage
-from learners.budgeted.high_cost import HighCostModel, check_fitted_classifier
 from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature, walk_on_demand
 from learners.budgeted.tree_paths import TreeEnsemble
 from polydom.index.item_prediction import ItemPrediction

@@ -3,7 +3,7 @@
 Nan and Saligrama (NIPS 2017), Algorithm 1.  Given the high-cost model's probability of the
 true label on every training row, alternate
 
-* the q-step (:func:`learners.budgeted.adapt_qstep.solve_q`, closed form), and
+* the q-step (:func:`learners.budgeted.adapt.qstep.solve_q`, closed form), and
 * the (g, f1)-step (OPT2): a logistic regression ``f1`` weighted by ``1 - q`` and a logistic
   regression ``g`` on the soft labels ``q``, coupled by the cost-weighted group norm
   ``gamma * sum_a c_a * ||(g_a, f1_a)||_2`` (group ``a`` = the columns of feature ``a`` in both
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 
-from learners.budgeted.adapt_qstep import branch_losses, entropy, solve_q
+from learners.budgeted.adapt.qstep import branch_losses, entropy, solve_q
 
 __all__ = [
     "LinearGatePair",

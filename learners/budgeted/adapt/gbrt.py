@@ -1,7 +1,7 @@
 """ADAPT-GBRT: a boosted gate and a boosted low-cost model on LightGBM's cost-penalised trees.
 
 Nan and Saligrama (NIPS 2017), Algorithm 2.  Each outer iteration solves the q-step
-(:func:`learners.budgeted.adapt_qstep.solve_q`) and then rebuilds both ensembles from scratch
+(:func:`learners.budgeted.adapt.qstep.solve_q`) and then rebuilds both ensembles from scratch
 (as the authors' code does), ``n_estimators`` rounds of one low-cost tree and one gate tree.
 Tree ``t`` fits the negative gradient of the (OPT) loss by least squares (hessian 1, as
 GreedyMiser), with the paper's impurities (1) and (2):
@@ -41,7 +41,7 @@ import lightgbm as lgb
 import numpy as np
 from scipy.special import expit
 
-from learners.budgeted.adapt_qstep import branch_losses, solve_q
+from learners.budgeted.adapt.qstep import branch_losses, solve_q
 
 __all__ = ["BoostedGatePair", "fit_adapt_gbrt"]
 

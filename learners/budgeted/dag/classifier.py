@@ -2,10 +2,10 @@
 
 A sensor is a named group of columns with a cost (``feature_groups``, ``feature_costs``).
 The model is a DAG whose states are sets of acquired sensors
-(:mod:`learners.budgeted.dag_graph`), a classifier per state
-(:mod:`learners.budgeted.subset_bank`) and a policy per state, learned backward by Graph
-Reduce (:mod:`learners.budgeted.graph_reduce`) as cost-sensitive problems solved by filter
-trees (:mod:`learners.budgeted.filter_tree`).  A row starts with no sensor; each state's
+(:mod:`learners.budgeted.dag.graph`), a classifier per state
+(:mod:`learners.budgeted.dag.subset_bank`) and a policy per state, learned backward by Graph
+Reduce (:mod:`learners.budgeted.dag.graph_reduce`) as cost-sensitive problems solved by filter
+trees (:mod:`learners.budgeted.dag.filter_tree`).  A row starts with no sensor; each state's
 policy, reading only the acquired sensors, either stops and classifies with the state's
 classifier or acquires more.  The loss trained for is the paper's Eq. 1::
 
@@ -19,7 +19,7 @@ atom of the sensors of ``s`` once, and an edge ``s -> s'`` costs the atoms newly
 
 With many sensors the DAG is built over unions of a few subsets: Algorithm 2
 (``subsets="greedy"``) or nested forward-selection prefixes (``"forward"``, an extension)
-from :mod:`learners.budgeted.subset_selection`.
+from :mod:`learners.budgeted.dag.subset_selection`.
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from learners.budgeted.contract import BudgetedClassifierMixin, sweep_candidates
-from learners.budgeted.dag_graph import SensorGraph, chain_graph, union_graph
-from learners.budgeted.filter_tree import ConstantPolicy, FilterTree
-from learners.budgeted.graph_reduce import GraphPolicy, graph_reduce, state_columns
+from learners.budgeted.dag.filter_tree import ConstantPolicy, FilterTree
+from learners.budgeted.dag.graph import SensorGraph, chain_graph, union_graph
+from learners.budgeted.dag.graph_reduce import GraphPolicy, graph_reduce, state_columns
+from learners.budgeted.dag.subset_bank import BankEntry, SubsetBank, train_bank
+from learners.budgeted.dag.subset_selection import forward_prefixes, greedy_subsets
 from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature
 from learners.budgeted.sklearn_blobs import dump_estimator, load_estimator
-from learners.budgeted.subset_bank import BankEntry, SubsetBank, train_bank
-from learners.budgeted.subset_selection import forward_prefixes, greedy_subsets
 from learners.columns import column_groups
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_model import CostModel

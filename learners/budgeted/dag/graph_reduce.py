@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from learners.budgeted.dag_graph import SensorGraph
-from learners.budgeted.filter_tree import ConstantPolicy
+from learners.budgeted.dag.filter_tree import ConstantPolicy
+from learners.budgeted.dag.graph import SensorGraph
 
 __all__ = ["GraphPolicy", "graph_reduce", "state_columns"]
 

@@ -27,6 +27,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from learners.budgeted.contract import ColumnSubsetModel
+from learners.budgeted.former_names import current_class_path
 from learners.budgeted.sklearn_blobs import dump_estimator, load_estimator
 
 __all__ = ["HighCostModel", "check_fitted_classifier"]
@@ -187,7 +188,7 @@ class HighCostModel:
         """
         inner = {k[len("estimator.") :]: v for k, v in arrays.items() if k.startswith("estimator.")}
         if meta["format"] == "arrays":
-            module, _, qualname = str(meta["estimator"]).partition(":")
+            module, _, qualname = current_class_path(str(meta["estimator"])).partition(":")
             if not module.startswith("learners.") or "." in qualname:
                 raise ValueError(f"refusing to load estimator class {meta['estimator']!r}")
             est_cls = getattr(importlib.import_module(module), qualname)

@@ -1,12 +1,12 @@
 """CSTC: the cost-sensitive tree of classifiers (Xu et al., ICML 2013; JMLR 15, 2014).
 
 A tree of linear classifiers over a feature map phi(x) (raw columns, or the boosting trick of
-:mod:`learners.budgeted.feature_map`).  An input starts at the root; each inner node sends it
+:mod:`learners.budgeted.cstc.feature_map`).  An input starts at the root; each inner node sends it
 to its upper child when ``phi(x) @ beta > theta``, else to its lower one; the node whose
 terminal it reaches predicts ``phi(x) @ beta``.  Features are computed on demand, the first
 time a node on the input's path needs them, so different inputs pay for different atomic
 features, each once.  Training minimises the relaxed expected cost objective of
-:mod:`learners.budgeted.classifier_tree` (soft sigmoid routing, mixed-norm cost with reach
+:mod:`learners.budgeted.cstc.engine` (soft sigmoid routing, mixed-norm cost with reach
 probabilities, cyclic block coordinate descent, top-down initialisation, bottom-up pruning on
 a validation split, leaf fine-tuning).
 
@@ -37,15 +37,15 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from learners.budgeted.classifier_tree import (
+from learners.budgeted.contract import BudgetedClassifierMixin
+from learners.budgeted.cstc.engine import (
     TreeStructure,
     exact_path_cost,
     exit_terminals,
     fit_tree,
     path_atoms,
 )
-from learners.budgeted.contract import BudgetedClassifierMixin
-from learners.budgeted.feature_map import BoostedTreeMap, LinearMap, map_from_arrays
+from learners.budgeted.cstc.feature_map import BoostedTreeMap, LinearMap, map_from_arrays
 from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature
 from learners.columns import column_groups
 from polydom.index.item_prediction import ItemPrediction
