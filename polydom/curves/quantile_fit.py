@@ -124,17 +124,19 @@ def fit_quantile_curve(
     design = (n / scale)[:, None] ** np.arange(degree + 1)[None, :]
     if t.max() <= 0:
         return CostCurve([0.0])
-    first = fit_cost_curve(n, t, degree, weighting="relative")
-    floor = max(float(np.median(t[t > 0])) * 1e-6, 1e-15)
-    w = 1.0 / np.maximum(first(n), floor)
+    unit = float(np.median(t[t > 0]))  # solve in units of the median time: values near 1,
+    y = t / unit  # so the solver's absolute tolerances are relative ones
+    first = fit_cost_curve(n, y, degree, weighting="relative")
+    w = 1.0 / np.maximum(first(n), 1e-6)
+    w /= w.mean()
     p, d = n.size, degree + 1
-    # variables: a (d), over u (p), under v (p); X a + u - v = t; all >= 0
+    # variables: a (d), over u (p), under v (p); X a + u - v = y; all >= 0
     c = np.concatenate([np.zeros(d), tau * w, (1.0 - tau) * w])
     a_eq = hstack([csr_matrix(design), eye(p), -eye(p)], format="csr")
-    result = linprog(c, A_eq=a_eq, b_eq=t, bounds=(0, None), method="highs")
-    if result.status != 0:  # cannot happen: a = 0, u = t, v = 0 is feasible, loss >= 0
+    result = linprog(c, A_eq=a_eq, b_eq=y, bounds=(0, None), method="highs")
+    if result.status != 0:  # cannot happen: a = 0, u = y, v = 0 is feasible, loss >= 0
         raise RuntimeError(f"quantile fit failed: {result.message}")
-    coef = np.maximum(result.x[:d], 0.0) / scale ** np.arange(d)
+    coef = unit * np.maximum(result.x[:d], 0.0) / scale ** np.arange(d)
     return CostCurve(coef)
 
 

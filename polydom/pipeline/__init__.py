@@ -7,7 +7,12 @@ timings and ``recalibrate`` refits the curves from them and publishes a re-swept
 
 from polydom.pipeline.build import build_index
 from polydom.pipeline.open import list_builds, open_index
-from polydom.pipeline.recalibrate import RecalibrationReport, recalibrate, store_timings
+from polydom.pipeline.recalibrate import (
+    RecalibrationReport,
+    publish_index,
+    recalibrate,
+    store_timings,
+)
 
-__all__ = ["RecalibrationReport", "build_index", "list_builds", "open_index", "recalibrate",
-           "store_timings"]
+__all__ = ["RecalibrationReport", "build_index", "list_builds", "open_index", "publish_index",
+           "recalibrate", "store_timings"]

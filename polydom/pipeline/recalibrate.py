@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +37,7 @@ from polydom.index.built import Index
 from polydom.pipeline.model_classes import register_learner_models
 from storage import IndexStore
 
-__all__ = ["RecalibrationReport", "recalibrate", "store_timings"]
+__all__ = ["RecalibrationReport", "publish_index", "recalibrate", "store_timings"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,26 @@ def store_timings(
     """
     with IndexStore(url, create=False, key=key) as store:
         return store.record_timings(list(records), build)
+
+
+def publish_index(
+    url: str | os.PathLike,
+    index: Index,
+    note: Mapping[str, Any],
+    key: bytes | str | None = None,
+) -> int:
+    """Store an index derived without training (calibrated, recalibrated) as the current build.
+
+    ``note`` (JSON-serialisable: where it came from) becomes the build's parameters, with a
+    stamp so that every call registers a new build; the models are stored with it.
+
+    Runtime complexity: one publish, O(K * d + E) rows plus the models.
+    """
+    with IndexStore(url, key=key) as store:
+        build_id = store.begin_build({**note, "stamp": time.time_ns()}, index.cost_model)
+        store.publish(build_id, index)
+    index.info["build_id"] = build_id
+    return build_id
 
 
 def _scale(curve: CostCurve, n: np.ndarray, t: np.ndarray, tau: float) -> float | None:
@@ -200,14 +220,11 @@ def recalibrate(
         }
         info["insitu"] = {**(insitu if isinstance(insitu, dict) else {}), "quantile": tau}
         recalibrated = index.with_atom_costs(new_atoms, info=info)
-        params = {
-            "recalibrated_from": from_build,
-            "timings": [since_id, rows[-1][0]],
-            "learner": f"recalibrated from build {from_build}",
-            "stamp": time.time_ns(),
-        }
-        build_id = store.begin_build(params, recalibrated.cost_model)
-        store.publish(build_id, recalibrated)
+    build_id = publish_index(url, recalibrated, {
+        "recalibrated_from": from_build,
+        "timings": [since_id, rows[-1][0]],
+        "learner": f"recalibrated from build {from_build}",
+    }, key=key)
     return RecalibrationReport(from_build, build_id, len(rows), rows[-1][0], report["scales"],
                                report["refit"], report["borrowed"], dict(recalibrated.costs))
 

@@ -111,6 +111,18 @@ class Featurizer:
         self._width += int(length)
         return self
 
+    def routine(self, name: str) -> Callable[[Any], Any]:
+        """The routine registered as feature ``name`` (to wrap it in another featurizer).
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is unknown.
+        """
+        if name not in self._routines:
+            raise ValueError(f"unknown feature {name!r}; registered: {self.names}")
+        return self._routines[name]
+
     @property
     def names(self) -> list[str]:
         """Feature names in registration order."""
