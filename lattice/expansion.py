@@ -27,6 +27,12 @@ class Expansion:
         k-fold cross-validation (:class:`learners.SklearnLearner`); a DAG's classifier bank
         reuses them as its per-row losses.  A store's expansion cache keeps them (without
         pickle) and returns them.
+    accuracy_se : float, default 0.0
+        Standard error of ``accuracy`` (see :class:`learners.evaluation.FoldEstimate`);
+        0 for learners that only score (synthetic).
+    fold_scores : tuple of float, default ()
+        The score on each split of the evaluation protocol, in split order
+        (``accuracy`` is their mean); empty for learners that only score.
     """
 
     features: frozenset
@@ -34,6 +40,8 @@ class Expansion:
     model: Any = field(default=None, compare=False, repr=False)
     fit_seconds: float = field(default=0.0, compare=False)
     predictions: Any = field(default=None, compare=False, repr=False)
+    accuracy_se: float = field(default=0.0, compare=False)
+    fold_scores: tuple = field(default=(), compare=False, repr=False)
 
 
 @runtime_checkable

@@ -123,12 +123,13 @@ class Exploration:
         """One candidate per expanded set, in expansion order (before dominance pruning).
 
         Each needs the atoms of its features with probability 1; ``learner`` is
-        ``"lattice"``.
+        ``"lattice"``; its accuracy's standard error and fold scores are the expansion's.
         """
         sp = self._space
         return [
             Candidate(sp.key(m), e.accuracy, sp.cost(m), e.features, e.model,
-                      needs=dict.fromkeys(sorted(sp.atoms(m)), 1.0), learner="lattice")
+                      needs=dict.fromkeys(sorted(sp.atoms(m)), 1.0), learner="lattice",
+                      accuracy_se=e.accuracy_se, fold_scores=e.fold_scores)
             for m, e in zip(self._masks, self.expanded.values(), strict=True)
         ]
 

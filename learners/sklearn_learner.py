@@ -17,6 +17,7 @@ from sklearn.model_selection import cross_validate
 
 from lattice.expansion import Expansion
 from learners.columns import normalize_features
+from learners.evaluation import EvaluationProtocol, FoldEstimate
 from polydom.curves.cost_model import CostModel
 
 __all__ = ["SklearnLearner"]
@@ -46,11 +47,16 @@ class SklearnLearner:
         Feature name -> column indices; a list of names gives one column each; None names
         every column ``"x<i>"``; a CostModel with columns for every atom gives its features
         the columns of their atoms.
-    cv : int or cross-validation splitter or tuple (X_test, y_test), default 5
-        How accuracy is estimated: k-fold cross-validation on ``X`` (sklearn's
+    cv : int or EvaluationProtocol or cross-validation splitter or tuple (X_test, y_test), \
+default 5
+        How accuracy is estimated: a :class:`learners.EvaluationProtocol` (the build's
+        one protocol: seeded folds or a held-out split of ``X``, shared with every other
+        learner of the build), k-fold cross-validation on ``X`` (sklearn's
         ``cross_val_score``; stratified for classifiers), or the score on a held-out split.
-        The returned model is always refitted on all rows of ``X``.  An integer is a
-        number of folds in ``[2, rows]`` (``2.5`` raises ``TypeError``).
+        The returned model is refitted on all rows of ``X`` (but with a protocol whose
+        ``refit`` is False, or a test split).  An integer is a number of folds in
+        ``[2, rows]`` (``2.5`` raises ``TypeError``).  Every expansion carries the score
+        of each split (``fold_scores``) and the standard error of their mean.
     scoring : str, default "accuracy"
         A scikit-learn scorer name whose values lie in ``[0, 1]``.
 
@@ -102,6 +108,8 @@ class SklearnLearner:
             self._test = (Xt, yt)
         else:
             self._test = None
+        self._splits = (self.cv.splits(y) if isinstance(self.cv, EvaluationProtocol)
+                        else self.cv)
         self._scorer = get_scorer(self.scoring)
         self._X, self._y = X, y
         if isinstance(self.features, CostModel):
@@ -130,7 +138,12 @@ class SklearnLearner:
             arr = np.ascontiguousarray(array)
             digest.update(str((arr.dtype.str, arr.shape)).encode())
             digest.update(arr.tobytes())
-        cv = "test-split" if self._test is not None else repr(self.cv)
+        if self._test is not None:
+            cv = "test-split"
+        elif isinstance(self.cv, EvaluationProtocol):
+            cv = repr(self.cv.describe())
+        else:
+            cv = repr(self.cv)
         return (
             f"SklearnLearner({self.estimator!r}, cv={cv}, scoring={self.scoring!r}, "
             f"data=sha256:{digest.hexdigest()[:16]})"
@@ -169,35 +182,43 @@ class SklearnLearner:
         features = frozenset(features)
         cols = self.columns_of(features)
         if self._test is None:
-            _check_folds(self.cv, self._X.shape[0])
+            _check_folds(self._splits, self._X.shape[0])
         start = time.perf_counter()
         est = clone(self.estimator) if cols else DummyClassifier(strategy="most_frequent")
         Xf = self._X[:, cols]
         if self._test is None:
             # cross_val_score's folds and scores, keeping the fold models' out-of-fold
             # predictions (Expansion.predictions) at the cost of predicting only
-            cv = cross_validate(est, Xf, self._y, cv=self.cv, scoring=self._scorer,
+            cv = cross_validate(est, Xf, self._y, cv=self._splits, scoring=self._scorer,
                                 return_estimator=True, return_indices=True)
-            score = float(np.mean(cv["test_score"]))
+            scores = [float(v) for v in cv["test_score"]]
+            tests = cv["indices"]["test"]
             predictions = np.empty(len(self._y), dtype=self._y.dtype)
             covered = np.zeros(len(self._y), dtype=np.int64)
-            for fold_model, rows in zip(cv["estimator"], cv["indices"]["test"], strict=True):
+            for fold_model, rows in zip(cv["estimator"], tests, strict=True):
                 predictions[rows] = fold_model.predict(Xf[rows])
                 covered[rows] += 1
             if not np.all(covered == 1):  # not a partition (e.g. ShuffleSplit): no OOF rows
                 predictions = None
-            model = clone(est).fit(Xf, self._y)
+            if isinstance(self.cv, EvaluationProtocol) and not self.cv.refit:
+                model = cv["estimator"][0]  # the one held-out split's model, as scored
+            else:
+                model = clone(est).fit(Xf, self._y)
         else:
             model = est.fit(Xf, self._y)
-            score = float(self._scorer(model, self._test[0][:, cols], self._test[1]))
+            scores = [float(self._scorer(model, self._test[0][:, cols], self._test[1]))]
+            tests = [self._test[1]]
             predictions = None
-        if not (math.isfinite(score) and 0.0 <= score <= 1.0):
+        bad = [v for v in scores if not (math.isfinite(v) and 0.0 <= v <= 1.0)]
+        if bad:
             raise ValueError(
-                f"scoring {self.scoring!r} gave {score!r} for {sorted(features)!r}; "
+                f"scoring {self.scoring!r} gave {bad[0]!r} for {sorted(features)!r}; "
                 "the lattice needs accuracies in [0, 1]"
             )
+        estimate = FoldEstimate.of(scores, [len(rows) for rows in tests])
         self.calls_ = getattr(self, "calls_", 0) + 1
-        return Expansion(features, score, model, time.perf_counter() - start, predictions)
+        return Expansion(features, estimate.mean, model, time.perf_counter() - start,
+                         predictions, estimate.se, estimate.scores)
 
 
 def _check_folds(cv: Any, rows: int) -> None:

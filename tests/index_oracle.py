@@ -119,3 +119,16 @@ def min_gap(points: list[float]) -> float:
     """Smallest relative gap between consecutive points (inf for fewer than two)."""
     gaps = [(b - a) / max(1.0, abs(b)) for a, b in zip(points, points[1:], strict=False)]
     return min(gaps, default=math.inf)
+
+
+def full_scan_one_se(cands: list[Candidate], size: float, budget: float) -> Candidate | None:
+    """The one-SE rule by a full scan: the cheapest fitting candidate whose accuracy is at
+    least ``best.accuracy - best.accuracy_se`` for the :func:`full_scan` answer ``best``;
+    ties to the more accurate, then the smaller key."""
+    best = full_scan(cands, size, budget)
+    if best is None:
+        return None
+    rank = _key_rank(cands)
+    floor = best.accuracy - best.accuracy_se
+    near = [c for c in cands if c.cost(size) <= budget and c.accuracy >= floor]
+    return min(near, key=lambda c: (c.cost(size), -c.accuracy, rank[c.key]))

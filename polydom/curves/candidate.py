@@ -43,6 +43,14 @@ class Candidate:
     learner : str, optional
         Name of the learner that produced the candidate (``"lattice"``, ``"cegb"``, ...).
         Ignored by comparisons.
+    accuracy_se : float, default 0.0
+        Standard error of ``accuracy`` (a real number >= 0): the lookup rule ``"one_se"``
+        answers with the cheapest candidate within one standard error of the best.
+        Ignored by comparisons.
+    fold_scores : sequence of float, default ()
+        The candidate's score on each split of its build's evaluation protocol (each in
+        ``[0, 1]``; ``accuracy`` is their mean), for differences paired over folds.
+        Ignored by comparisons.
 
     >>> Candidate("a", 0.8, "3 + n").cost(2.0)
     5.0
@@ -57,6 +65,8 @@ class Candidate:
     payload: Any = field(default=None, compare=False, hash=False, repr=False)
     needs: Mapping[str, float] | None = field(default=None, compare=False, hash=False, repr=False)
     learner: str | None = field(default=None, compare=False, hash=False, repr=False)
+    accuracy_se: float = field(default=0.0, compare=False, hash=False, repr=False)
+    fold_scores: tuple = field(default=(), compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
         try:
@@ -102,6 +112,14 @@ class Candidate:
             raise ValueError(
                 f"learner of candidate {self.key!r} must be a string, got {self.learner!r}"
             )
+        se = check_real(self.accuracy_se, f"accuracy_se of candidate {self.key!r}")
+        if not (math.isfinite(se) and se >= 0.0):
+            raise ValueError(
+                f"accuracy_se of candidate {self.key!r} must be a finite number >= 0, "
+                f"got {self.accuracy_se!r}"
+            )
+        object.__setattr__(self, "accuracy_se", se)
+        object.__setattr__(self, "fold_scores", _fold_scores(self.fold_scores, self.key))
 
     @classmethod
     def from_columns(
@@ -113,6 +131,8 @@ class Candidate:
         payloads: list[Any] | None = None,
         needs: list[Mapping[str, float] | None] | None = None,
         learners: list[str | None] | None = None,
+        accuracy_ses: Iterable[float] | None = None,
+        fold_scores: list[Any] | None = None,
     ) -> list[Candidate]:
         """Many candidates from parallel columns: what ``Candidate(keys[i], accuracies[i],
         costs[i], features[i], ...)`` gives for every ``i``, checked column by column.
@@ -137,20 +157,29 @@ class Candidate:
         payloads = [None] * k if payloads is None else payloads
         needs = [None] * k if needs is None else needs
         learners = [None] * k if learners is None else learners
+        folds = [()] * k if fold_scores is None else fold_scores
         acc = np.asarray(accuracies, dtype=np.float64)
+        ses = np.zeros(k) if accuracy_ses is None else np.asarray(accuracy_ses,
+                                                                   dtype=np.float64)
         if not (len(costs) == len(features) == len(payloads) == len(needs) == len(learners)
-                == k and acc.shape == (k,)):
-            raise ValueError("keys, accuracies, costs, features, payloads, needs and learners "
-                             "must have one entry per candidate")
+                == len(folds) == k and acc.shape == ses.shape == (k,)):
+            raise ValueError("keys, accuracies, costs, features, payloads, needs, learners, "
+                             "accuracy_ses and fold_scores must have one entry per candidate")
         bad = ~(np.isfinite(acc) & (acc >= 0.0) & (acc <= 1.0))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(f"accuracy of candidate {keys[i]!r} must be in [0, 1], got "
                              f"{acc[i]!r}")
+        bad = ~(np.isfinite(ses) & (ses >= 0.0))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"accuracy_se of candidate {keys[i]!r} must be a finite number "
+                             f">= 0, got {ses[i]!r}")
         out = []
         new, put = object.__new__, object.__setattr__
-        for key, a, cost, feats, payload, need, learner in zip(
-            keys, acc.tolist(), costs, features, payloads, needs, learners, strict=True
+        for key, a, cost, feats, payload, need, learner, se, fold in zip(
+            keys, acc.tolist(), costs, features, payloads, needs, learners, ses.tolist(),
+            folds, strict=True
         ):
             if need is None:
                 need = {name: 1.0 for name in sorted(feats)}
@@ -159,7 +188,7 @@ class Candidate:
                     and isinstance(need, Mapping)
                     and all(type(atom) is str and type(p) is float and 0.0 <= p <= 1.0
                             for atom, p in need.items())):
-                out.append(cls(key, a, cost, feats, payload, need, learner))
+                out.append(cls(key, a, cost, feats, payload, need, learner, se, fold))
                 continue
             c = new(cls)
             put(c, "key", key)
@@ -169,8 +198,22 @@ class Candidate:
             put(c, "payload", payload)
             put(c, "needs", dict(need))
             put(c, "learner", learner)
+            put(c, "accuracy_se", se)
+            put(c, "fold_scores", _fold_scores(fold, key))
             out.append(c)
         return out
+
+
+def _fold_scores(scores: Any, key: Hashable) -> tuple[float, ...]:
+    """``scores`` as a tuple of real numbers in ``[0, 1]`` (ValueError naming the candidate)."""
+    if isinstance(scores, (str, bytes)) or not isinstance(scores, Iterable):
+        raise TypeError(f"fold_scores of candidate {key!r} must be a sequence of numbers, "
+                        f"got {scores!r}")
+    out = tuple(check_real(v, f"a fold score of candidate {key!r}") for v in scores)
+    if not all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in out):
+        raise ValueError(f"fold_scores of candidate {key!r} must be in [0, 1], got "
+                         f"{list(out)!r}")
+    return out
 
 
 def _hashable(key: Any) -> bool:

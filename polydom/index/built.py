@@ -343,20 +343,29 @@ class Index:
         cand = table._candidates[position]
         return Hit(cand.key, cand.features, cand.accuracy, cand.cost(size), cand.payload, cand)
 
-    def lookup(self, size: float, budget: float) -> Hit | None:
+    def lookup(self, size: float, budget: float, rule: str = "best") -> Hit | None:
         """Best model whose cost at ``size`` is ``<= budget`` (None when none fits).
+
+        ``rule="one_se"``: the cheapest model that fits whose estimated accuracy is within
+        one standard error of the best's (see :mod:`polydom.index.table`).
 
         Runtime complexity: O(log R + d log S), as :meth:`PolyDomIndex.lookup`.
         """
         table = self.table  # once: a refresh in another thread may replace it
-        return self._hit(table, table.lookup_position(size, budget), float(size))
+        return self._hit(table, table.lookup_position(size, budget, rule), float(size))
 
-    def lookup_many(self, sizes: np.ndarray, budgets: np.ndarray) -> np.ndarray:
-        """Positions into :attr:`candidates` for many queries (-1 where none fits)."""
-        return self.table.lookup_many(sizes, budgets)
+    def lookup_many(
+        self, sizes: np.ndarray, budgets: np.ndarray, rule: str = "best"
+    ) -> np.ndarray:
+        """Positions into :attr:`candidates` for many queries (-1 where none fits), under
+        ``rule`` as :meth:`lookup`."""
+        return self.table.lookup_many(sizes, budgets, rule)
 
-    def predict(self, X_rows: np.ndarray, size: float, budget: float) -> np.ndarray:
-        """Predict rows of full feature matrices with the model chosen for (size, budget).
+    def predict(
+        self, X_rows: np.ndarray, size: float, budget: float, rule: str = "best"
+    ) -> np.ndarray:
+        """Predict rows of full feature matrices with the model chosen for (size, budget)
+        under the lookup ``rule``.
 
         ``X_rows`` holds every atom's columns (as in training); only the columns of the
         atoms the chosen model needs are passed to it, in :meth:`CostModel.columns_of`
@@ -369,7 +378,7 @@ class Index:
             the wrong number of columns.
         """
         view = self._view()  # one build's table and columns, whatever refresh does
-        hit = view.lookup(size, budget)
+        hit = view.lookup(size, budget, rule)
         if hit is None:
             raise ValueError(f"no model fits budget {budget!r} at size {size!r}")
         if hit.model is None:

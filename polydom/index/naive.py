@@ -10,6 +10,7 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget, check_queries, check_size
 from polydom.index.dominance import canonical_order
 from polydom.index.polydom_index import validate_candidates
+from polydom.index.table import check_rule
 
 __all__ = ["NaiveLookup"]
 
@@ -18,8 +19,10 @@ class NaiveLookup:
     """Answer each query by evaluating every candidate's cost (numpy, vectorised).
 
     Same interface and answers as :class:`polydom.PolyDomIndex`: the most accurate candidate
-    with cost ``<= budget`` at ``size``, ties to the lower cost there, then the smaller key.
-    Its size (``entries``) is the number of candidates.
+    with cost ``<= budget`` at ``size``, ties to the lower cost there, then the smaller key
+    (``rule="one_se"``: the cheapest that fits within one standard error of that one, ties
+    to the more accurate, then the smaller key).  Its size (``entries``) is the number of
+    candidates.
     """
 
     def __init__(self, candidates: Sequence[Candidate], n_min: float, n_max: float) -> None:
@@ -31,6 +34,7 @@ class NaiveLookup:
         for i, c in enumerate(self._candidates):
             self._coef[: c.cost.coefficients.size, i] = c.cost.coefficients
         self._acc = np.array([c.accuracy for c in self._candidates])
+        self._floor = np.array([c.accuracy - c.accuracy_se for c in self._candidates])
         rank = np.empty(k, dtype=np.int64)
         rank[canonical_order([c.key for c in self._candidates])] = np.arange(k)
         self._rank = rank
@@ -67,11 +71,12 @@ class NaiveLookup:
             v = v * size + self._coef[w]
         return v
 
-    def lookup_position(self, size: float, budget: float) -> int:
+    def lookup_position(self, size: float, budget: float, rule: str = "best") -> int:
         """Position of the answer in :attr:`candidates`, -1 when nothing fits.
 
         Runtime complexity: O(K * d).
         """
+        check_rule(rule)
         n = check_size(size, self._lo, self._hi)
         b = check_budget(budget)
         costs = self._costs(n)
@@ -82,18 +87,27 @@ class NaiveLookup:
         if best.size > 1:
             cheapest = best[costs[best] == costs[best].min()]
             best = cheapest[np.argsort(self._rank[cheapest])]
-        return int(best[0])
+        if rule == "best":
+            return int(best[0])
+        near = fits[self._acc[fits] >= self._floor[best[0]]]
+        near = near[costs[near] == costs[near].min()]
+        near = near[self._acc[near] == self._acc[near].max()]
+        return int(near[np.argmin(self._rank[near])])
 
-    def lookup(self, size: float, budget: float) -> Candidate | None:
+    def lookup(self, size: float, budget: float, rule: str = "best") -> Candidate | None:
         """The answer itself, or None.  Runtime complexity: O(K * d)."""
-        j = self.lookup_position(size, budget)
+        j = self.lookup_position(size, budget, rule)
         return None if j < 0 else self._candidates[j]
 
-    def lookup_many(self, sizes: np.ndarray, budgets: np.ndarray) -> np.ndarray:
+    def lookup_many(
+        self, sizes: np.ndarray, budgets: np.ndarray, rule: str = "best"
+    ) -> np.ndarray:
         """Vectorised lookups (scanning all candidates per query).  O(Q * K * d)."""
+        check_rule(rule)
         n, b = check_queries(sizes, budgets, self._lo, self._hi)
         out = np.array(
-            [self.lookup_position(x, y) for x, y in zip(n.ravel(), b.ravel(), strict=True)],
+            [self.lookup_position(x, y, rule) for x, y in zip(n.ravel(), b.ravel(),
+                                                               strict=True)],
             dtype=np.int64,
         )
         return out.reshape(n.shape)

@@ -4,13 +4,27 @@
 Each range holds the positions of its skyline candidates, cheapest first, with strictly
 increasing accuracy.  A lookup is two binary searches: over ``breaks`` (horizontal), then
 over the skyline by the cost at the query size (vertical, evaluating O(log S) polynomials).
+
+Two lookup rules answer from the same skylines (:data:`RULES`):
+
+* ``"best"``: the most accurate candidate that fits (ties: lower cost, then key);
+* ``"one_se"``: the cheapest candidate that fits whose accuracy is at least the best's
+  accuracy minus the best's standard error (``accuracy_se``): the one-standard-error rule
+  of model selection (Breiman et al. 1984), which prefers a cheaper model whenever the
+  evidence that the best one is better is within the noise of its estimate.
+
+The one-SE answer is a skyline entry: every candidate that fits at size ``n`` is matched
+by a skyline entry of that size that costs no more and is at least as accurate, so the
+first skyline entry whose accuracy reaches the threshold is the cheapest candidate that
+does.  A skyline's accuracies increase, so it is found by a second binary search below the
+best entry: O(log S) more.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import pairwise
 
@@ -20,9 +34,24 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget, check_queries, check_size
 from polydom.curves.poly import horner, values_equal
 
-__all__ = ["SkylineTable"]
+__all__ = ["RULES", "SkylineTable", "check_rule"]
 
 _MAX_FLOAT = sys.float_info.max
+
+#: Lookup rules: the most accurate candidate that fits, or the cheapest within one standard
+#: error of it.
+RULES = ("best", "one_se")
+
+
+def check_rule(rule: object) -> str:
+    """``rule`` when it is one of :data:`RULES`, else ``ValueError`` naming it.
+
+    >>> check_rule("one_se")
+    'one_se'
+    """
+    if not (isinstance(rule, str) and rule in RULES):
+        raise ValueError(f"rule must be one of {', '.join(map(repr, RULES))}, got {rule!r}")
+    return rule
 
 
 class SkylineTable:
@@ -56,6 +85,13 @@ class SkylineTable:
             for c in self._candidates
         ]
         self._sky_horner = [[self._horner[i] for i in s] for s in self._sky]
+        # per range, for the one-SE rule: accuracies (increasing) and each entry's
+        # threshold, its accuracy minus its standard error
+        self._sky_acc = [[self._candidates[i].accuracy for i in s] for s in self._sky]
+        self._sky_floor = [
+            [self._candidates[i].accuracy - self._candidates[i].accuracy_se for i in s]
+            for s in self._sky
+        ]
         self._arrays: tuple | None = None
 
     # ------------------------------------------------------------------ properties
@@ -114,26 +150,29 @@ class SkylineTable:
         n = check_size(size, self._lo, self._hi)
         return [self._candidates[i] for i in self._sky[bisect_right(self._breaks, n) - 1]]
 
-    def lookup(self, size: float, budget: float) -> Candidate | None:
+    def lookup(self, size: float, budget: float, rule: str = "best") -> Candidate | None:
         """The most accurate candidate whose cost at ``size`` is ``<= budget``, or None.
 
-        Ties go to the lower cost at ``size``, then to the smaller key.
+        Ties go to the lower cost at ``size``, then to the smaller key.  With
+        ``rule="one_se"``: the cheapest candidate that fits whose accuracy is at least
+        ``best.accuracy - best.accuracy_se`` for the ``best`` answer (ties: the more
+        accurate, then the smaller key).
 
         Runtime complexity: O(log R + d * log S) for R ranges, skylines of at most S
-        candidates and curves of degree d.
+        candidates and curves of degree d; O(log S) more for ``"one_se"``.
 
         Raises
         ------
         TypeError
             If ``size`` or ``budget`` is not one real number (a string, a bool, an array).
         ValueError
-            If ``size`` is NaN, infinite, negative or outside the domain, or ``budget`` is
-            NaN, infinite or negative.
+            If ``size`` is NaN, infinite, negative or outside the domain, ``budget`` is
+            NaN, infinite or negative, or ``rule`` is not one of :data:`RULES`.
         """
-        j = self.lookup_position(size, budget)
+        j = self.lookup_position(size, budget, rule)
         return None if j < 0 else self._candidates[j]
 
-    def lookup_position(self, size: float, budget: float) -> int:
+    def lookup_position(self, size: float, budget: float, rule: str = "best") -> int:
         """Like :meth:`lookup`, returning the position in :attr:`candidates` (-1: none fits)."""
         # Fast path for Python floats inside the domain; everything else (ints, numpy
         # scalars, float32 whose arithmetic would round differently, junk) is checked and
@@ -167,49 +206,68 @@ class SkylineTable:
                     lo = mid + 1
                 else:
                     hi = mid
-        return self._sky[r][lo - 1] if lo else -1
+        if not lo:
+            if rule != "best":
+                check_rule(rule)
+            return -1
+        if rule == "best":
+            return self._sky[r][lo - 1]
+        check_rule(rule)
+        # one_se: the first entry up to the best (lo - 1) reaching the best's threshold
+        return self._sky[r][bisect_left(self._sky_acc[r], self._sky_floor[r][lo - 1], 0, lo)]
 
-    def _padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], int]:
+    def _padded(self) -> tuple:
         """Flat arrays for :meth:`lookup_many`, built once.
 
         Row ``r`` of a ``(R, S + 1)`` table holds range ``r``'s skyline; cells past its end
         cost ``+inf`` (never fit).  Returns breaks, skyline lengths, candidate ids (flat),
-        one flat array per Horner coefficient (highest degree first), and ``S + 1``.
+        one flat array per Horner coefficient (highest degree first), ``S + 1``, and the
+        flat accuracies and one-SE thresholds of the cells (for ``rule="one_se"``).
         """
         if self._arrays is None:
             stride = max(len(s) for s in self._sky) + 1
             ids = np.full((len(self._sky), stride), -1, dtype=np.int64)
             coef = np.zeros((self._width, len(self._sky), stride))
             coef[-1] = np.inf
+            acc = np.full((len(self._sky), stride), np.inf)
+            floor = np.full((len(self._sky), stride), np.inf)
             for r, s in enumerate(self._sky):
                 ids[r, : len(s)] = s
+                acc[r, : len(s)] = self._sky_acc[r]
+                floor[r, : len(s)] = self._sky_floor[r]
                 for j, i in enumerate(s):
                     coef[:, r, j] = self._horner[i]
             lens = np.array([len(s) for s in self._sky], dtype=np.int64)
             flat = [np.ascontiguousarray(c.ravel()) for c in coef]
-            self._arrays = (np.array(self._breaks), lens, ids.ravel(), flat, stride)
+            self._arrays = (np.array(self._breaks), lens, ids.ravel(), flat, stride,
+                            acc.ravel(), floor.ravel())
         return self._arrays
 
-    def lookup_many(self, sizes: np.ndarray, budgets: np.ndarray) -> np.ndarray:
+    def lookup_many(
+        self, sizes: np.ndarray, budgets: np.ndarray, rule: str = "best"
+    ) -> np.ndarray:
         """Vectorised :meth:`lookup_position` over broadcast ``sizes`` and ``budgets``.
 
         Returns an int64 array of positions into :attr:`candidates`, -1 where nothing fits;
-        element-wise equal to :meth:`lookup_position` (the same binary search, run for a
-        fixed number of steps over all queries at once).  Inputs are cast to float64.
+        element-wise equal to :meth:`lookup_position` with the same ``rule`` (the same
+        binary searches, run for a fixed number of steps over all queries at once).
+        Inputs are cast to float64.
 
         Raises
         ------
         TypeError
             If ``sizes`` or ``budgets`` are not arrays of real numbers (strings, complex).
         ValueError
-            If they are ragged, do not broadcast, or hold a value out of range.
+            If they are ragged, do not broadcast, or hold a value out of range, or
+            ``rule`` is not one of :data:`RULES`.
 
         Runtime complexity: O(Q * d * log S) numpy work for Q queries.
         """
+        check_rule(rule)
         n, b = check_queries(sizes, budgets, self._lo, self._hi)
         shape = n.shape
         n, b = n.ravel(), b.ravel()
-        breaks, lens, ids, flat, stride = self._padded()
+        breaks, lens, ids, flat, stride, acc, floor = self._padded()
         base = (np.searchsorted(breaks, n, side="right") - 1) * stride
         lo = np.zeros(n.size, dtype=np.int64)
         hi = lens[base // stride]
@@ -223,7 +281,20 @@ class SkylineTable:
             fits = v <= b
             lo = np.where(fits, mid + 1, lo)
             hi = np.where(fits, hi, mid)
-        out = np.where(lo > 0, ids.take(base + np.maximum(lo - 1, 0)), -1)
+        best = np.maximum(lo - 1, 0)
+        pick = best
+        if rule == "one_se":
+            # the first cell in [0, best] whose accuracy reaches the best's threshold
+            threshold = floor.take(base + best)
+            first, last = np.zeros(n.size, dtype=np.int64), best + 1
+            for _ in range(int(stride).bit_length()):
+                active = first < last
+                mid = (first + last) >> 1
+                reaches = acc.take(base + np.minimum(mid, best)) >= threshold
+                last = np.where(active & reaches, mid, last)
+                first = np.where(active & ~reaches, mid + 1, first)
+            pick = first
+        out = np.where(lo > 0, ids.take(base + pick), -1)
         return out.reshape(shape)
 
     # ------------------------------------------------------------------ invariants

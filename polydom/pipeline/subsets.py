@@ -138,8 +138,9 @@ def with_costs(
 ) -> Index:
     """The same models re-indexed under other feature cost curves (e.g. a p90 fit).
 
-    Every candidate (or those whose key is in ``keys``) keeps its key, accuracy, features
-    and model; its cost becomes the sum of its features' new curves.  The domain is kept.
+    Every candidate (or those whose key is in ``keys``) keeps its key, accuracy (with its
+    standard error and fold scores), features and model; its cost becomes the sum of its
+    features' new curves.  The domain is kept.
 
     Runtime complexity: the index build over the kept candidates.
 
@@ -158,7 +159,8 @@ def with_costs(
         if missing:
             raise ValueError(f"costs has no curve for feature(s) {missing} of {c.key!r}")
         cost = CostCurve.total(curves[f] for f in c.features)
-        cands.append(Candidate(c.key, c.accuracy, cost, features=c.features, payload=c.payload))
+        cands.append(Candidate(c.key, c.accuracy, cost, features=c.features, payload=c.payload,
+                               accuracy_se=c.accuracy_se, fold_scores=c.fold_scores))
     lo, hi = index.table.domain
     table = PolyDomIndex.build(cands, n_min=lo, n_max=hi)
     return Index(table, curves, columns=index.columns, info=dict(index.info))
