@@ -204,15 +204,17 @@ class Index:
         sizes: Sequence[float] | np.ndarray,
         timings: Mapping[str, Sequence[float] | np.ndarray],
         target_overrun: float = 0.05,
+        score: str = "best",
     ) -> Index:
         """This index swept on curves calibrated to overrun at most ``target_overrun``.
 
-        Each candidate's curve is multiplied by its split-conformal factor on the held-out
+        Each candidate's curve gets its split-conformal factor or offset on the held-out
         in-situ ``timings`` (atom -> seconds per item, items of ``sizes``; see
-        :func:`polydom.curves.calibration.calibrate_overrun` for the method, its guarantee
-        and its assumptions).  The atoms' curves are kept; ``info["overrun"]`` records the
-        target, the number of items and every candidate's factor (what
-        :meth:`with_atom_costs` keeps when it recalibrates).
+        :func:`polydom.curves.calibration.calibrate_overrun` for the method, the ``score``,
+        the guarantee and its assumptions).  The atoms' curves are kept;
+        ``info["overrun"]`` records the target, the score, the number of items and every
+        candidate's factor and offset (what :meth:`with_atom_costs` keeps when it
+        recalibrates).  Calibrating a calibrated index composes the two.
 
         Runtime complexity: O(K * (A + I)) for the factors plus a sweep.
 
@@ -223,36 +225,49 @@ class Index:
         """
         cands = self.candidates
         cal = calibrate_overrun([c.cost for c in cands], [c.needs for c in cands], sizes,
-                                timings, target_overrun)
-        base = self.overrun_factors()
+                                timings, target_overrun, score)
+        k0, d0 = self.overrun_factors(), self.overrun_offsets()
         info = {**self.info, "overrun": {
             "target_overrun": cal.target_overrun,
+            "score": cal.score,
             "items": cal.items,
-            "factors": [float(a * b) for a, b in zip(base, cal.factors, strict=True)],
+            "factors": [float(v) for v in cal.factors * k0],
+            "offsets": [float(v) for v in cal.factors * d0 + cal.offsets],
         }}
         return self.with_candidate_costs(cal.curves([c.cost for c in cands]), info)
+
+    def _overrun(self, field: str, default: float) -> np.ndarray:
+        overrun = self.info.get("overrun")
+        stored = overrun.get(field) if isinstance(overrun, Mapping) else None
+        if not isinstance(stored, list) or len(stored) != len(self.candidates):
+            return np.full(len(self.candidates), default)
+        return np.asarray(stored, dtype=np.float64)
 
     def overrun_factors(self) -> np.ndarray:
         """Each candidate's calibration factor (``info["overrun"]``; all 1.0 uncalibrated).
 
         Runtime complexity: O(K).
         """
-        overrun = self.info.get("overrun")
-        stored = overrun.get("factors") if isinstance(overrun, Mapping) else None
-        if not isinstance(stored, list) or len(stored) != len(self.candidates):
-            return np.ones(len(self.candidates))
-        return np.asarray(stored, dtype=np.float64)
+        return self._overrun("factors", 1.0)
+
+    def overrun_offsets(self) -> np.ndarray:
+        """Each candidate's calibration offset in seconds (all 0.0 uncalibrated).
+
+        Runtime complexity: O(K).
+        """
+        return self._overrun("offsets", 0.0)
 
     def with_atom_costs(
         self, atoms: Mapping[str, CostCurve], info: Mapping[str, Any] | None = None
     ) -> Index:
         """This index with new atom curves, every candidate's curve derived again, re-swept.
 
-        A candidate's curve is ``k * (expected_cost(needs) + overhead)`` under the cost
-        model: ``k`` its calibration factor (:meth:`overrun_factors`), ``overhead`` what its
-        learner adds beyond its atoms (CEGB's split cost; 0 for lattice sets), both kept
-        from this index; only the atoms' curves change.  Models are reused, nothing is
-        trained.  Atoms missing from ``atoms`` keep their curve.
+        A candidate's curve is ``k * (expected_cost(needs) + overhead) + d`` under the cost
+        model: ``k`` and ``d`` its calibration factor and offset (:meth:`overrun_factors`,
+        :meth:`overrun_offsets`), ``overhead`` what its learner adds beyond its atoms
+        (CEGB's split cost; 0 for lattice sets), all kept from this index; only the atoms'
+        curves change.  Models are reused, nothing is trained.  Atoms missing from ``atoms``
+        keep their curve.
 
         Runtime complexity: O(K * A * d) plus a sweep.
 
@@ -269,17 +284,19 @@ class Index:
         model = CostModel(merged, bundles={k: sorted(v) for k, v in old.bundles.items()},
                           columns=old.columns or None)
         costs = []
-        for cand, k in zip(self.candidates, self.overrun_factors(), strict=True):
+        for cand, k, d in zip(self.candidates, self.overrun_factors(), self.overrun_offsets(),
+                              strict=True):
             was = old.expected_cost(cand.needs).coefficients * k
             now = model.expected_cost(cand.needs).coefficients * k
             have = cand.cost.coefficients
             width = max(was.size, now.size, have.size)
-            pad = [np.pad(a, (0, width - a.size)) for a in (was, now, have)]
-            extra = pad[2] - pad[0]
-            if np.all(np.abs(extra) <= 1e-9 * max(float(np.abs(pad[2]).max()), 1e-300)):
-                costs.append(CostCurve(now))  # no overhead: exactly k times the atoms' sum
-            else:
-                costs.append(CostCurve(pad[1] + np.maximum(extra, 0.0)))
+            was, now, have = (np.pad(a, (0, width - a.size)) for a in (was, now, have))
+            extra = have - was
+            extra[0] -= d
+            if np.all(np.abs(extra) <= 1e-9 * max(float(np.abs(have).max()), 1e-300)):
+                extra[:] = 0.0  # no overhead: exactly k times the atoms' sum plus d
+            now[0] += d
+            costs.append(CostCurve(now + np.maximum(extra, 0.0)))
         table_info = self.info if info is None else info
         rebuilt = Index(self.table, model, info=table_info)
         return rebuilt.with_candidate_costs(costs)

@@ -71,16 +71,17 @@ def test_an_in_situ_build_is_guarded_and_serves_held_out_series(workload):
         split_items,
     )
 
-    train, cal, test = split_items(len(workload.items), 0.5, 0.35, seed=0)
+    train, cal, test = split_items(len(workload.items), 0.25, 0.67, seed=0)  # 40 to calibrate
     built = build_in_situ(workload.items, workload.labels, workload.featurizer,
                           workload.cost_model, train, cal, 100.0, 1344.0,
                           target_overrun=0.05, profile_items=20, alpha=1.0, cv=2,
                           max_iter=100)
     assert built.guarded is not None and built.calibration[0].size == len(cal)
-    factors = built.guarded.overrun_factors()
+    factors, offsets = built.guarded.overrun_factors(), built.guarded.overrun_offsets()
     assert factors.size == len(built.index.candidates) and np.all(factors > 0)
-    for c, g, k in zip(built.index.candidates, built.guarded.candidates, factors, strict=True):
-        assert np.allclose(g.cost.coefficients, c.cost.coefficients * k)
+    for c, g, k, d in zip(built.index.candidates, built.guarded.candidates, factors, offsets,
+                          strict=True):
+        assert np.allclose(g.cost.coefficients, (c.cost * float(k) + float(d)).coefficients)
     assert set(built.curves) == set(workload.featurizer.names)
     flat = size_agnostic(built.guarded, 1344.0)
     assert all(c.cost.degree == 0 for c in flat.candidates)
@@ -100,7 +101,7 @@ def test_the_plaid_demo_stores_a_guarded_build_and_serves_from_it(tmp_path, caps
     assert main(["demo", "--workload", "plaid", "--tiny", "--no-plots", "--no-progress",
                  "--store", str(store)]) == 0
     out = capsys.readouterr().out
-    assert "[1/6] PLAID: 80 series" in out and "[5/6] served" in out
+    assert "[1/6] PLAID: 100 series" in out and "[5/6] served" in out
     import polydom
 
     builds = polydom.list_builds(str(store))

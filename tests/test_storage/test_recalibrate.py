@@ -162,10 +162,12 @@ def test_recalibration_keeps_the_overrun_factors_of_a_calibrated_build(built, tm
     polydom.store_timings(url, _slowed_records(2.0, seed=3))
     report = polydom.recalibrate(url)
     after = polydom.open_index(url)
-    factors = guarded.overrun_factors()
+    factors, offsets = guarded.overrun_factors(), guarded.overrun_offsets()
     assert after.overrun_factors().tolist() == factors.tolist()
-    for cand, k in zip(after.candidates, factors, strict=True):
+    assert after.overrun_offsets().tolist() == offsets.tolist()
+    for cand, k, d in zip(after.candidates, factors, offsets, strict=True):
         expect = polydom.CostCurve.total([report.curves[f] for f in cand.features]) * float(k)
+        expect = expect + float(d)
         assert np.allclose(cand.cost.coefficients, expect.coefficients, rtol=1e-12)
 
 
