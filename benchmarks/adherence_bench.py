@@ -191,6 +191,7 @@ def drift(name, items, labels, fz, built, test, budgets, args, out):
     counts = {"flagged after": None, "recalibrated after": None}
     since = 0
     flagged_at = None
+    false_alarms: list[int] = []
     current = fz
     for k, i in enumerate(stream):
         if k == args.phase:
@@ -202,7 +203,11 @@ def drift(name, items, labels, fz, built, test, budgets, args, out):
         served += 1
         over[phase].append(pred.seconds > b)
         fresh = [TimingRecord(f, pred.size, t) for f, t in pred.feature_seconds.items()]
-        if monitor.update_many(fresh) and phase == "drifted" and flagged_at is None:
+        flagged = monitor.update_many(fresh)
+        if flagged and phase == "before":
+            false_alarms.append(served)
+            monitor.reset()
+        if flagged and phase == "drifted" and flagged_at is None:
             flagged_at = served
             counts["flagged after"] = served - drift_start
             _, since = polydom.store_timings(url, buf.drain())
@@ -219,9 +224,10 @@ def drift(name, items, labels, fz, built, test, budgets, args, out):
         f"(budgets {[float(f'{b * 1e3:.3g}') for b in mid]} ms alternating); load {_load()}")
     rows = [[p, len(v), round(float(np.mean(v)), 3) if v else "-"] for p, v in over.items()]
     out(format_table(["phase", "items", "over-budget rate"], rows))
-    out(f"drift flagged after {counts['flagged after']} served items (monitor window "
-        f"{args.window}); recalibrated (new build published, reader refreshed) after "
-        f"{counts['recalibrated after']} served items since the drift")
+    out(f"false alarms before the drift: {len(false_alarms)} (monitor reset after each); "
+        f"drift flagged after {counts['flagged after']} served items (monitor window "
+        f"{args.window}, tail and median tests); recalibrated (new build published, reader "
+        f"refreshed) after {counts['recalibrated after']} served items since the drift")
     if counts["recalibrated after"] is not None:
         out(f"scales: median {np.median(list(scales.values())):.2f}, range "
             f"[{min(scales.values()):.2f}, {max(scales.values()):.2f}]")

@@ -6,11 +6,17 @@ O(1) append under a lock into a ring of fixed capacity, nothing else on the hot 
 writer elsewhere (another thread, a periodic job) drains it into the store with
 :func:`polydom.store_timings`, from which :func:`polydom.recalibrate` refits the curves.
 
-:class:`DriftMonitor` says when the machine no longer matches the curves: each curve
-promises that a share ``quantile`` of in-situ times lie at or below it, so the number of
-exceedances among a feature's last ``window`` timings is Binomial(window, 1 - quantile)
-while the promise holds; the monitor flags the feature when that count reaches the smallest
-``k`` with ``P(Binomial >= k) < alpha``.
+:class:`DriftMonitor` says when the machine no longer matches the curves, with two tests
+per feature.  The tail test: each curve promises that a share ``quantile`` of in-situ times
+lie at or below it, so the number of exceedances among a feature's last ``window`` timings
+is Binomial(window, 1 - quantile) while the promise holds; the feature is flagged when that
+count reaches the smallest ``k`` with ``P(Binomial >= k) < alpha``.  The median test: the
+first ``reference`` timings of a feature (after a reset) fix the median of ``t / c(n)``;
+afterwards each timing is above it with probability 1/2 while nothing changes, and the
+feature is flagged when the count above it among the last ``window`` reaches the same kind
+of threshold for 1/2.  The median test sees a uniform slowdown even where the tail of the
+timings is made of long delays (preemption on a loaded machine) that already sit above the
+curve.
 """
 
 from __future__ import annotations
@@ -177,20 +183,27 @@ class DriftMonitor:
     quantile : float, default 0.95
         What the curves promise.
     window : int, default 30
-        Timings per feature the test looks at.
+        Timings per feature each test looks at.
     alpha : float, default 1e-3
-        False-alarm probability of one test while the curves hold.
+        False-alarm probability of one test while nothing changes.
+    reference : int, default 30
+        Timings per feature that fix the median test's reference (0: no median test).
     """
 
     def __init__(self, curves: Mapping[str, CostCurve], quantile: float = 0.95,
-                 window: int = 30, alpha: float = 1e-3) -> None:
+                 window: int = 30, alpha: float = 1e-3, reference: int = 30) -> None:
         self.quantile = check_quantile(quantile)
-        if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
-            raise ValueError(f"window must be a positive integer, got {window!r}")
+        for name, value, least in (("window", window, 1), ("reference", reference, 0)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+                    or value < least:
+                raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
         self.window = int(window)
+        self.reference = int(reference)
         self.alpha = check_quantile(alpha, "alpha")
-        #: Exceedances in the window at which a feature is flagged.
+        #: Exceedances of the curve in the window at which a feature is flagged.
         self.threshold = exceedance_threshold(self.window, 1.0 - self.quantile, self.alpha)
+        #: Timings above the reference median in the window at which a feature is flagged.
+        self.median_threshold = exceedance_threshold(self.window, 0.5, self.alpha)
         self.reset(curves)
 
     def reset(self, curves: Mapping[str, CostCurve] | None = None) -> None:
@@ -199,8 +212,24 @@ class DriftMonitor:
             self.curves = {k: CostCurve.coerce(v) for k, v in curves.items()}
         self._seen: dict[str, deque[bool]] = {}
         self._count: dict[str, int] = {}
+        self._above: dict[str, deque[bool]] = {}
+        self._above_count: dict[str, int] = {}
+        self._ratios: dict[str, list[float]] = {}
+        #: Per feature, the median ratio ``t / c(n)`` of its first ``reference`` timings.
+        self.medians: dict[str, float] = {}
         #: Features flagged since the last reset.
         self.drifted: set[str] = set()
+
+    def _window_count(self, seen: dict[str, deque[bool]], counts: dict[str, int],
+                      feature: str, flag: bool) -> int:
+        window = seen.setdefault(feature, deque(maxlen=self.window))
+        count = counts.get(feature, 0)
+        if len(window) == self.window and window[0]:
+            count -= 1
+        window.append(flag)
+        count += flag
+        counts[feature] = count
+        return count
 
     def update(self, feature: str, size: float, seconds: float) -> bool:
         """Take one timing; True when it makes ``feature`` flagged (first time only).
@@ -210,15 +239,23 @@ class DriftMonitor:
         curve = self.curves.get(feature)
         if curve is None:
             return False
-        over = float(seconds) > float(curve(float(size)))
-        seen = self._seen.setdefault(feature, deque(maxlen=self.window))
-        count = self._count.get(feature, 0)
-        if len(seen) == self.window and seen[0]:
-            count -= 1
-        seen.append(over)
-        count += over
-        self._count[feature] = count
-        if count >= self.threshold and feature not in self.drifted:
+        bound = float(curve(float(size)))
+        t = float(seconds)
+        count = self._window_count(self._seen, self._count, feature, t > bound)
+        fired = count >= self.threshold
+        if self.reference and bound > 0:
+            ratio = t / bound
+            median = self.medians.get(feature)
+            if median is None:
+                ratios = self._ratios.setdefault(feature, [])
+                ratios.append(ratio)
+                if len(ratios) == self.reference:
+                    self.medians[feature] = float(np.median(ratios))
+            else:
+                above = self._window_count(self._above, self._above_count, feature,
+                                           ratio > median)
+                fired |= above >= self.median_threshold
+        if fired and feature not in self.drifted:
             self.drifted.add(feature)
             return True
         return False

@@ -128,3 +128,26 @@ def test_in_situ_profiling_fits_the_quantile_of_the_timings():
     assert abs(prof.coverage["a"] - 0.9) < 0.05
     with pytest.raises(ValueError, match="quantile"):
         fz.profile_in_situ(items, quantile=0.0)
+
+
+def test_the_median_test_flags_a_slowdown_hidden_under_a_tail_of_long_delays():
+    # 8% of timings are 30 ms delays, far above a q0.95 curve that sits at the delays; a 2x
+    # slowdown of the rest never crosses the curve, but moves every timing above the median
+    rng = np.random.default_rng(1)
+    curve = polydom.CostCurve([0.03])
+    mon = DriftMonitor({"f": curve}, quantile=0.95, window=30, alpha=1e-3, reference=30)
+    tail_only = DriftMonitor({"f": curve}, quantile=0.95, window=30, alpha=1e-3, reference=0)
+
+    def timing(factor):
+        return 0.03 if rng.random() < 0.08 else factor * rng.uniform(2e-4, 4e-4)
+
+    before = [timing(1.0) for _ in range(400)]
+    assert not any(mon.update("f", 10.0, t) for t in before)
+    assert "f" in mon.medians
+    after = [timing(2.0) for _ in range(100)]
+    flags = [mon.update("f", 10.0, t) for t in after]
+    assert any(flags) and flags.index(True) < mon.window
+    assert mon.median_threshold == exceedance_threshold(30, 0.5, 1e-3)
+    assert not any(tail_only.update("f", 10.0, t) for t in before + after)
+    with pytest.raises(ValueError, match="reference must be an integer >= 0"):
+        DriftMonitor({"f": curve}, reference=-1)
