@@ -1,48 +1,73 @@
-"""The allow-list of stored models: which classes a skops archive may name (one rule).
+"""The allow-list of stored models: what a skops archive may make us build (one rule).
 
 Every skops archive polydom reads goes through :func:`load_skops`: a top-level model blob
-(``storage.load_model``, format ``"skops"``) and the scikit-learn sub-models a budgeted
-learner keeps inside its own arrays (the DAG's classifier bank and filter trees, ADAPT's
-high-cost model: :mod:`learners.budgeted.sklearn_blobs`, :mod:`learners.budgeted.adapt.high_cost`).
-It sits here, below both :mod:`storage` and :mod:`learners`, so the rule has one home and a
-class registered with :func:`register_model_class` is admitted on both paths alike.
+(format ``"skops"``) and the scikit-learn sub-models a budgeted learner keeps inside its
+own arrays (the DAG's classifier bank and filter trees, ADAPT's high-cost model:
+:mod:`learners.budgeted.sklearn_blobs`).  It sits here, below both :mod:`storage` and
+:mod:`learners`, so the rule has one home and a class registered with
+:func:`register_model_class` is admitted on both paths alike.
 
-The rule (:func:`skops_refusals`), checked on the archive's schema before anything is built:
+skops builds an object from a tree of *nodes*; each node names a loader and a
+``module.Class``, and the loader calls that name: an ``ObjectNode`` calls ``cls.__new__``
+and ``__setstate__``, but a ``ListNode``, ``DictNode`` (and its key types), ``LossNode`` or
+``NdArrayNode`` calls the named class with stored arguments too, so a node of a "data" kind
+naming ``builtins.eval`` or ``numpy.memmap`` runs it.  skops's own audit does not see that
+(it trusts those loaders), and an allow-list by *name* alone does not either.  So
+:func:`skops_refusals` reads the archive as a grammar, every node before anything is built,
+and admits only nodes whose every call is one we name here:
 
-* an object (``ObjectNode``, ``ReduceNode``) must be of a class in
-  :data:`SKOPS_ALLOWED_CLASSES` (the scikit-learn estimators the project stores and their
-  helper objects, plus what :func:`register_model_class` adds) or a *class* of the project's
-  own packages (:data:`PROJECT_PACKAGES`);
-* a type used as a value (``TypeNode``) must resolve to a class: a builtin one, or a numpy
-  scalar type or dtype (skops writes a builtin function such as ``eval`` as a
-  ``TypeNode`` too: it is refused);
-* data nodes (arrays, containers, trees, losses, random states) must come from builtins,
-  numpy, scipy or scikit-learn;
-* functions, methods, partials and unknown node kinds are refused
-  (``FunctionTransformer(func=numpy.load)``, ``builtins.eval``).
+=====================  ==================================================================
+loader                 admitted when
+=====================  ==================================================================
+``ObjectNode``         the class is in :data:`SKOPS_ALLOWED_CLASSES` (scikit-learn
+                       estimators the project stores and their helpers) or registered
+                       with :func:`register_model_class`; its state is a ``DictNode``
+``TreeNode``           ``sklearn.tree._tree.Tree``, with its arguments and state checked
+                       as a tree (:mod:`polydom.sklearn_tree_check`) and its feature count
+                       equal to the ``n_features_in_`` of the estimators holding it
+``LossNode``           a loss class of scikit-learn's own loss modules, numbers as arguments
+``RandomStateNode``    ``numpy.random.mtrand.RandomState``
+``ListNode``,          exactly ``builtins.list`` / ``tuple`` / ``set`` / ``dict``; a dict's key
+``TupleNode``,         types are ``builtins.str`` or ``builtins.int`` only
+``SetNode``,
+``DictNode``
+``JsonNode``           ``builtins``, its content a JSON text
+``NdArrayNode``        ``numpy.ndarray`` or a numpy scalar type, stored as an ``.npy`` member
+                       whose header passes :func:`polydom.blob_bounds.check_npy` (no objects,
+                       bounded items, data of the declared size), or as a list of nodes
+``TypeNode``           a numpy scalar type, or ``builtins`` ``str``/``int``/``float``/``bool``
+``SliceNode``          ``builtins.slice``
+=====================  ==================================================================
 
-Other scikit-learn, numpy or scipy classes are refused too: a store's writer must not be
-able to make a reader build an arbitrary class of those libraries.  skops's own
-``get_untrusted_types`` is not the rule (it trusts only what skops ships); we walk the schema
-ourselves because the rule depends on the node kind, not only on the type's name.
+Anything else is refused and named: functions, methods, partials, operator functions,
+sparse matrices, other loaders, other classes (of scikit-learn, numpy, scipy, the project
+or anyone else), two nodes sharing an ``__id__`` with different content (skops would build
+the first for both), an archive of another skops protocol, and archives whose members
+declare more than :data:`polydom.blob_bounds.MAX_INFLATION` times their size.  skops then
+builds the model (its ``loads``, given the node kinds we checked as trusted): only the calls
+named above run.
+
+We walk skops's schema instead of writing our own format per estimator because the
+project stores some twenty scikit-learn classes (and users register more): a format each
+would restate scikit-learn's private fitted state, which changes between its releases;
+skops keeps it and stores written before stay readable.  The grammar above is ours and
+admits nothing we did not list.
 """
 
 from __future__ import annotations
 
-import importlib
-import io
 import json
-import zipfile
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from polydom.blob_bounds import check_npy, load_npy, open_zip
 from polydom.errors import PolydomError
+from polydom.sklearn_tree_check import tree_state_problem
 
 __all__ = [
-    "PROJECT_PACKAGES",
     "SKOPS_ALLOWED_CLASSES",
+    "SKOPS_PROTOCOL",
     "UntrustedModelError",
     "load_skops",
     "register_model_class",
@@ -67,6 +92,7 @@ SKOPS_ALLOWED_CLASSES = {
         "linear_model.LinearRegression",
         "tree.DecisionTreeClassifier",
         "tree.DecisionTreeRegressor",
+        "tree.ExtraTreeClassifier",
         "ensemble.RandomForestClassifier",
         "ensemble.RandomForestRegressor",
         "ensemble.ExtraTreesClassifier",
@@ -81,20 +107,21 @@ SKOPS_ALLOWED_CLASSES = {
         "isotonic.IsotonicRegression",
     )
 }
-#: Top-level packages of the project: their classes (never their functions) are allowed.
-PROJECT_PACKAGES = ("learners", "lattice", "polydom", "storage")
-#: skops nodes that hold data only (arrays, containers, trees, losses, random states).
-_DATA_NODES = {
-    "JsonNode", "ListNode", "DictNode", "TupleNode", "SetNode", "NdArrayNode",
-    "SparseMatrixNode", "TreeNode", "LossNode", "SGDNode", "RandomStateNode",
-    "RandomGeneratorNode", "BytesNode", "BytearrayNode", "SliceNode", "DtypeNode",
-}
-_DATA_PACKAGES = ("builtins", "numpy", "scipy", "sklearn")
+#: The skops protocol whose node kinds the grammar describes (skops 0.10 and later).
+SKOPS_PROTOCOL = 2
+#: Modules whose loss classes a ``LossNode`` may name.
+_LOSS_MODULES = ("sklearn._loss._loss", "sklearn.linear_model._sgd_fast")
+_CONTAINERS = {"ListNode": "list", "TupleNode": "tuple", "SetNode": "set", "DictNode": "dict"}
+_KEY_TYPES = {"str", "int"}
+_BUILTIN_TYPES = {"str", "int", "float", "bool"}
+#: Estimator attributes that hold a ``Tree``, and the classes that keep trees in lists.
+_TREE_HOLDERS = ("tree_",)
 _allowed_cache: set[str] | None = None
 
 
 class UntrustedModelError(PolydomError, ValueError):
-    """A model blob that could run code when loaded, refused without ``trusted=True``."""
+    """A model blob that could run code or crash when loaded, refused without
+    ``trusted=True`` (or refused always, for a malformed structure)."""
 
 
 def _dotted(cls: type) -> str:
@@ -107,7 +134,7 @@ def register_model_class(cls: type) -> type:
     For a user's own scikit-learn-compatible estimator, stored as a model blob or as a
     sub-model of a budgeted learner (a DAG's bank, ADAPT's high-cost model): both paths read
     this one list.  Registering a class says its code is trusted: loading builds it from
-    the archive's state.
+    the archive's state (``cls.__new__`` and ``__setstate__``).
 
     Runtime complexity: O(1).
 
@@ -135,9 +162,16 @@ def unregister_model_class(cls: type) -> None:
 
 
 def _allowed_classes() -> set[str]:
-    """Dotted names (``module.QualName``, as skops writes them) of the allowed classes."""
+    """Dotted names (``module.QualName``, as skops writes them) of the allowed classes.
+
+    The public spelling (``sklearn.tree.DecisionTreeClassifier``) is imported from
+    scikit-learn's public module to learn the private one skops writes; nothing a blob
+    names is imported.
+    """
     global _allowed_cache
     if _allowed_cache is None:
+        import importlib
+
         names = set()
         for dotted in SKOPS_ALLOWED_CLASSES:
             names.add(dotted)
@@ -145,100 +179,386 @@ def _allowed_classes() -> set[str]:
             try:
                 cls = getattr(importlib.import_module(module), name)
             except (ImportError, AttributeError):
-                continue  # registered by name, or private: keep as written
+                continue  # registered by its written name already
             names.add(_dotted(cls))
         _allowed_cache = names
     return _allowed_cache
 
 
-def _resolve(dotted: str) -> Any:
-    """The object a dotted name denotes (importing its module), or None."""
-    parts = dotted.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            obj: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[cut:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
+def _numpy_scalar_type(name: object) -> bool:
+    """Whether ``numpy.<name>`` is a numpy scalar type (``float64``, ``int64``, ``bool``)."""
+    obj = getattr(np, name, None) if isinstance(name, str) and name.isidentifier() else None
+    return isinstance(obj, type) and issubclass(obj, np.generic) and not issubclass(
+        obj, (np.object_, np.void))
+
+
+def _loss_class(module: object, name: object) -> bool:
+    """Whether ``module.name`` is a loss class of scikit-learn's loss modules."""
+    if module not in _LOSS_MODULES or not isinstance(name, str) or not name.isidentifier():
+        return False
+    import importlib
+
+    obj = getattr(importlib.import_module(module), name, None)
+    return isinstance(obj, type) and (
+        "Loss" in name or name in {"Hinge", "SquaredHinge", "ModifiedHuber", "Huber",
+                                   "EpsilonInsensitive", "SquaredEpsilonInsensitive"}
+    )
+
+
+def _shared_id(ident: object) -> bool:
+    """Whether skops memoizes a node by this ``__id__`` (a true integer)."""
+    return isinstance(ident, int) and not isinstance(ident, bool) and ident != 0
+
+
+def _children(node: dict) -> list:
+    """The nodes skops reads under ``node``, in its order (for its memo)."""
+    loader = node.get("__loader__")
+    content = node.get("content")
+    if loader in ("ObjectNode", "RandomStateNode"):
+        return [content]
+    if loader == "DictNode":
+        return [node.get("key_types"),
+                *(content.values() if isinstance(content, dict) else ())]
+    if loader in ("ListNode", "TupleNode", "SetNode"):
+        return list(content) if isinstance(content, list) else []
+    if loader in ("TreeNode", "LossNode"):
+        reduce = node.get("__reduce__")
+        return [content, reduce.get("args") if isinstance(reduce, dict) else None]
+    if loader == "NdArrayNode" and isinstance(content, list):
+        return [*content, node.get("shape")]
+    return []
+
+
+class _Grammar:
+    """One walk over a skops schema: every node checked, nothing built.
+
+    ``refused`` collects ``"module.Class (Loader)"`` names (the allow-list's verdict);
+    ``malformed`` collects structural problems (a node that is not a node, a tree out of
+    range, an array over the bounds).
+    """
+
+    def __init__(self, archive: Any, allowed: set[str]) -> None:
+        self.archive = archive
+        self.allowed = allowed
+        self.refused: list[str] = []
+        self.malformed: list[str] = []
+        self._first: dict[int, dict] = {}
+        self._checked: set[tuple[int, tuple[int, ...]]] = set()
+        self._active: set[int] = set()
+
+    # ------------------------------------------------------------------ skops's memo
+    def register(self, node: object) -> None:
+        """Record, per ``__id__``, the node skops builds for it: the first in its own
+        order of reading (pre-order; a later node with that id is not read at all)."""
+        stack = [node]
+        while stack:
+            item = stack.pop()
+            if not isinstance(item, dict):
+                continue
+            ident = item.get("__id__")
+            if _shared_id(ident):
+                if ident in self._first:
+                    continue
+                self._first[ident] = item
+            stack.extend(reversed(_children(item)))
+
+    def _resolve(self, node: object) -> Any:
+        """The node skops uses where ``node`` is written."""
+        if isinstance(node, dict) and _shared_id(node.get("__id__")):
+            return self._first.get(node["__id__"], node)
+        return node
+
+    # ------------------------------------------------------------------ helpers
+    def _bad(self, problem: str) -> None:
+        self.malformed.append(problem)
+
+    def _name(self, node: dict) -> str:
+        return f"{node.get('__module__')}.{node.get('__class__')} ({node.get('__loader__')})"
+
+    def _is(self, node: object, module: str, classes: set[str] | str) -> bool:
+        classes = {classes} if isinstance(classes, str) else classes
+        return (isinstance(node, dict) and node.get("__module__") == module
+                and node.get("__class__") in classes)
+
+    def _json(self, node: object) -> Any:
+        """The value of a ``JsonNode`` (None for another node)."""
+        node = self._resolve(node)
+        if isinstance(node, dict) and node.get("__loader__") == "JsonNode":
+            try:
+                return json.loads(node["content"])
+            except (TypeError, ValueError, KeyError):
+                return None
+        return None
+
+    def _member(self, node: object) -> np.ndarray | None:
+        """The ``.npy`` member an ``NdArrayNode`` names, bounds checked (None if absent)."""
+        node = self._resolve(node)
+        if not (isinstance(node, dict) and node.get("__loader__") == "NdArrayNode"
+                and node.get("type") == "numpy" and isinstance(node.get("file"), str)):
             return None
-        return obj
-    return None
+        try:
+            return load_npy(self.archive.read(node["file"]), "archive member")
+        except (KeyError, ValueError) as exc:
+            self._bad(str(exc))
+            return None
+
+    def _refuse(self, node: dict, widths: tuple[int, ...]) -> None:
+        """Name ``node`` as refused, and go on under it (to name everything refused)."""
+        self.refused.append(self._name(node))
+        for child in _children(node):
+            if child is not None:
+                self.node(child, widths)
+
+    # ------------------------------------------------------------------ the walk
+    def node(self, node: object, widths: tuple[int, ...] = ()) -> None:
+        """Check ``node`` (the one skops builds there) and everything under it; ``widths``
+        are the ``n_features_in_`` of the estimators above it (a tree's feature count
+        must equal them)."""
+        node = self._resolve(node)
+        if not isinstance(node, dict) or not isinstance(node.get("__loader__"), str):
+            self._bad(f"a node that is not a skops node ({type(node).__name__})")
+            return
+        ident = node.get("__id__")
+        if not isinstance(ident, int) or isinstance(ident, bool):
+            self._bad(f"{self._name(node)} has no integer __id__")
+            return
+        if ident in self._active:
+            self._bad(f"{self._name(node)} contains itself")
+            return
+        if _shared_id(ident):
+            if (ident, widths) in self._checked:
+                return
+            self._checked.add((ident, widths))
+        loader = node["__loader__"]
+        check = getattr(self, f"_{loader}", None) if loader.endswith("Node") else None
+        self._active.add(ident)
+        if check is None:
+            check = self._refuse
+        try:
+            check(node, widths)
+        finally:
+            self._active.discard(ident)
+
+    def _ObjectNode(self, node: dict, widths: tuple[int, ...]) -> None:  # noqa: N802
+        dotted = f"{node.get('__module__')}.{node.get('__class__')}"
+        if dotted not in self.allowed:
+            self._refuse(node, widths)
+            return
+        content = self._resolve(node.get("content"))
+        if content is None:
+            return
+        if not (isinstance(content, dict) and content.get("__loader__") == "DictNode"):
+            self._bad(f"{self._name(node)} has a state that is not a dict")
+            return
+        attrs = content.get("content")
+        width = self._json(attrs.get("n_features_in_")) if isinstance(attrs, dict) else None
+        if width is not None:
+            if not (isinstance(width, int) and not isinstance(width, bool) and width >= 0):
+                self._bad(f"{dotted} has n_features_in_ {width!r}")
+                return
+            widths = (*widths, width)
+        if isinstance(attrs, dict):
+            for name in _TREE_HOLDERS:
+                if name in attrs and width is None:
+                    self._bad(f"{dotted} holds a tree but no n_features_in_")
+        self.node(content, widths)
+
+    def _TreeNode(self, node: dict, widths: tuple[int, ...]) -> None:  # noqa: N802
+        if not self._is(node, "sklearn.tree._tree", "Tree"):
+            self._refuse(node, widths)
+            return
+        reduce = node.get("__reduce__")
+        args = self._resolve(reduce.get("args") if isinstance(reduce, dict) else None)
+        content = self._resolve(node.get("content"))
+        items = args.get("content") if isinstance(args, dict) else None
+        state = content.get("content") if isinstance(content, dict) else None
+        if not (isinstance(items, list) and len(items) == 3 and isinstance(state, dict)
+                and all(isinstance(state.get(k), dict)
+                        for k in ("max_depth", "node_count", "nodes", "values"))):
+            self._bad("a Tree whose arguments or state are not (n_features, n_classes, "
+                      "n_outputs) and {max_depth, node_count, nodes, values}")
+            return
+        self.node(content, widths)
+        self.node(args, widths)
+        n_classes = self._member(items[1])
+        nodes = self._member(state["nodes"])
+        values = self._member(state["values"])
+        if n_classes is None or nodes is None or values is None:
+            self._bad("a Tree whose n_classes, nodes or values are not stored arrays")
+            return
+        n_features = self._json(items[0])
+        problem = tree_state_problem(
+            n_features, n_classes, self._json(items[2]), self._json(state["node_count"]),
+            self._json(state["max_depth"]), nodes, values)
+        if problem is None and not widths:
+            problem = "it is not held by an estimator with n_features_in_"
+        if problem is None and any(w != n_features for w in widths):
+            problem = f"its {n_features} features differ from n_features_in_ {widths}"
+        if problem is not None:
+            self._bad(f"a stored decision tree is malformed: {problem}")
+
+    def _LossNode(self, node: dict, widths: tuple[int, ...]) -> None:  # noqa: N802
+        if not _loss_class(node.get("__module__"), node.get("__class__")):
+            self._refuse(node, widths)
+            return
+        reduce = node.get("__reduce__")
+        args = self._resolve(reduce.get("args") if isinstance(reduce, dict) else None)
+        items = args.get("content") if isinstance(args, dict) else None
+        if not (isinstance(items, list) and all(
+                isinstance(self._json(i), (int, float)) for i in items)):
+            self._bad(f"{self._name(node)} has arguments that are not numbers")
+            return
+        self.node(node.get("content"), widths)
+        self.node(args, widths)
+
+    def _RandomStateNode(self, node: dict, widths: tuple[int, ...]) -> None:  # noqa: N802
+        if not self._is(node, "numpy.random.mtrand", "RandomState"):
+            self._refuse(node, widths)
+            return
+        self.node(node.get("content"), widths)
+
+    def _container(self, node: dict, widths: tuple[int, ...]) -> None:
+        loader = node["__loader__"]
+        if not self._is(node, "builtins", _CONTAINERS[loader]):
+            self._refuse(node, widths)
+            return
+        content = node.get("content")
+        if loader == "DictNode":
+            self._dict(node, content, widths)
+            return
+        if not isinstance(content, list):
+            self._bad(f"{self._name(node)} has content that is not a list")
+            return
+        for item in content:
+            self.node(item, widths)
+
+    _ListNode = _TupleNode = _SetNode = _DictNode = _container
+
+    def _dict(self, node: dict, content: object, widths: tuple[int, ...]) -> None:
+        key_types = self._resolve(node.get("key_types"))
+        kinds = key_types.get("content") if isinstance(key_types, dict) else None
+        if not (isinstance(content, dict) and isinstance(kinds, list)
+                and len(kinds) == len(content)):
+            self._bad(f"{self._name(node)} has content or key types that do not match")
+            return
+        if not (self._is(key_types, "builtins", "list")
+                and key_types.get("__loader__") == "ListNode"):
+            self.refused.append(self._name(key_types))
+            return
+        self.node(key_types, widths)
+        for kind in map(self._resolve, kinds):
+            if not (isinstance(kind, dict) and kind.get("__loader__") == "TypeNode"
+                    and self._is(kind, "builtins", _KEY_TYPES)):
+                self.refused.append(self._name(kind) if isinstance(kind, dict) else "key type")
+        for value in content.values():
+            self.node(value, widths)
+
+    def _JsonNode(self, node: dict, widths: tuple[int, ...]) -> None:  # noqa: N802
+        if node.get("__module__") != "builtins" or not isinstance(node.get("content"), str):
+            self._refuse(node, widths)
+            return
+        try:
+            json.loads(node["content"])
+        except ValueError:
+            self._bad(f"{self._name(node)} holds text that is not JSON")
+
+    def _NdArrayNode(self, node: dict, widths: tuple[int, ...]) -> None:  # noqa: N802
+        if not (self._is(node, "numpy", "ndarray")
+                or (node.get("__module__") == "numpy"
+                    and _numpy_scalar_type(node.get("__class__")))):
+            self._refuse(node, widths)
+            return
+        kind = node.get("type")
+        if kind == "numpy":
+            name = node.get("file")
+            try:
+                check_npy(self.archive.read(name), f"archive member {str(name)[:40]!r}")
+            except (KeyError, TypeError, ValueError) as exc:
+                self._bad(f"{self._name(node)}: {exc}")
+        elif kind == "json" and isinstance(node.get("content"), list):
+            for item in node["content"]:
+                self.node(item, widths)
+            self.node(node.get("shape"), widths)
+        else:
+            self._bad(f"{self._name(node)} of unknown storage {kind!r}")
+
+    def _TypeNode(self, node: dict, widths: tuple[int, ...]) -> None:  # noqa: N802
+        if not (self._is(node, "builtins", _BUILTIN_TYPES)
+                or (node.get("__module__") == "numpy"
+                    and _numpy_scalar_type(node.get("__class__")))):
+            self.refused.append(self._name(node))
+
+    def _SliceNode(self, node: dict, widths: tuple[int, ...]) -> None:  # noqa: N802
+        content = node.get("content")
+        if not self._is(node, "builtins", "slice") or not isinstance(content, dict):
+            self._refuse(node, widths)
+            return
+        for key in ("start", "stop", "step"):
+            value = content.get(key)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+                self._bad(f"{self._name(node)} has a {key} that is not an integer")
 
 
-def _skops_nodes(node: Any) -> Iterator[dict]:
-    """Every node of a skops schema (dicts carrying ``__loader__``), depth first."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if "__loader__" in item:
-                yield item
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
+def _walk(blob: bytes, what: str) -> _Grammar:
+    """Check a skops archive's bounds, protocol and every node (nothing is built)."""
+    archive = open_zip(blob, what)
+    schema = json.loads(archive.read("schema.json"))
+    grammar = _Grammar(archive, _allowed_classes())
+    if not isinstance(schema, dict) or schema.get("protocol") != SKOPS_PROTOCOL:
+        found = schema.get("protocol") if isinstance(schema, dict) else None
+        grammar._bad(f"skops protocol {found!r}, not {SKOPS_PROTOCOL}")
+        return grammar
+    grammar.register(schema)
+    grammar.node(schema)
+    return grammar
 
 
-def skops_refusals(blob: bytes) -> list[str]:
+def skops_refusals(blob: bytes, what: str = "model") -> list[str]:
     """What in a skops archive is outside the allow-list, as ``"module.Name (Node)"``
     strings (empty: safe to load).  The rule is in the module docstring.
 
-    Walks the archive's schema without building anything; the only modules it imports are
-    those of the project's packages and of numpy that the schema names (to tell a class
-    from a function).
+    Walks the archive's schema without building anything or importing anything it names.
 
-    Runtime complexity: O(nodes of the schema).
+    Runtime complexity: O(nodes of the schema + bytes of the arrays of its trees).
 
     Raises
     ------
+    UntrustedModelError
+        If the archive is malformed (a node that is not one, a tree out of range, arrays
+        over the bounds of :mod:`polydom.blob_bounds`): refused whatever is trusted.
     zipfile.BadZipFile, KeyError, ValueError
         If ``blob`` is not a skops archive with a JSON schema.
     """
-    with zipfile.ZipFile(io.BytesIO(blob)) as archive:
-        schema = json.loads(archive.read("schema.json"))
-    allowed = _allowed_classes()
-    refused: list[str] = []
-    for node in _skops_nodes(schema):
-        loader = node["__loader__"]
-        dotted = f"{node.get('__module__')}.{node.get('__class__')}"
-        root = str(node.get("__module__", "")).split(".")[0]
-        if loader in ("ObjectNode", "ReduceNode"):
-            ok = dotted in allowed or (
-                root in PROJECT_PACKAGES and isinstance(_resolve(dotted), type)
-            )
-        elif loader == "TypeNode":
-            obj = _resolve(dotted) if root in ("builtins", "numpy") else None
-            ok = isinstance(obj, type) and (
-                root == "builtins" or issubclass(obj, (np.generic, np.dtype))
-            )
-        elif loader in _DATA_NODES:
-            ok = root in _DATA_PACKAGES
-        else:  # FunctionNode, MethodNode, PartialNode, OperatorFuncNode, unknown loaders
-            ok = False
-        if not ok:
-            refused.append(f"{dotted} ({loader})")
-    return sorted(set(refused))
+    grammar = _walk(bytes(blob), what)
+    if grammar.malformed:
+        raise UntrustedModelError(
+            f"{what}: skops archive is malformed ({grammar.malformed[0]}"
+            + (f"; {len(grammar.malformed) - 1} more problems" if len(grammar.malformed) > 1
+               else "")
+            + "); refusing to build it"
+        )
+    return sorted(set(grammar.refused))
 
 
 def load_skops(blob: bytes, *, what: str = "model", trusted: bool = False) -> Any:
     """Build the model of a skops archive after :func:`skops_refusals` found nothing.
 
-    ``what`` names the blob in the error; ``trusted=True`` skips the allow-list (only for a
-    database you trust: building a refused class can run its code).
+    ``what`` names the blob in the error; ``trusted=True`` admits classes and loaders
+    outside the allow-list (only for a database you trust: building them can run their
+    code); a malformed archive is refused either way.
 
     Runtime complexity: linear in the archive's size.
 
     Raises
     ------
     UntrustedModelError
-        If the archive names what the allow-list refuses (each such type is named).
+        If the archive names what the allow-list refuses (each such type is named), or is
+        malformed.
     """
     import skops.io
 
     blob = bytes(blob)
-    refused = skops_refusals(blob)
+    refused = skops_refusals(blob, what)
     if refused and not trusted:
         raise UntrustedModelError(
             f"{what}: skops archive holds what the allow-list refuses ({', '.join(refused)}): "

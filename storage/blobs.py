@@ -45,6 +45,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from polydom.blob_bounds import BlobBoundsError, load_npy, load_npz
 from polydom.errors import PolydomError
 from polydom.model_allowlist import (
     SKOPS_ALLOWED_CLASSES,
@@ -351,9 +352,9 @@ def load_predictions(
             "load it"
         )
     try:
-        arr = np.load(io.BytesIO(blob), allow_pickle=False)
-        if not isinstance(arr, np.ndarray):
-            raise ValueError(f"a {type(arr).__name__}, not one array")
+        arr = load_npy(blob, what)
+    except BlobBoundsError as exc:
+        raise ModelIntegrityError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - any decoder failure of a checked blob
         raise _corrupt(what, fmt, exc) from None
     return arr
@@ -406,6 +407,8 @@ def load_model(
         return loader(blob, trusted, what)
     except (UntrustedModelError, ModelIntegrityError):
         raise
+    except BlobBoundsError as exc:
+        raise ModelIntegrityError(str(exc)) from None
     except ValueError as exc:
         if "is not registered" in str(exc):
             raise
@@ -423,8 +426,7 @@ def _corrupt(what: str, fmt: str, exc: BaseException) -> ModelIntegrityError:
 
 
 def _load_arrays(blob: bytes, trusted: bool, what: str) -> Any:
-    with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
+    arrays = load_npz(blob, what)
     header = json.loads(arrays.pop(_META_KEY).tobytes().decode())
     name = header["class"]
     cls = _ARRAY_MODELS.get(name)

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from polydom.blob_bounds import BlobBoundsError, load_npz
 from storage.codec import decode_key
 from storage.seal import IndexIntegrityError
 
@@ -190,10 +191,12 @@ def decode(blob: bytes, build_id: int, atoms: Sequence[str]) -> IndexArrays:
     """
     what = f"build {build_id}: its index arrays"
     try:
-        with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
-            arrays = {name: npz[name] for name in _SHAPES}
+        stored = load_npz(blob, what)
+        arrays = {name: stored[name] for name in _SHAPES}
         meta = json.loads(arrays["meta"].tobytes())
         keys = json.loads(arrays["keys"].tobytes())
+    except BlobBoundsError as exc:
+        raise IndexIntegrityError(f"{exc}; refusing to open it") from None
     except Exception as exc:  # noqa: BLE001 - any decoder failure means a corrupt blob
         reason = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
         raise IndexIntegrityError(

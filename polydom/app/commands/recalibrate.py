@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import argparse
 
+from polydom.app.arguments import add_store_options, count, store_key
+
 __all__ = ["add_recalibrate", "run_recalibrate"]
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+def _positive(text: str) -> int:
+    value = count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
     return value
 
 
@@ -38,16 +37,16 @@ def add_recalibrate(subparsers: argparse._SubParsersAction) -> None:
         help="refit the cost curves from served timings and publish a re-swept build",
         description="Read the timings served items recorded in the store (polydom."
         "store_timings), scale every atomic feature's curve to the quantile of in-situ "
-        "time it promises, derive every model's cost again (overrun factors kept), sweep, "
-        "and publish a new current build.  No model is retrained; readers switch with "
-        "Index.refresh().",
+        "time it promises, derive every model's cost again (overrun factors and offsets "
+        "kept), sweep, and publish a new current build.  No model is retrained; readers "
+        "switch with Index.refresh().",
     )
-    p.add_argument("url", metavar="URL", help="SQLAlchemy URL or SQLite file path")
-    p.add_argument("--since-id", type=_positive_int, default=0, metavar="ID",
+    add_store_options(p)
+    p.add_argument("--since-id", type=count, default=0, metavar="ID",
                    help="use only timings recorded after this id (default: all)")
-    p.add_argument("--last", type=_positive_int, default=None, metavar="K",
+    p.add_argument("--last", type=_positive, default=None, metavar="K",
                    help="use only the newest K timings of each feature")
-    p.add_argument("--min-records", type=_positive_int, default=20, metavar="K",
+    p.add_argument("--min-records", type=_positive, default=20, metavar="K",
                    help="timings a feature needs to be scaled on its own (default 20)")
     p.add_argument("--quantile", type=_quantile, default=None, metavar="Q",
                    help="quantile the curves promise (default: the build's, else 0.95)")
@@ -60,11 +59,9 @@ def run_recalibrate(args: argparse.Namespace) -> int:
     """Recalibrate and print one line per feature (its scale) and the new build."""
     from polydom.pipeline.recalibrate import recalibrate
 
-    if args.last == 0 or args.min_records == 0:
-        raise ValueError("--last and --min-records must be at least 1")
     report = recalibrate(args.url, since_id=args.since_id, last=args.last,
                          min_records=args.min_records, quantile=args.quantile,
-                         refit=args.refit)
+                         refit=args.refit, build=args.build, key=store_key(args))
     for name, scale in report.scales.items():
         how = ("refit" if name in report.refit else
                "median of the others" if name in report.borrowed else "scaled")
