@@ -11,12 +11,12 @@ per feature.  The tail test: each curve promises that a share ``quantile`` of in
 lie at or below it, so the number of exceedances among a feature's last ``window`` timings
 is Binomial(window, 1 - quantile) while the promise holds; the feature is flagged when that
 count reaches the smallest ``k`` with ``P(Binomial >= k) < alpha``.  The median test: the
-first ``reference`` timings of a feature (after a reset) fix the median of ``t / c(n)``;
-afterwards each timing is above it with probability 1/2 while nothing changes, and the
-feature is flagged when the count above it among the last ``window`` reaches the same kind
-of threshold for 1/2.  The median test sees a uniform slowdown even where the tail of the
-timings is made of long delays (preemption on a loaded machine) that already sit above the
-curve.
+first ``reference`` timings of a feature (after a reset) fix the median of ``t / c(n)``; the
+feature is flagged when the median ratio of its last ``window`` timings exceeds
+``slowdown`` times that reference (a uniform slowdown by ``s > slowdown`` is flagged once
+more than half the window is slowed: after ``window // 2 + 1`` timings).  The median test
+sees a slowdown even where the tail of the timings is made of long delays (preemption on a
+loaded machine) that already sit above the curve.
 """
 
 from __future__ import annotations
@@ -188,10 +188,13 @@ class DriftMonitor:
         False-alarm probability of one test while nothing changes.
     reference : int, default 30
         Timings per feature that fix the median test's reference (0: no median test).
+    slowdown : float, default 1.5
+        Ratio of the window's median to the reference median that the median test flags.
     """
 
     def __init__(self, curves: Mapping[str, CostCurve], quantile: float = 0.95,
-                 window: int = 30, alpha: float = 1e-3, reference: int = 30) -> None:
+                 window: int = 30, alpha: float = 1e-3, reference: int = 30,
+                 slowdown: float = 1.5) -> None:
         self.quantile = check_quantile(quantile)
         for name, value, least in (("window", window, 1), ("reference", reference, 0)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
@@ -202,8 +205,10 @@ class DriftMonitor:
         self.alpha = check_quantile(alpha, "alpha")
         #: Exceedances of the curve in the window at which a feature is flagged.
         self.threshold = exceedance_threshold(self.window, 1.0 - self.quantile, self.alpha)
-        #: Timings above the reference median in the window at which a feature is flagged.
-        self.median_threshold = exceedance_threshold(self.window, 0.5, self.alpha)
+        if isinstance(slowdown, bool) or not isinstance(slowdown, (int, float)) \
+                or not slowdown > 1.0 or not math.isfinite(slowdown):
+            raise ValueError(f"slowdown must be a number > 1, got {slowdown!r}")
+        self.slowdown = float(slowdown)
         self.reset(curves)
 
     def reset(self, curves: Mapping[str, CostCurve] | None = None) -> None:
@@ -212,8 +217,7 @@ class DriftMonitor:
             self.curves = {k: CostCurve.coerce(v) for k, v in curves.items()}
         self._seen: dict[str, deque[bool]] = {}
         self._count: dict[str, int] = {}
-        self._above: dict[str, deque[bool]] = {}
-        self._above_count: dict[str, int] = {}
+        self._recent: dict[str, deque[float]] = {}
         self._ratios: dict[str, list[float]] = {}
         #: Per feature, the median ratio ``t / c(n)`` of its first ``reference`` timings.
         self.medians: dict[str, float] = {}
@@ -252,9 +256,10 @@ class DriftMonitor:
                 if len(ratios) == self.reference:
                     self.medians[feature] = float(np.median(ratios))
             else:
-                above = self._window_count(self._above, self._above_count, feature,
-                                           ratio > median)
-                fired |= above >= self.median_threshold
+                recent = self._recent.setdefault(feature, deque(maxlen=self.window))
+                recent.append(ratio)
+                fired |= (len(recent) == self.window
+                          and float(np.median(recent)) > self.slowdown * median)
         if fired and feature not in self.drifted:
             self.drifted.add(feature)
             return True
