@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,14 +47,15 @@ def split_items(count: int, train: float, calibrate: float, seed: int = 0
     return np.sort(order[:a]), np.sort(order[a:b]), np.sort(order[b:])
 
 
-def _quiet() -> warnings.catch_warnings:
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence the learners' convergence and numeric warnings (small fits on purpose)."""
     from sklearn.exceptions import ConvergenceWarning
 
-    caught = warnings.catch_warnings()
-    caught.__enter__()
-    for category in (ConvergenceWarning, UserWarning, RuntimeWarning):
-        warnings.simplefilter("ignore", category=category)
-    return caught
+    with warnings.catch_warnings():
+        for category in (ConvergenceWarning, UserWarning, RuntimeWarning):
+            warnings.simplefilter("ignore", category=category)
+        yield
 
 
 @dataclass
@@ -109,8 +111,7 @@ def build_in_situ(
     t0 = time.perf_counter()
     rows = featurizer.transform([items[i] for i in train])
     y = np.asarray(labels)[train]
-    caught = _quiet()
-    try:
+    with _quiet():
         standin = make_pipeline(StandardScaler(), LogisticRegression(max_iter=max_iter))
         standin.fit(rows, y)
         seconds["featurise"] = time.perf_counter() - t0
@@ -146,8 +147,6 @@ def build_in_situ(
             guarded = index.calibrated(run.sizes, run.timings, target_overrun)
             seconds["calibrate"] = time.perf_counter() - t0
             progress(f"calibrated on {len(calibrate)} held-out items in situ")
-    finally:
-        caught.__exit__(None, None, None)
     return InSituBuild(index, guarded, prof.curves, prof.coverage, standin, rows, cal, seconds)
 
 
