@@ -6,7 +6,10 @@ working); errors about state (a store of another schema, say) subclass :class:`R
 
 from __future__ import annotations
 
-__all__ = ["PolydomError", "TelemetryError"]
+import difflib
+from collections.abc import Iterable
+
+__all__ = ["PolydomError", "TelemetryError", "UnknownArgumentError", "did_you_mean"]
 
 
 class PolydomError(Exception):
@@ -16,3 +19,21 @@ class PolydomError(Exception):
 class TelemetryError(PolydomError, ValueError):
     """A served timing that cannot be recorded (NaN, negative, unknown feature, a size
     outside the domain); raised before anything is buffered or stored."""
+
+
+class UnknownArgumentError(PolydomError, TypeError):
+    """A keyword argument the public function does not take (named, with the closest one)."""
+
+
+def did_you_mean(word: object, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices`` to ``word``, or ``""``.
+
+    Runtime complexity: O(len(choices)) string comparisons (difflib's ratio).
+
+    >>> did_you_mean("alpah", ["alpha", "delta"])
+    " (did you mean 'alpha'?)"
+    >>> did_you_mean("zzz", ["alpha"])
+    ''
+    """
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
