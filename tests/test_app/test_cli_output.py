@@ -216,7 +216,8 @@ def test_plot_replaces_a_symlink_and_leaves_its_target_alone(seconds, tmp_path, 
     assert foreign.read_text() == "not yours"
     link = out / "skylines.png"
     assert not link.is_symlink() and link.read_bytes()[:4] == b"\x89PNG"
-    assert sorted(p.name for p in out.iterdir()) == ["cost_curves.png", "skylines.png"]
+    assert sorted(p.name for p in out.iterdir()) == ["accuracy_at_sizes.png", "cost_curves.png",
+                                                     "serving_map.png", "skylines.png"]
 
 
 # ------------------------------------------------------------------- the store key
