@@ -12,7 +12,9 @@
    (``--concurrency`` requests in flight, one keep-alive connection each, only
    127.0.0.1), and checks every answer against ``index.lookup`` / ``index.predict`` in
    process: mismatches are counted (and must be 0).
-3. Times the same calls in process, one at a time (p50 / p99 per call, calls/s).
+3. Times the same calls in process, one at a time (p50 / p99 per call, calls/s), and
+   ``/lookup`` through the same app in process (httpx's ASGI transport: the Starlette
+   stack's own cost without sockets or the server's event loop).
 4. Publishes ``--builds`` new builds into the store while the load generator keeps asking
    ``/lookup``; every answer names its build and is checked against that build's own
    answers (errors, mixed answers; both must be 0).
@@ -145,6 +147,24 @@ async def load(base: str, requests: list, concurrency: int) -> tuple[list, list[
     return answers, seconds, wall
 
 
+async def asgi_lookups(index: polydom.Index, qs: list) -> tuple[list[float], float]:
+    """The same app in this process through httpx's ASGI transport (no socket, no server
+    loop): what the Starlette stack itself costs per request, one at a time."""
+    from polydom.app.service import make_app
+
+    app = make_app(index, refresh_seconds=None)
+    seconds = []
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://asgi") as client:
+        t0 = time.perf_counter()
+        for n, b in qs:
+            t = time.perf_counter()
+            await client.get("/lookup", params={"size": repr(n), "budget": repr(b)})
+            seconds.append(time.perf_counter() - t)
+        wall = time.perf_counter() - t0
+    return seconds, wall
+
+
 def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
 
@@ -210,6 +230,7 @@ def main() -> None:
             bad_predict += (not isinstance(answer, dict)) or answer["labels"] != want
         # 3. the same calls in process ---------------------------------------------------
         ip_lookup_s, ip_lookup_wall = in_process([lambda q=q: index.lookup(*q) for q in qs])
+        asgi_s, asgi_wall = asyncio.run(asgi_lookups(index, qs))
         ip_predict_s, ip_predict_wall = in_process(
             [lambda q=q, r=r: index.lookup(*q) and index.predict(r, *q)
              for q, r in zip(qs, rows, strict=True)])
@@ -219,6 +240,7 @@ def main() -> None:
               f"/predict {bad_predict}\n")
         print(table(["call", "calls", "calls/s", "p50 ms", "p99 ms"], [
             row("GET /lookup over HTTP", lookup_s, lookup_wall),
+            row("GET /lookup, ASGI app in process (no socket, 1 at a time)", asgi_s, asgi_wall),
             row("index.lookup in process", ip_lookup_s, ip_lookup_wall),
             row("POST /predict (1 row) over HTTP", predict_s, predict_wall),
             row("index.lookup + index.predict in process", ip_predict_s, ip_predict_wall),
