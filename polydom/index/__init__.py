@@ -5,12 +5,14 @@ Builds on :mod:`polydom.curves` only.
 
 from polydom.index.built import Hit, Index
 from polydom.index.dominance import prune_dominated
+from polydom.index.explanation import Explanation, SkylineEntry
 from polydom.index.item_prediction import ItemPrediction
 from polydom.index.naive import NaiveLookup
 from polydom.index.polydom_index import FixedBudgetIndex, IndexAll, PolyDomIndex
 from polydom.index.table import SkylineTable
 
 __all__ = [
+    "Explanation",
     "FixedBudgetIndex",
     "Hit",
     "Index",
@@ -18,6 +20,7 @@ __all__ = [
     "ItemPrediction",
     "NaiveLookup",
     "PolyDomIndex",
+    "SkylineEntry",
     "SkylineTable",
     "prune_dominated",
 ]

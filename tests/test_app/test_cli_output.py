@@ -216,7 +216,8 @@ def test_plot_replaces_a_symlink_and_leaves_its_target_alone(seconds, tmp_path, 
     assert foreign.read_text() == "not yours"
     link = out / "skylines.png"
     assert not link.is_symlink() and link.read_bytes()[:4] == b"\x89PNG"
-    assert sorted(p.name for p in out.iterdir()) == ["cost_curves.png", "skylines.png"]
+    assert sorted(p.name for p in out.iterdir()) == ["accuracy_at_sizes.png", "cost_curves.png",
+                                                     "serving_map.png", "skylines.png"]
 
 
 # ------------------------------------------------------------------- the store key
@@ -271,3 +272,38 @@ def test_errors_name_the_store_or_the_config(tmp_path, capsys):
     binary.write_bytes(b"SQLite format 3\x00\xf6\xff\xfe")
     code, _, err = _run(["build", str(binary)], capsys)
     assert code == 2 and str(binary) in err and "not UTF-8" in err
+
+
+def test_lookup_rule_one_se_answers_as_the_index_does(tmp_path, capsys):
+    from polydom.app.commands.lookup import RULES as CLI_RULES
+    from polydom.index.table import RULES
+
+    assert CLI_RULES == RULES
+    url = f"sqlite:///{tmp_path / 'se.db'}"
+    cands = [polydom.Candidate("cheap", 0.80, "1", features={"a"}, accuracy_se=0.05),
+             polydom.Candidate("dear", 0.82, "2 + n", features={"a", "b"}, accuracy_se=0.05)]
+    _publish(url, cands, {"a": "1", "b": "1 + n"}, "s")
+    index = polydom.open_index(url)
+    for rule in RULES:
+        answer = json.loads(_run(["lookup", url, "--size", "1", "--budget", "10", "--rule",
+                                  rule, "--json"], capsys)[1])
+        assert answer["rule"] == rule
+        assert answer["candidate"] == index.lookup(1.0, 10.0, rule).key
+
+
+def test_plan_reads_the_budget_and_prints_costs_in_the_unit_asked_for(seconds, tmp_path,
+                                                                      capsys):
+    sizes = tmp_path / "sizes.txt"
+    sizes.write_text("10\n20\n50\n")
+    plans = [json.loads(_run(["plan", seconds, "--sizes", str(sizes), *argv, "--json"],
+                             capsys)[1])
+             for argv in (["--budget", "0.02"], ["--budget", "20", "--unit", "ms"],
+                          ["--budget", "20ms"])]
+    assert [p["unit"] for p in plans] == ["s", "ms", "s"]
+    assert [b["candidate"] for b in plans[0]["bins"]] == [b["candidate"]
+                                                          for b in plans[1]["bins"]]
+    assert plans[1]["expected_cost"] == pytest.approx(1000 * plans[0]["expected_cost"])
+    assert plans[2]["budget"] == pytest.approx(0.02)
+    code, out, _ = _run(["plan", seconds, "--sizes", str(sizes), "--budget", "20", "--unit",
+                         "ms"], capsys)
+    assert code == 0 and "budget 20 ms per item" in out and "mean cost (ms)" in out
