@@ -19,6 +19,7 @@ from storage.blobs import (
     dump_model,
     load_model,
     register_array_model,
+    register_blob_codec,
     register_model_class,
 )
 from storage.builds import TRAINING_NEUTRAL_PARAMS
@@ -53,5 +54,6 @@ __all__ = [
     "load_model",
     "normalize_url",
     "register_array_model",
+    "register_blob_codec",
     "register_model_class",
 ]

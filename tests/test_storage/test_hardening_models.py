@@ -139,7 +139,7 @@ def test_a_data_node_naming_a_callable_is_refused_before_anything_is_built(
 
 def test_trusted_does_not_admit_a_malformed_tree(tmp_path):
     blob = _tree_blob(_set("left_child", 0, 10**6))
-    with pytest.raises(storage.UntrustedModelError, match="malformed.*out of range"):
+    with pytest.raises(storage.ModelIntegrityError, match="malformed.*out of range"):
         load_model(blob, "skops", sha256_hex(blob), trusted=True)
 
 
@@ -240,7 +240,7 @@ def test_a_crafted_tree_is_refused_before_it_can_run(tmp_path, edit):
             print(type(exc).__name__, exc)
     """)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith("UntrustedModelError model t: skops archive is malformed")
+    assert done.stdout.startswith("ModelIntegrityError model t: skops archive is malformed")
     assert message in done.stdout
     assert len(done.stdout.strip().splitlines()) == 1
 
@@ -257,7 +257,7 @@ def test_a_forest_whose_tree_is_wider_than_the_forest_is_refused():
                 break
 
     crafted = _with_schema(blob, edit)
-    with pytest.raises(storage.UntrustedModelError, match="malformed"):
+    with pytest.raises(storage.ModelIntegrityError, match="malformed"):
         load_model(crafted, "skops", sha256_hex(crafted))
 
 
