@@ -5,7 +5,10 @@ Sections (spec ``specs/cstc-cscc.md`` section 5):
 1. ``quadrants``: the paper's synthetic regression (its section 6.1): four quadrants, four
    expensive features (cost 10) each exact in one quadrant, two cheap sign features (cost 1).
    A perfect model costs exactly 12 per row; all features cost 42.  Paper-faithful settings
-   next to the spec's optional deviations; the fitted tree is printed.
+   next to the spec's optional deviations and our defaults; the fitted tree is printed.
+   1b. our classification variants (continuous cheap features, class balance by quadrant):
+   CART depth 3, CSTC paper-faithful, the three deviations from the paper's start, and our
+   defaults (cost-aware split start), medians over 5 seeds.
 2. ``digits38``: scikit-learn digits 3 vs 8 as 84 multi-resolution features of cost 1 each
    (the paper's cost-sensitive MNIST, section 6.7): CSTC, a single cost-sensitive node, CSCC,
    CEGB (per-column), the lattice over the six feature blocks, and an RBF-SVC on everything.
@@ -22,8 +25,9 @@ expected per-row cost curve from its feature usage on that split) and three inde
 over the pools: the lattice alone, lattice + CEGB, and lattice + CEGB + CSTC/CSCC (the mixed
 index).  The tables report test accuracy and measured test cost of what each index returns.
 
-Run: ``PYTHONPATH=$PWD python benchmarks/cstc_bench.py [--quick]``; writes
-``benchmarks/results/cstc.md`` and ``benchmarks/results/cstc_*.png``.
+Run: ``PYTHONPATH=$PWD python benchmarks/cstc_bench.py [--quick] [--only-quadrants]``; writes
+``benchmarks/results/cstc.md`` and ``benchmarks/results/cstc_*.png`` (with
+``--only-quadrants``: sections 1 and 1b into ``benchmarks/results/cstc_quadrants.md``).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
+from sklearn.tree import DecisionTreeClassifier
 
 import lattice
 import polydom
@@ -53,42 +58,38 @@ from learners import (
     SklearnLearner,
     sweep_candidates,
 )
+from learners.budgeted.cstc import (
+    QUADRANT_COSTS,
+    QUADRANT_GROUPS,
+    quadrant_classification,
+    quadrant_regression,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SEED = 0
 
 
 # ----------------------------------------------------------------------------- 1. quadrants
-def quadrants(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Spec 5.1: X, Z ~ U[-1, 1]; label means -10 / -5 / +10 / +5 by quadrant, noise N(0, 1);
-    expensive feature q equals the label inside quadrant q, a permutation of labels outside."""
-    rng = np.random.default_rng(seed)
-    x, z = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
-    q = np.where(x > 0, np.where(z > 0, 0, 2), np.where(z > 0, 1, 3))
-    y = np.array([-10.0, -5.0, 10.0, 5.0])[q] + rng.normal(size=n)
-    feats = [np.where(q == j, y, rng.permutation(y)) for j in range(4)]
-    return np.column_stack([*feats, np.sign(x), np.sign(z)]), y
-
-
-QUAD_COSTS = {"z++": 10.0, "z-+": 10.0, "z+-": 10.0, "z--": 10.0, "sign(X)": 1.0, "sign(Z)": 1.0}
 QUAD_VARIANTS = {
-    "paper (tau=1)": {},
-    "tau=5": {"routing_temperature": 5.0},
+    "paper (tau=1)": {"paper_defaults": True},
+    "tau=5": {"paper_defaults": True, "routing_temperature": 5.0},
     "tau=5 + threshold 0.05 + hard fine-tune": {"routing_temperature": 5.0,
                                                 "support_threshold": 0.05,
-                                                "finetune_routing": "hard"},
+                                                "finetune_routing": "hard",
+                                                "router_init": "leaf"},
+    "defaults (split init, tau=20)": {},
 }
 
 
 def run_quadrants(quick: bool) -> dict:
-    X, y = quadrants(1000, SEED)
-    X_te, y_te = quadrants(2000, SEED + 1)
-    groups = {name: [j] for j, name in enumerate(QUAD_COSTS)}
+    X, y = quadrant_regression(1000, SEED)
+    X_te, y_te = quadrant_regression(2000, SEED + 1)
     rows, tree_text = [], ""
     for variant, extra in QUAD_VARIANTS.items():
         for structure in ("full", "prune"):
             for lam in (0.005, 0.02, 0.05):
-                model = CSTCRegressor(QUAD_COSTS, tradeoff=lam, feature_groups=groups, rho=0.01,
+                model = CSTCRegressor(QUADRANT_COSTS, tradeoff=lam,
+                                      feature_groups=QUADRANT_GROUPS, rho=0.01,
                                       depth=3, structure=structure, max_sweeps=4,
                                       random_state=SEED, **extra)
                 t = time.perf_counter()
@@ -99,11 +100,94 @@ def run_quadrants(quick: bool) -> dict:
                                  cost=float(model.predict_cost(X_te).mean()),
                                  nodes=model.trees_[0][0].n_nodes, fit=fit_s,
                                  sweeps=len(model.objective_traces_[0]) - 1))
-                if structure == "full" and lam == 0.02 and "hard" in variant:
+                if structure == "prune" and lam == 0.02 and variant.startswith("defaults"):
                     tree_text = model.describe()
                 if structure == "full" and lam == 0.02 and variant.startswith("paper"):
                     paper_tree = model.describe()
     return dict(rows=rows, tree=tree_text, paper_tree=paper_tree)
+
+
+# ------------------------------------------------------- 1b. classification quadrants (ours)
+CLS_VARIANTS = {  # positive rate per quadrant (x+z+, x-z+, x+z-, x-z-)
+    "all differ": (0.2, 0.4, 0.9, 0.65),
+    "z only": (0.3, 0.3, 0.7, 0.7),
+    "xor": (0.8, 0.3, 0.3, 0.6),
+}
+CLS_METHODS = {
+    "CSTC paper_defaults": {"paper_defaults": True},
+    "CSTC 3 deviations, paper init": {"routing_temperature": 5.0, "support_threshold": 0.05,
+                                      "finetune_routing": "hard", "router_init": "leaf"},
+    "CSTC defaults (split init)": {},
+}
+COST_VECTOR = np.array(list(QUADRANT_COSTS.values()))
+
+
+def cart_row_costs(tree: DecisionTreeClassifier, X: np.ndarray) -> np.ndarray:
+    """Per row: the cost of the features its root-to-leaf path tests, each paid once."""
+    paths = tree.decision_path(X).toarray().astype(bool)
+    feature = tree.tree_.feature
+    used = np.zeros((len(X), len(COST_VECTOR)), dtype=bool)
+    for node in np.flatnonzero(feature >= 0):
+        used[paths[:, node], feature[node]] = True
+    return used @ COST_VECTOR
+
+
+def run_classification_quadrants(quick: bool) -> dict:
+    """Median test error / mean cost over seeds: CART depth 3 and CSTC settings, per variant."""
+    seeds = range(2 if quick else 5)
+    lams = (0.01,) if quick else (0.003, 0.01, 0.03)
+    rows = []
+    for variant, rates in CLS_VARIANTS.items():
+        data = [(quadrant_classification(1000, s, rates=rates),
+                 quadrant_classification(4000, 100 + s, rates=rates)) for s in seeds]
+        runs = []
+        for (X, y), (X_te, y_te) in data:
+            cart = DecisionTreeClassifier(max_depth=3, random_state=SEED).fit(X, y)
+            runs.append((1 - cart.score(X_te, y_te), cart_row_costs(cart, X_te).mean(), 0.0))
+        rows.append(_summary(variant, "CART depth 3", None, runs))
+        for method, extra in CLS_METHODS.items():
+            for lam in lams:
+                runs = []
+                for (X, y), (X_te, y_te) in data:
+                    model = CSTCClassifier(QUADRANT_COSTS, tradeoff=lam,
+                                           feature_groups=QUADRANT_GROUPS, random_state=SEED,
+                                           **extra)
+                    t = time.perf_counter()
+                    model.fit(X, y)
+                    fit_s = time.perf_counter() - t
+                    runs.append((1 - model.score(X_te, y_te),
+                                 float(model.predict_cost(X_te).mean()), fit_s))
+                rows.append(_summary(variant, method, lam, runs))
+    return dict(rows=rows, n_seeds=len(seeds))
+
+
+def _summary(variant, method, lam, runs):
+    err, cost, fit = (np.array(v) for v in zip(*runs, strict=True))
+    return dict(variant=variant, method=method, lam=lam, err=float(np.median(err)),
+                err_lo=float(err.min()), err_hi=float(err.max()), cost=float(np.median(cost)),
+                cost_hi=float(cost.max()), fit=float(np.median(fit)),
+                hit=int(np.sum((err <= 0.03) & (cost <= 13.5))))
+
+
+def classification_report(cls: dict) -> list[str]:
+    lines = ["## 1b. Classification quadrants (ours; issue 22 item 4)", "",
+             "`learners.budgeted.cstc.quadrant_classification`: continuous cheap features "
+             "x, z (cost 1), binary labels with a positive rate per quadrant, expensive "
+             "feature q (cost 10) = +-1 by label + N(0, 0.3) inside quadrant q, N(0, 1) "
+             "outside. 1,000 training rows (20% validation), 4,000 test rows, "
+             f"{cls['n_seeds']} seeds (data seeds s and 100 + s); medians over seeds, "
+             "[min, max] of the error; 'target' counts seeds with error <= 0.03 at mean "
+             "cost <= 13.5 (the minimum is 12). CART's cost is the features on each row's "
+             "path.", "",
+             "| variant | method | lambda | test error | [min, max] | mean cost | max cost "
+             "| target | fit (s) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in cls["rows"]:
+        lam = "-" if r["lam"] is None else f"{r['lam']:g}"
+        lines.append(f"| {r['variant']} | {r['method']} | {lam} | {r['err']:.3f} | "
+                     f"[{r['err_lo']:.3f}, {r['err_hi']:.3f}] | {r['cost']:.2f} | "
+                     f"{r['cost_hi']:.2f} | {r['hit']}/{cls['n_seeds']} | {r['fit']:.2f} |")
+    return lines + [""]
 
 
 # ----------------------------------------------------------------------------- data sets
@@ -293,7 +377,7 @@ def run_skewed(quick: bool) -> dict:
             **common),
         "CSCC unweighted (tau=5, 4 stages kept)": lambda t: CSCCClassifier(
             column_cost.tolist(), tradeoff=t, n_stages=4, **sharp, **common),
-        "CSTC balanced (tau=1, pruned)": lambda t: CSTCClassifier(
+        "CSTC balanced (defaults, pruned)": lambda t: CSTCClassifier(
             column_cost.tolist(), tradeoff=t, depth=3, class_weight="balanced", **common),
         "CEGB": lambda t: CEGBClassifier(column_cost.tolist(), tradeoff=t * 10,
                                          n_estimators=100, num_leaves=15,
@@ -334,7 +418,7 @@ def pareto(points):
     return out
 
 
-def report(quad, sets, skewed, argv, total) -> str:
+def report(quad, cls, sets, skewed, argv, total) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -355,9 +439,14 @@ def report(quad, sets, skewed, argv, total) -> str:
     for r in quad["rows"]:
         lines.append(f"| {r['variant']} | {r['structure']} | {r['lam']:g} | {r['mse']:.3f} | "
                      f"{r['cost']:.2f} | {r['nodes']} | {r['sweeps']} | {r['fit']:.2f} |")
-    lines += ["", "The tree (deviations, full structure, lambda = 0.02):", "", "```",
+    lines += ["", "The tree (defaults, pruned, lambda = 0.02):", "", "```",
               quad["tree"], "```", "", "The paper-faithful tree (tau = 1, lambda = 0.02):", "",
               "```", quad["paper_tree"], "```", ""]
+    lines += classification_report(cls)
+    if not sets:                                # --only-quadrants: sections 1 and 1b
+        text = "\n".join(lines) + "\n"
+        (RESULTS / "cstc_quadrants.md").write_text(text)
+        return text
     # 2, 3
     for k, res in enumerate(sets, start=2):
         name = res["name"]
@@ -469,16 +558,22 @@ def report(quad, sets, skewed, argv, total) -> str:
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller grids and data")
+    ap.add_argument("--only-quadrants", action="store_true",
+                    help="sections 1 and 1b only (writes benchmarks/results/cstc_quadrants.md)")
     args = ap.parse_args(argv)
     t = time.perf_counter()
     quad = run_quadrants(args.quick)
+    cls = run_classification_quadrants(args.quick)
     print("quadrants done", flush=True)
+    if args.only_quadrants:
+        print(report(quad, cls, [], None, argv, time.perf_counter() - t))
+        return
     sets = [run_index_dataset("digits38", digits38(), args.quick)]
     print("digits done", flush=True)
     sets.append(run_index_dataset("breast_cancer", breast_cancer(), args.quick))
     print("breast cancer done", flush=True)
     skewed = run_skewed(args.quick)
-    print(report(quad, sets, skewed, argv, time.perf_counter() - t))
+    print(report(quad, cls, sets, skewed, argv, time.perf_counter() - t))
 
 
 if __name__ == "__main__":

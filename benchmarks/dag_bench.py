@@ -1,6 +1,6 @@
 """The DAG sensor-acquisition policy (Wang et al. 2015) against non-adaptive and budgeted rivals.
 
-The spec's offline reproduction plan (``shared/specs/dag.md`` section 5):
+The spec's offline reproduction plan (``docs/specs/dag.md`` section 5):
 
 * R1: digits, the four 4x4 quadrants of the 8x8 image as 4 sensors (multi-class);
 * R2: breast cancer, the "mean" / "standard error" / "worst" blocks as 3 sensors (binary),

@@ -1,28 +1,33 @@
 """polydom: the most accurate model whose feature cost fits a budget at a given item size.
 
-``import polydom`` loads the core only: the cost model (:mod:`polydom.curves`) and the index
-(:mod:`polydom.index`).  Serving (featurizer, item serving, adherence, cascades, workload
-plans) and the pipeline (``build_index``, ``open_index``, which import :mod:`lattice`,
-:mod:`learners` and :mod:`storage`) load on first use of one of their names.
+``import polydom`` loads nothing but the error base: every public name is imported on first
+use (PEP 562).  The core (the cost model :mod:`polydom.curves`, the index
+:mod:`polydom.index`) loads numpy, and sympy only when cost text is first parsed; serving
+(featurizer, item serving, adherence, cascades, workload plans) and the pipeline
+(``build_index``, ``open_index``, which import :mod:`lattice`, :mod:`learners` and
+:mod:`storage`) load on first use of one of their names.
 """
 
 from importlib import import_module
 
-from polydom.curves import Candidate, CostCurve, CostModel, CostProfile, fit_cost_curve
 from polydom.errors import PolydomError
-from polydom.index import (
-    FixedBudgetIndex,
-    Hit,
-    Index,
-    IndexAll,
-    ItemPrediction,
-    NaiveLookup,
-    PolyDomIndex,
-    prune_dominated,
-)
 
-# name -> module that defines it, imported on first access (PEP 562)
+# name -> module that defines it, imported on first access (PEP 562): ``import polydom``
+# itself loads no numpy, so the command line answers ``--version`` at once
 _LAZY = {
+    "Candidate": "polydom.curves",
+    "CostCurve": "polydom.curves",
+    "CostModel": "polydom.curves",
+    "CostProfile": "polydom.curves",
+    "fit_cost_curve": "polydom.curves",
+    "FixedBudgetIndex": "polydom.index",
+    "Hit": "polydom.index",
+    "Index": "polydom.index",
+    "IndexAll": "polydom.index",
+    "ItemPrediction": "polydom.index",
+    "NaiveLookup": "polydom.index",
+    "PolyDomIndex": "polydom.index",
+    "prune_dominated": "polydom.index",
     "AdherenceRow": "polydom.serving.adherence",
     "adherence_table": "polydom.serving.adherence",
     "measure_adherence": "polydom.serving.adherence",
@@ -42,10 +47,15 @@ _LAZY = {
     "Expansion": "lattice.expansion",
 }
 
+#: Subpackages, reachable as attributes (``polydom.curves``) once imported or on first use.
+_SUBPACKAGES = ("app", "curves", "errors", "index", "pipeline", "serving")
+
 
 def __getattr__(name: str):
     module = _LAZY.get(name)
     if module is None:
+        if name in _SUBPACKAGES:
+            return import_module(f"polydom.{name}")
         raise AttributeError(f"module 'polydom' has no attribute {name!r}")
     value = getattr(import_module(module), name)
     globals()[name] = value

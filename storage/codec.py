@@ -211,7 +211,8 @@ def cost_expression(curve: CostCurve) -> str:
 
     Highest degree first, ``c*n**k`` terms, integral coefficients without a decimal point;
     ``CostCurve.parse`` of the text gives back the same coefficients.  Written directly
-    (sympy's printer costs about 10 ms a curve, too slow for 10**4 candidates).
+    (sympy's printer costs about 10 ms a curve, too slow for 10**4 candidates): the text
+    of :func:`polydom.curves.curve_text.curve_text`, which ``str(curve)`` gives.
 
     Runtime complexity: O(degree).
 
@@ -220,17 +221,4 @@ def cost_expression(curve: CostCurve) -> str:
     >>> cost_expression(CostCurve([-1.0, 0.0, 1.0]))
     'n**2 - 1'
     """
-    out = ""
-    for k in range(curve.degree, -1, -1):
-        c = float(curve.coefficients[k])
-        if c == 0.0 and (k or out):
-            continue
-        mag = abs(c)
-        text = str(int(mag)) if mag.is_integer() and mag < 1e16 else repr(mag)
-        power = "" if k == 0 else ("n" if k == 1 else f"n**{k}")
-        term = text if not power else (power if mag == 1.0 else f"{text}*{power}")
-        if not out:
-            out = ("-" if c < 0 else "") + term
-        else:
-            out += (" - " if c < 0 else " + ") + term
-    return out
+    return str(curve)

@@ -218,8 +218,7 @@ def load_index(
     objects for K candidates of degree d with N needs and E skyline entries; from the rows
     O(K * d + N + E) rows; plus decoding the K models.
     """
-    if models:
-        db.check_key()
+    db.check_key()  # with or without models: a key holder never reads an unsigned store
     with _collector_paused(), db.read() as conn:
         row = build_row(db, conn, build)
         build_id = int(row.id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import doctest
 import importlib
 import pkgutil
@@ -69,3 +70,60 @@ def test_doctests_of_every_module_pass(name):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
                              verbose=False)
     assert result.failed == 0, f"{result.failed} doctest(s) failed in {name}"
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (at any depth of its code, not under
+    ``if TYPE_CHECKING:``).  Package ``__init__`` facades are left out as targets: importing
+    a name from a package counts as importing the submodule of that name when there is one.
+    """
+    files = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            files[name] = path
+    packages = {n for n, p in files.items() if p.name == "__init__.py"}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        tree = ast.parse(path.read_text())
+        hidden = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                  and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+        here = name if name in packages else name.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(tree):
+            if id(node) in hidden:
+                continue
+            if isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = here.split(".")[: len(here.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets.update(f"{base}.{a.name}" if f"{base}.{a.name}" in files else base
+                               for a in node.names)
+        graph[name] = {t for t in targets if t in files and t not in packages and t != name}
+    return graph
+
+
+def test_no_module_imports_itself_through_others():
+    """No import cycle between the project's modules (facades aside): the layers of the
+    README's picture import one way."""
+    graph = _import_graph()
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    cycles = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(path[path.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for start in sorted(graph):
+        if start not in state:
+            visit(start, [start])
+    assert not cycles, " ; ".join(" -> ".join(c) for c in cycles)

@@ -2,7 +2,10 @@
 
 A configuration (TOML shown; JSON takes the same keys)::
 
-    data = "breast_cancer"          # or "digits"
+    data = "breast_cancer"          # "digits", a .csv/.tsv/.parquet/.npy/.npz file relative
+                                    # to the config, or a "module:function" loader (see
+                                    # polydom.app.config_data: target, featurizer, selectors)
+    target = "label"                # the label column of your own table
     learner = "logistic"            # a registered lattice learner (learners.registry)
     store = "sqlite:///bc.db"       # SQLAlchemy URL or SQLite path (relative to the file)
     alpha = 1.1                     # default 1.0
@@ -16,11 +19,11 @@ A configuration (TOML shown; JSON takes the same keys)::
     foreign_database = false        # true: add the store's tables to a non-empty database
                                     # of another program (refused by default)
 
-    [features]                      # breast_cancer: name -> column indices or names
-    mean = [0, 1, 2, 3]             # (default: groups "mean", "error", "worst")
-    worst = ["worst radius", "worst texture"]
+    [features]                      # name -> columns: names, indices, "start:stop", globs
+    mean = [0, 1, 2, 3]             # (breast_cancer default: "mean", "error", "worst"; a
+    worst = ["worst radius", "worst *"]  # table's default: one feature per column)
 
-    [costs]                         # one polynomial in n per feature
+    [costs]                         # one polynomial in n per feature, or per column
     mean = "1 + n"
     worst = "5 + 0.01*n**2"
 
@@ -49,7 +52,10 @@ digit is rendered once, at a side drawn from ``sides``, so folds never share a d
 and a scheduler connected, before anything is trained or stored.  The lattice's trainings and
 the ``[[budgeted]]`` sweeps (one task per trade-off and reference size) both run on it.
 
-Every error is a :class:`ConfigError` (a ``ValueError``) with a one-line message.
+Every error is a :class:`ConfigError` (a ``ValueError``) with a one-line message, raised
+before anything is trained or stored; sizes are bounded (:data:`MAX_SEED`,
+:data:`MAX_TRADEOFFS`, :data:`MAX_SIZES`, :data:`MAX_PARAMS`, and the data limits of
+:mod:`polydom.app.config_data`).
 """
 
 from __future__ import annotations
@@ -68,29 +74,45 @@ import numpy as np
 
 import lattice
 import learners
+from polydom.app.config_data import (
+    ConfigError,
+    Dataset,
+    did_you_mean,
+    feature_columns,
+    feature_costs,
+    load_dataset,
+)
 from polydom.app.tables import DEFAULT_COST_UNIT
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
-from polydom.errors import PolydomError
 from polydom.pipeline.build import build_index
 from storage.database import normalize_url
 
-__all__ = ["ConfigError", "MAX_SIDE", "build_from_config", "lattice_learners", "load_config",
-           "make_learner"]
-
-
-class ConfigError(PolydomError, ValueError):
-    """A bad configuration; the message is one line."""
+__all__ = ["ConfigError", "MAX_PARAMS", "MAX_SEED", "MAX_SIDE", "MAX_SIZES", "MAX_TRADEOFFS",
+           "build_from_config", "lattice_learners", "load_config", "make_learner"]
 
 
 _KEYS = {"data", "learner", "store", "alpha", "delta", "domain", "cv", "seed", "features",
          "costs", "profile", "statistic", "sides", "digits", "repeats", "cost_unit", "atoms",
-         "budgeted", "holdout", "executor", "foreign_database"}
+         "budgeted", "holdout", "executor", "foreign_database", "target", "featurizer"}
 _BUDGETED_KEYS = {"learner", "tradeoffs", "sizes", "cost", "params"}
 
 #: Largest image side of a digits config: a side of n renders n*n pixels per digit and
 #: features cost up to O(n**3), so [8, 20000] would exhaust memory.
 MAX_SIDE = 512
+#: Largest seed (numpy's and scikit-learn's random states take 32 bits).
+MAX_SEED = 2**32 - 1
+#: Most trade-offs and reference sizes of one ``[[budgeted]]`` entry (one training each).
+MAX_TRADEOFFS = 256
+MAX_SIZES = 64
+#: Bounds of the budgeted learners' integer params that set how much is trained (trees,
+#: leaves, depth, stages, iterations); any other integer param must fit 32 bits.
+MAX_PARAMS = {
+    "n_estimators": (1, 10_000), "n_trees": (1, 10_000), "num_leaves": (2, 131_072),
+    "max_depth": (-1, 64), "tree_depth": (1, 16), "depth": (1, 10), "n_stages": (1, 32),
+    "n_subsets": (1, 64), "cv": (2, 100), "max_sweeps": (1, 1_000), "irls_iters": (1, 10_000),
+    "n_starts": (1, 1_000), "max_iter": (1, 100_000), "inner_iter": (1, 100_000),
+}
 
 
 def lattice_learners() -> list[str]:
@@ -121,19 +143,25 @@ def _budgeted(config: Mapping) -> list[dict[str, Any]]:
             raise ConfigError(f"{where} must be a table, got {entry!r}")
         unknown = sorted(set(entry) - _BUDGETED_KEYS)
         if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {unknown}; known: "
+            raise ConfigError(f"{where}: unknown key(s) {unknown}"
+                              f"{did_you_mean(unknown[0], sorted(_BUDGETED_KEYS))}; known: "
                               f"{sorted(_BUDGETED_KEYS)}")
         name = entry.get("learner")
         if name not in known:
-            raise ConfigError(f"{where}: unknown budgeted learner {name!r}; known: "
-                              f"{', '.join(known)}")
+            raise ConfigError(f"{where}: unknown budgeted learner {name!r}"
+                              f"{did_you_mean(name, known)}; known: {', '.join(known)}")
         grid = entry.get("tradeoffs")
+        if isinstance(grid, list) and len(grid) > MAX_TRADEOFFS:
+            raise ConfigError(f"{where}: {len(grid)} tradeoffs; the limit is {MAX_TRADEOFFS} "
+                              "(one training each)")
         if (not isinstance(grid, list) or not grid or not all(
                 isinstance(t, (int, float)) and not isinstance(t, bool)
                 and math.isfinite(t) and t >= 0 for t in grid)):
             raise ConfigError(f"{where}: tradeoffs must be a non-empty list of numbers >= 0, "
                               f"got {grid!r}")
         sizes = entry.get("sizes", [1.0])
+        if isinstance(sizes, list) and len(sizes) > MAX_SIZES:
+            raise ConfigError(f"{where}: {len(sizes)} sizes; the limit is {MAX_SIZES}")
         if (not isinstance(sizes, list) or not sizes or not all(
                 isinstance(v, (int, float)) and not isinstance(v, bool)
                 and math.isfinite(v) and v >= 0 for v in sizes)):
@@ -145,22 +173,53 @@ def _budgeted(config: Mapping) -> list[dict[str, Any]]:
         params = entry.get("params", {})
         if not isinstance(params, Mapping):
             raise ConfigError(f"{where}: params must be a table, got {params!r}")
+        for key, value in params.items():
+            _check_param(f"{where}.params.{key}", key, value)
         out.append({"learner": name, "tradeoffs": [float(t) for t in grid],
                     "sizes": [float(v) for v in sizes], "cost": cost, "params": dict(params)})
     return out
 
 
+def _check_param(where: str, key: str, value: Any, depth: int = 0) -> None:
+    """A learner param bounded before any learner sees it: integers by :data:`MAX_PARAMS`
+    (else 32 bits), finite floats, texts and lists of bounded size."""
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, int):
+        low, high = MAX_PARAMS.get(key, (-(2**31), 2**31 - 1))
+        if not low <= value <= high:
+            shown = value if abs(value) < 10**12 else f"an integer of {value.bit_length()} bits"
+            raise ConfigError(f"{where} must be an integer in [{low}, {high}], got {shown}")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ConfigError(f"{where} must be finite, got {value!r}")
+    elif isinstance(value, str):
+        if len(value) > 1_000:
+            raise ConfigError(f"{where} is {len(value)} characters; the limit is 1000")
+    elif isinstance(value, (list, Mapping)):
+        if depth > 3 or len(value) > 4_096:
+            raise ConfigError(f"{where} is too large or too deeply nested")
+        items = value.items() if isinstance(value, Mapping) else enumerate(value)
+        for k, v in items:
+            _check_param(f"{where}[{k!r}]", str(k), v, depth + 1)
+    else:
+        raise ConfigError(f"{where} must be a number, text, list or table, got {value!r}")
+
+
 def _cost_model(
-    config: Mapping, columns: Mapping[str, list[int]], costs: Mapping[str, CostCurve]
+    config: Mapping, columns: Mapping[str, list[int]], costs: Mapping[str, CostCurve],
+    column_costs: Mapping[int, CostCurve] | None = None,
 ) -> CostModel:
     """The build's cost model: ``atoms = "features"`` (default: each feature is an atomic
     feature with its columns) or ``"columns"`` (each column ``x{j}`` is an atom costing its
-    feature's curve; the features are bundles of their columns)."""
+    own cost when ``[costs]`` gives one, else its feature's curve; the features are bundles
+    of their columns)."""
     atoms = config.get("atoms", "features")
     if atoms == "features":
         return CostModel(costs, columns=columns)
     if atoms != "columns":
         raise ConfigError(f"atoms must be 'features' or 'columns', got {atoms!r}")
+    column_costs = column_costs or {}
     atom_costs, atom_columns, bundles = {}, {}, {}
     for name, cols in columns.items():
         bundles[name] = []
@@ -169,9 +228,12 @@ def _cost_model(
             if atom in atom_costs:
                 raise ConfigError(f"column {j} is in two features; with atoms = 'columns' "
                                   "each column belongs to one feature")
-            atom_costs[atom], atom_columns[atom] = costs[name], [j]
+            atom_costs[atom], atom_columns[atom] = column_costs.get(j, costs[name]), [j]
             bundles[name].append(atom)
-    return CostModel(atom_costs, bundles=bundles, columns=atom_columns)
+    try:
+        return CostModel(atom_costs, bundles=bundles, columns=atom_columns)
+    except ValueError as exc:
+        raise ConfigError(str(exc).splitlines()[0]) from None
 
 
 def _budgeted_candidates(
@@ -241,7 +303,9 @@ def _integer(config: Mapping, key: str, default: int, low: int, high: int | None
     span = f">= {low}" if high is None else f"in [{low}, {high}]"
     if isinstance(value, bool) or not isinstance(value, int) or value < low or (
             high is not None and value > high):
-        raise ConfigError(f"{key} must be an integer {span}, got {value!r}")
+        shown = (f"an integer of {value.bit_length()} bits"
+                 if isinstance(value, int) and abs(value) >= 10**12 else repr(value))
+        raise ConfigError(f"{key} must be an integer {span}, got {shown}")
     return value
 
 
@@ -254,53 +318,56 @@ def _store_url(config: Mapping) -> str:
 
 
 def _costs(config: Mapping, names: list[str]) -> dict[str, Any]:
-    costs = config.get("costs")
-    if not isinstance(costs, Mapping):
-        raise ConfigError("missing key 'costs' (a table of feature -> polynomial in n), "
-                          "or set profile = true for digits")
-    unknown = [k for k in costs if k not in names]
-    if unknown:
-        raise ConfigError(f"costs name unknown feature(s) {unknown}; features: {names}")
-    missing = [n for n in names if n not in costs]
-    if missing:
-        raise ConfigError(f"costs missing for feature(s) {missing}")
-    out = {}
-    for name in names:
-        try:
-            out[name] = CostCurve.parse(str(costs[name]))
-        except ValueError as exc:
-            raise ConfigError(f"cost of {name!r} ({costs[name]!r}): "
-                              f"{str(exc).splitlines()[0]}") from None
-    return out
+    """The ``[costs]`` of features ``names`` (one column group each: digits' routines)."""
+    per_feature, _ = feature_costs(config.get("costs"), {n: [] for n in names}, [])
+    return per_feature
 
 
-def _breast_cancer(config: Mapping) -> tuple[np.ndarray, np.ndarray, dict[str, list[int]]]:
-    from sklearn.datasets import load_breast_cancer
+def _table(config: Mapping, seed: int, out: Callable[[str], Any]) -> tuple:
+    """Rows, labels, feature columns, costs (per feature and per column) and the domain of a
+    table config (a file, a loader, a featurizer's items, or breast_cancer)."""
+    dataset = load_dataset(config)
+    default = None
+    if config["data"] == "breast_cancer":
+        default = {"mean": list(range(0, 10)), "error": list(range(10, 20)),
+                   "worst": list(range(20, 30))}
+    columns = feature_columns(config.get("features"), dataset, default)
+    n_min, n_max = 0.0, math.inf
+    if dataset.featurizer is not None:
+        sizes = [float(dataset.featurizer.size(item)) for item in dataset.items]
+        n_min, n_max = min(sizes), max(sizes)
+    if config.get("profile"):
+        if dataset.featurizer is None:
+            raise ConfigError("profile = true needs a featurizer (or data = 'digits'): "
+                              f"{config['data']!r} has no feature routines to time; give costs")
+        return (dataset.X, dataset.y, columns, _profiled(config, dataset, list(columns), seed,
+                                                         out), {}, (n_min, n_max))
+    costs, column_costs = feature_costs(config.get("costs"), columns, dataset.names)
+    return dataset.X, dataset.y, columns, costs, column_costs, (n_min, n_max)
 
-    data = load_breast_cancer()
-    names = [str(n) for n in data.feature_names]
-    spec = config.get("features")
-    if spec is None:
-        spec = {"mean": list(range(0, 10)), "error": list(range(10, 20)),
-                "worst": list(range(20, 30))}
-    if not isinstance(spec, Mapping) or not spec:
-        raise ConfigError("features for breast_cancer must be a table: name -> list of column "
-                          "indices or column names")
-    columns: dict[str, list[int]] = {}
-    for feature, cols in spec.items():
-        if not isinstance(cols, list) or not cols:
-            raise ConfigError(f"feature {feature!r} must list columns, got {cols!r}")
-        idx = []
-        for c in cols:
-            if isinstance(c, int) and not isinstance(c, bool) and 0 <= c < len(names):
-                idx.append(c)
-            elif isinstance(c, str) and c in names:
-                idx.append(names.index(c))
-            else:
-                raise ConfigError(f"feature {feature!r}: unknown column {c!r} (indices 0-"
-                                  f"{len(names) - 1} or names like {names[0]!r})")
-        columns[str(feature)] = idx
-    return data.data, data.target, columns
+
+def _profiled(config: Mapping, dataset: Dataset, names: list[str], seed: int,
+              out: Callable[[str], Any]) -> dict[str, CostCurve]:
+    """Cost curves of a featurizer's routines, timed on up to 60 of the items."""
+    if "costs" in config:
+        raise ConfigError("give either costs or profile = true, not both")
+    statistic = config.get("statistic", "p90")
+    if statistic not in ("max", "p90", "mean"):
+        raise ConfigError(f"statistic must be 'max', 'p90' or 'mean', got {statistic!r}")
+    repeats = _integer(config, "repeats", 3, 1, 100)
+    fz, items = dataset.featurizer, dataset.items
+    rng = np.random.default_rng(seed)
+    sample = [items[i] for i in sorted(rng.permutation(len(items))[:60])]
+    distinct = len({float(fz.size(item)) for item in sample})
+    if distinct < 2:
+        raise ConfigError("profile = true needs items of at least 2 distinct sizes")
+    try:
+        prof = fz.profile(sample, repeats=repeats, statistic=statistic,
+                          degree=min(3, distinct - 1), features=names)
+    except ValueError as exc:
+        raise ConfigError(f"profiling the featurizer: {str(exc).splitlines()[0]}") from None
+    out(prof.table())
+    return dict(prof.curves)
 
 
 def build_from_config(
@@ -314,13 +381,14 @@ def build_from_config(
     Runtime complexity: the lattice's trainings (at most ``2**features`` sets, ``cv + 1``
     fits each) plus, for digits, rendering and featurising the digits once.
     """
-    unknown = sorted(k for k in config if k not in _KEYS and not k.startswith("_"))
+    unknown = sorted(str(k) for k in config if k not in _KEYS and not str(k).startswith("_"))
     if unknown:
-        raise ConfigError(f"unknown key(s) {unknown}; known: {sorted(_KEYS)}")
+        raise ConfigError(f"unknown key(s) {unknown}{did_you_mean(unknown[0], sorted(_KEYS))}; "
+                          f"known: {sorted(_KEYS)}")
     for key in ("data", "learner", "store"):
         if key not in config:
             raise ConfigError(f"missing key {key!r}")
-    seed = _integer(config, "seed", 0, 0)
+    seed = _integer(config, "seed", 0, 0, MAX_SEED)
     estimator = make_learner(config["learner"], seed)
     specs = _budgeted(config)
     holdout = _number(config, "holdout", 0.3, 0.0)
@@ -331,19 +399,13 @@ def build_from_config(
     cv = _integer(config, "cv", 3, 2)
     store = _store_url(config)
     data = config["data"]
-    if data == "breast_cancer":
-        if config.get("profile"):
-            raise ConfigError("profile = true needs data = 'digits' (breast_cancer has no "
-                              "feature routines to time); give costs")
-        X, y, columns = _breast_cancer(config)
-        costs = _costs(config, list(columns))
-        n_min, n_max = 0.0, math.inf
-        unit = config.get("cost_unit", DEFAULT_COST_UNIT)
-    elif data == "digits":
+    column_costs: dict[int, CostCurve] = {}
+    if data == "digits":
         X, y, columns, costs, (n_min, n_max) = _digits(config, seed, out)
         unit = config.get("cost_unit", "s" if config.get("profile") else DEFAULT_COST_UNIT)
     else:
-        raise ConfigError(f"unknown data {data!r}; known: 'breast_cancer', 'digits'")
+        X, y, columns, costs, column_costs, (n_min, n_max) = _table(config, seed, out)
+        unit = config.get("cost_unit", "s" if config.get("profile") else DEFAULT_COST_UNIT)
     if "domain" in config:
         dom = config["domain"]
         if (not isinstance(dom, list) or len(dom) != 2
@@ -353,7 +415,8 @@ def build_from_config(
         n_min, n_max = float(dom[0]), float(dom[1])
         if not (0 <= n_min <= n_max):
             raise ConfigError(f"domain must have 0 <= n_min <= n_max, got {dom!r}")
-    for name, curve in costs.items():
+    named_curves = [*costs.items(), *((f"column {j}", c) for j, c in column_costs.items())]
+    for name, curve in named_curves:
         if not curve.is_nonnegative(n_min, n_max):
             raise ConfigError(f"cost of {name!r} ({curve}) is negative somewhere on the domain "
                               f"[{n_min:g}, {n_max:g}]")
@@ -364,7 +427,7 @@ def build_from_config(
         raise ConfigError(f"foreign_database must be true or false, got {foreign!r}")
     if cv > len(y):
         raise ConfigError(f"cv must be at most the number of rows ({len(y)}), got {cv}")
-    model = _cost_model(config, columns, costs)
+    model = _cost_model(config, columns, costs, column_costs)
     learner = learners.SklearnLearner(estimator, X, y, features=model, cv=cv)
     spec = executor if executor is not None else config.get("executor")
     try:

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from polydom.app.files import replace_file
+
 __all__ = ["plot_cost_curves", "plot_skylines", "plot_accuracy_vs_budget", "plot_workload_plan"]
 
 
@@ -271,13 +273,14 @@ def _plain_ticks(axis: Any) -> None:
 
 
 def _save(fig: Any, axes: Any, used: int, path: str | Path) -> Path:
-    """Blank the panels past ``used``, lay the figure out, write it to ``path`` and close it."""
+    """Blank the panels past ``used``, lay the figure out, write it to ``path`` (never through
+    a symlink: :func:`polydom.app.files.replace_file`) and close it."""
     import matplotlib.pyplot as plt
 
     for ax in np.ravel(axes)[used:]:
         ax.axis("off")
     fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    try:
+        return replace_file(path, lambda handle: fig.savefig(handle, dpi=90, format="png"))
+    finally:
+        plt.close(fig)

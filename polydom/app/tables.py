@@ -1,12 +1,28 @@
-"""Plain-text tables for the command line and the demo: numbers to 4 significant digits."""
+"""Plain-text tables for the command line and the demo: numbers to 6 significant digits,
+names naturally sorted, every text escaped so that a stored name cannot drive the terminal.
+
+Standard library and :mod:`polydom.curves.curve_text` only (the CLI imports it before
+parsing arguments).
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["DEFAULT_COST_UNIT", "clip", "cost_unit", "features_text", "format_table"]
+from polydom.curves.curve_text import natural_key
+
+__all__ = [
+    "DEFAULT_COST_UNIT",
+    "candidate_name",
+    "clip",
+    "cost_unit",
+    "features_text",
+    "format_table",
+    "printable",
+    "sorted_names",
+]
 
 #: Unit of costs when a build does not say (``polydom.build_index``'s default).
 DEFAULT_COST_UNIT = "units"
@@ -18,15 +34,66 @@ def cost_unit(info: Any) -> str:
     return unit if isinstance(unit, str) and unit.strip() else DEFAULT_COST_UNIT
 
 
+def sorted_names(names: Iterable[Any]) -> list[str]:
+    """Names as text in natural order (:func:`natural_key`); the one order of feature names
+    on output.  O(k log k)."""
+    return sorted(map(str, names), key=natural_key)
+
+
 def features_text(features: Any) -> str:
-    """A feature set for people: ``hog+zones``; ``{} (no features)`` for the empty model."""
-    names = sorted(map(str, features))
+    """A feature set for people: ``hog+zones`` in natural order; ``{} (no features)`` for
+    the empty model.
+
+    >>> features_text({"x13", "x2"}), features_text(())
+    ('x2+x13', '{} (no features)')
+    """
+    names = sorted_names(features)
     return "+".join(names) if names else "{} (no features)"
 
 
+def candidate_name(key: Any) -> str:
+    """A candidate's key for people, in the order its features print: a lattice key (a tuple
+    of feature names) as ``x2+x13`` (``{}`` when empty), a set as ``{a, b}``, text as is,
+    anything else as its repr.  O(k log k) for k names.
+
+    >>> candidate_name(("x13", "x2")), candidate_name(()), candidate_name("cegb[0.5]")
+    ('x2+x13', '{}', 'cegb[0.5]')
+    """
+    if isinstance(key, str):
+        return key
+    if isinstance(key, tuple) and all(isinstance(k, str) for k in key):
+        return "+".join(sorted_names(key)) or "{}"
+    if isinstance(key, frozenset):
+        return "{" + ", ".join(sorted_names(candidate_name(k) for k in key)) + "}"
+    return repr(key)
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char) or (
+        f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+        else f"\\U{code:08x}")
+
+
+def printable(text: Any) -> str:
+    """``text`` with every non-printable character escaped (controls, terminal escapes,
+    newlines, bidirectional overrides): ``\\x1b``, ``\\n``, ``\\u202e``.  Every text the
+    command line prints from a store passes through here, so a stored name cannot move the
+    cursor, recolour the terminal or fake a row.  O(len(text)).
+
+    >>> printable("ok"), printable("a\\nb"), printable("\\x1b[2J")
+    ('ok', 'a\\\\nb', '\\\\x1b[2J')
+    """
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _escaped(c) for c in text)
+
+
 def clip(text: str, width: int = 60) -> str:
-    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
-    flat = " ".join(str(text).split())
+    """``text`` escaped (:func:`printable`) and cut to ``width`` characters with an
+    ellipsis."""
+    flat = printable(text)
     return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
@@ -35,11 +102,13 @@ def _number(value: Any) -> str:
         return "-"
     if isinstance(value, float):
         return "inf" if math.isinf(value) else f"{value:.6g}"
-    return str(value)
+    return printable(value)
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Rows as an aligned text table (numbers right-aligned, to 6 significant digits)."""
+    """Rows as an aligned text table (numbers right-aligned, to 6 significant digits; text
+    escaped by :func:`printable`, so every row is one line).  O(total cell length)."""
+    headers = [printable(h) for h in headers]
     cells = [[_number(v) for v in row] for row in rows]
     numeric = [
         all(isinstance(row[i], (int, float)) or row[i] is None for row in rows) and bool(rows)

@@ -1,11 +1,33 @@
 """The cost model: cost curves (parsing, numerics, fitting from timings) and candidates.
 
-Depends on numpy, scipy and sympy only; everything else in the distribution builds on it.
+Depends on numpy, scipy and sympy only (sympy loads when cost text is first parsed);
+everything else in the distribution builds on it.  Names load on first use (PEP 562), so
+that importing a light module of this package (:mod:`polydom.curves.curve_text`) loads no
+numpy.
 """
 
-from polydom.curves.candidate import Candidate
-from polydom.curves.cost_curve import CostCurve
-from polydom.curves.cost_model import CostModel
-from polydom.curves.fitting import CostProfile, fit_cost_curve
+from importlib import import_module
+
+_LAZY = {
+    "Candidate": "polydom.curves.candidate",
+    "CostCurve": "polydom.curves.cost_curve",
+    "CostModel": "polydom.curves.cost_model",
+    "CostProfile": "polydom.curves.fitting",
+    "fit_cost_curve": "polydom.curves.fitting",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'polydom.curves' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = ["Candidate", "CostCurve", "CostModel", "CostProfile", "fit_cost_curve"]

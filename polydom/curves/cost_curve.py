@@ -2,8 +2,9 @@
 
 A :class:`CostCurve` is the cost of computing a feature (or a feature set, by addition) on
 an item of size ``n``.  Coefficients are float64, lowest degree first.  Parsing lives in
-:mod:`polydom.curves.parse`, the numerics (tolerances, roots, signs) in
-:mod:`polydom.curves.poly`.
+:mod:`polydom.curves.parse` (imported, with sympy, the first time text is parsed: ``import
+polydom`` stays light), text output in :mod:`polydom.curves.curve_text`, the numerics
+(tolerances, roots, signs) in :mod:`polydom.curves.poly`.
 """
 
 from __future__ import annotations
@@ -14,11 +15,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-import sympy
 
+from polydom.curves.curve_text import curve_text
 from polydom.curves.domain import shown
-from polydom.curves.parse import N as _N
-from polydom.curves.parse import parse_coefficients, sympy_number
 from polydom.curves.poly import (
     MAX_DEGREE,
     ZERO_TOL,
@@ -135,6 +134,8 @@ class CostCurve:
         """
         if isinstance(text, CostCurve):
             return text
+        from polydom.curves.parse import parse_coefficients  # sympy: loaded when text is parsed
+
         return cls(parse_coefficients(text))
 
     @classmethod
@@ -221,8 +222,13 @@ class CostCurve:
         """Degree of the polynomial (0 for constants, including the zero curve)."""
         return self._coef.size - 1
 
-    def to_sympy(self) -> sympy.Expr:
-        """The curve as a sympy expression in the symbol ``n``."""
+    def to_sympy(self) -> Any:
+        """The curve as a sympy expression in the symbol ``n`` (imports sympy)."""
+        import sympy
+
+        from polydom.curves.parse import N as _N
+        from polydom.curves.parse import sympy_number
+
         return sum(
             (sympy_number(float(c)) * _N**k for k, c in enumerate(self._coef) if c != 0.0),
             sympy.Integer(0),
@@ -302,7 +308,18 @@ class CostCurve:
         return f"CostCurve({self._coef.tolist()!r})"
 
     def __str__(self) -> str:
-        return sympy.sstr(self.to_sympy(), full_prec=False)
+        """Exact text in sympy's notation: ``CostCurve.parse(str(c)) == c``; see
+        :meth:`text` for rounded text."""
+        return curve_text(self._horner[::-1])
+
+    def text(self, digits: int = 6) -> str:
+        """The curve for people: coefficients to ``digits`` significant digits, no float
+        noise.  Runtime complexity: O(degree).
+
+        >>> CostCurve([9, 0.12000000000000001]).text()
+        '0.12*n + 9'
+        """
+        return curve_text(self._horner[::-1], digits)
 
     def crossings(self, other: CostCurve, lo: float = 0.0, hi: float = _INF) -> np.ndarray:
         """Sizes in ``(lo, hi)`` where this curve and ``other`` cross (the sign of the

@@ -77,7 +77,11 @@ def parse_coefficients(text: str) -> list[float]:
     if not expr.is_polynomial(_N):
         raise ValueError(f"cost expression {_shown(text)} is not a polynomial in n")
     coeffs = sympy.Poly(expr, _N).all_coeffs()[::-1] if expr.has(_N) else [expr]
-    values = [float(c) for c in coeffs]
+    try:
+        values = [float(c) for c in coeffs]
+    except OverflowError:  # an integer beyond the floats (a 401-digit constant)
+        raise ValueError(f"cost expression {_shown(text)} has a coefficient beyond the "
+                         "floats") from None
     if not all(math.isfinite(v) for v in values):
         raise ValueError(f"cost expression {_shown(text)} has non-finite coefficients")
     return values

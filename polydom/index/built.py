@@ -12,6 +12,7 @@ import numpy as np
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
+from polydom.curves.curve_text import natural_key, number_text
 from polydom.index.item_prediction import ItemPrediction
 from polydom.index.table import SkylineTable
 
@@ -36,6 +37,15 @@ class Hit:
         The fitted model (None for learners that only score).
     candidate : Candidate
         The candidate itself.
+    learner : str or None
+        Name of the learner that produced the model (the candidate's ``learner``).
+
+    The repr shows numbers to 12 significant digits (no float noise such as
+    ``cost=54.00000000000001``) and the features in natural order:
+
+    >>> Hit("a", frozenset({"x13", "x2"}), 0.9, 54.00000000000001, None,
+    ...     Candidate("a", 0.9, [54.00000000000001], learner="tree"))
+    Hit(key='a', learner='tree', features=['x2', 'x13'], accuracy=0.9, cost=54)
     """
 
     key: Any
@@ -44,6 +54,17 @@ class Hit:
     cost: float
     model: Any = field(repr=False)
     candidate: Candidate = field(repr=False)
+
+    @property
+    def learner(self) -> str | None:
+        """Name of the learner that produced the model.  O(1)."""
+        return self.candidate.learner
+
+    def __repr__(self) -> str:
+        features = sorted(map(str, self.features), key=natural_key)
+        return (f"Hit(key={self.key!r}, learner={self.learner!r}, features={features!r}, "
+                f"accuracy={number_text(self.accuracy, 12)}, "
+                f"cost={number_text(self.cost, 12)})")
 
 
 class Index:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from polydom.app.cli import main, read_sizes
+from polydom.app.cli import main
+from polydom.app.commands.plan import read_sizes
 from storage import IndexStore
 from tests.storage_support import COSTS, GROUPS, index_of, random_candidates
 
@@ -29,7 +30,7 @@ def test_plan_prints_the_plan_and_the_uniform_baseline(url, tmp_path, capsys):
     png = tmp_path / "plan.png"
     assert main(["plan", url, "--sizes", sizes, "--budget", "200", "--plot", str(png)]) == 0
     out = capsys.readouterr().out
-    assert "exact plan for 4 sizes in 3 bins, budget 200 per item" in out
+    assert "exact plan for 4 sizes in 3 bins, budget 200 units per item" in out
     assert "uniform budget" in out
     assert png.stat().st_size > 0
 
@@ -44,7 +45,7 @@ def test_plan_says_when_a_uniform_budget_cannot_serve_every_size(url, tmp_path, 
 def test_plan_takes_a_histogram_and_a_budget_per_hour(url, tmp_path, capsys):
     sizes = write(tmp_path, "10, 3\n400, 1\n")
     assert main(["plan", url, "--sizes", sizes, "--per-hour", "720000", "--rate", "3600"]) == 0
-    assert "budget 200 per item" in capsys.readouterr().out
+    assert "budget 200 units per item" in capsys.readouterr().out
 
 
 def test_read_sizes_reads_samples_and_histograms(tmp_path):

@@ -5,8 +5,11 @@ A reader runs them from the repository root.  Each test copies what the commands
 example there first (it writes ``index.db``, which the SQL and command-line examples read),
 then each command of one document in order, and requires exit status 0.
 
-Commands are: lines starting with ``$ `` in fenced blocks, the lines of ``bash`` blocks, and
-``python examples/...`` in backticks.  Not run: ``pip install`` and ``python -m pytest`` (the
+Commands are: lines starting with ``$ `` in fenced blocks, the lines of shell blocks
+(``bash``, ``sh``, ``console``, ``shell``) without ``$ `` prompts, and ``python examples/...``
+in backticks; a shell block whose first line is ``# needs a server`` or ``# not run by the
+tests: REASON`` is not run.
+Not run: ``pip install`` and ``python -m pytest`` (the
 README's setup lines; this is the test run), and the benchmark scripts (minutes each; their
 commands and results live in ``benchmarks/RESULTS.md``).  ``polydom`` runs as
 ``python -m polydom.app.cli`` (the checkout's code), ``sqlite3`` through Python's sqlite3
@@ -28,19 +31,34 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+SHELLS = ("bash", "sh", "console", "shell")
+#: First line of a shell block whose commands need a server (a cluster, PostgreSQL), or that
+#: the tests cannot run for a stated reason (the test suite itself, hours of mutation testing).
+SERVER_MARK = "# needs a server"
+NOT_RUN_MARKS = (SERVER_MARK, "# not run by the tests:")
 SKIPPED = ("pip ", "python -m pytest", "PYTHONPATH=$PWD python benchmarks/", "python benchmarks/")
 
 
 def commands_of(path: Path) -> list[str]:
     """The commands a reader of ``path`` would type, in document order."""
-    text = path.read_text()
+    return commands_in(path.read_text())
+
+
+def commands_in(text: str) -> list[str]:
+    """The commands of a Markdown text: ``$ `` lines of any fenced block, every line of a
+    shell block without ``$ `` prompts; not blocks whose first line is one of
+    :data:`NOT_RUN_MARKS`."""
     found: list[tuple[int, str]] = []
     for block in re.finditer(r"```(\w*)\n(.*?)```", text, flags=re.S):
         lang, body = block.group(1), block.group(2)
+        if body.startswith(NOT_RUN_MARKS):
+            continue
+        prompts = any(line.startswith("$ ") for line in body.splitlines())
         for line in body.splitlines():
             if line.startswith("$ "):
                 found.append((block.start(), line[2:].strip()))
-            elif lang in ("bash", "sh") and line.strip() and not line.startswith("#"):
+            elif (lang in SHELLS and not prompts and line.strip()
+                  and not line.startswith("#")):
                 found.append((block.start(), line.strip()))
     for inline in re.finditer(r"`((?:PYTHONPATH=\$PWD )?python examples/[^`]+)`", text):
         found.append((inline.start(), inline.group(1)))

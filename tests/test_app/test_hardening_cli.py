@@ -51,7 +51,7 @@ def _fails(argv, capsys) -> str:
          "sides must be a list of integers in [8, 512], got [8, 20000]"),
         ({"store": 5}, "store must be a SQLAlchemy URL or a file path (text), got 5"),
         ({"cv": 2.5}, "cv must be an integer >= 2, got 2.5"),
-        ({"seed": 1.5}, "seed must be an integer >= 0, got 1.5"),
+        ({"seed": 1.5}, "seed must be an integer in [0, 4294967295], got 1.5"),
         ({"cv": 10_000}, "cv must be at most the number of rows (569), got 10000"),
         ({"cost_unit": ""}, "cost_unit must be a non-empty text"),
         ({"costs": {"mean": "((n**32)**32)**32", "worst": "1"}}, "the limit is 32"),

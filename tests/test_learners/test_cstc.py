@@ -13,19 +13,7 @@ from learners import (
     CSTCRegressor,
     sweep_candidates,
 )
-
-QUADRANT_COSTS = {"a": 10.0, "b": 10.0, "c": 10.0, "d": 10.0, "sx": 1.0, "sz": 1.0}
-QUADRANT_GROUPS = {name: [j] for j, name in enumerate(QUADRANT_COSTS)}
-
-
-def quadrants(n, seed):
-    """Spec 5.1: four quadrants; expensive feature q is the label inside quadrant q."""
-    rng = np.random.default_rng(seed)
-    x, z = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
-    q = np.where(x > 0, np.where(z > 0, 0, 2), np.where(z > 0, 1, 3))
-    y = np.array([-10.0, -5.0, 10.0, 5.0])[q] + rng.normal(size=n)
-    feats = [np.where(q == j, y, rng.permutation(y)) for j in range(4)]
-    return np.column_stack([*feats, np.sign(x), np.sign(z)]), y
+from learners.budgeted.cstc import QUADRANT_COSTS, QUADRANT_GROUPS, quadrant_regression
 
 
 @pytest.fixture(scope="module")
@@ -45,13 +33,13 @@ def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
-def test_quadrants_reach_zero_error_at_the_minimum_cost_of_12():
-    X, y = quadrants(1000, 0)
-    X_te, y_te = quadrants(2000, 1)
+def test_the_three_deviations_alone_reach_zero_error_at_the_minimum_cost_of_12():
+    X, y = quadrant_regression(1000, 0)
+    X_te, y_te = quadrant_regression(2000, 1)
     model = CSTCRegressor(QUADRANT_COSTS, tradeoff=0.02, feature_groups=QUADRANT_GROUPS,
                           rho=0.01, depth=3, structure="full", max_sweeps=4,
                           routing_temperature=5.0, support_threshold=0.05,
-                          finetune_routing="hard", random_state=0)
+                          finetune_routing="hard", router_init="leaf", random_state=0)
     model.fit(X, y)
     assert np.mean((model.predict(X_te) - y_te) ** 2) < 0.05
     assert model.predict_cost(X_te).mean() == pytest.approx(12.0)
@@ -65,9 +53,9 @@ def test_quadrants_reach_zero_error_at_the_minimum_cost_of_12():
 
 
 def test_paper_default_keeps_tiny_expensive_weights_at_full_cost():
-    X, y = quadrants(600, 0)
+    X, y = quadrant_regression(600, 0)
     model = CSTCRegressor(QUADRANT_COSTS, tradeoff=0.02, feature_groups=QUADRANT_GROUPS,
-                          rho=0.01, random_state=0).fit(X, y)
+                          rho=0.01, paper_defaults=True, random_state=0).fit(X, y)
     assert model.predict_cost(X).mean() > 12.0          # spec 5.1: the deviations are needed
 
 

@@ -28,7 +28,8 @@ def test_every_name_of_a_room_is_the_one_learners_and_budgeted_export(room):
     assert package.__all__
     for name in package.__all__:
         obj = getattr(package, name)
-        assert obj.__module__.startswith(f"learners.budgeted.{room}.")
+        if callable(obj):
+            assert obj.__module__.startswith(f"learners.budgeted.{room}.")
         if name in budgeted.__all__:
             assert getattr(budgeted, name) is obj
         if name in learners.__all__:

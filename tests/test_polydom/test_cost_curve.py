@@ -665,7 +665,7 @@ def test_sympy_form_and_text():
     assert str(CostCurve([3.0, 0.0, 0.5])) == "0.5*n**2 + 3"
     assert str(CostCurve([0.1, 1.0])) == "n + 0.1"
     # a constant prints as short as inside a sum (sympy's default pads a lone Float)
-    assert str(CostCurve([0.1])) == "0.1" and str(CostCurve([-1e-20])) == "-1.0e-20"
+    assert str(CostCurve([0.1])) == "0.1" and str(CostCurve([-1e-20])) == "-1e-20"
 
 
 def test_evaluation_returns_python_floats_and_keeps_array_shapes():

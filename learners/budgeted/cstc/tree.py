@@ -112,7 +112,22 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
 
     _mode = "tree"
 
+    #: values of the parameters left at None: the paper's (``paper_defaults=True``, and
+    #: CSCC, which has no switch) and ours (docs/cstc.md, "Defaults")
+    PAPER_SETTINGS = {"routing_temperature": 1.0, "support_threshold": 0.0,
+                      "finetune_routing": "soft", "router_init": "leaf"}
+    OUR_SETTINGS = {"routing_temperature": 20.0, "support_threshold": 0.05,
+                    "finetune_routing": "hard", "router_init": "split"}
+
     # ---- parameters ----
+    def _setting(self, name: str) -> Any:
+        """A deviation parameter's value: as given, else by ``paper_defaults``."""
+        value = getattr(self, name, None)
+        if value is not None:
+            return value
+        paper = getattr(self, "paper_defaults", True)
+        return (self.PAPER_SETTINGS if paper else self.OUR_SETTINGS)[name]
+
     def _structure(self) -> TreeStructure:
         check_number("depth", self.depth, 1)
         return TreeStructure.full(int(self.depth))
@@ -120,8 +135,11 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
     def _validate_params(self) -> None:
         check_number("tradeoff", self.tradeoff, 0.0)
         check_number("rho", self.rho, 0.0)
-        check_number("routing_temperature", self.routing_temperature, 0.0, low_ok=False)
-        check_number("support_threshold", self.support_threshold, 0.0)
+        if not isinstance(getattr(self, "paper_defaults", True), bool | np.bool_):
+            raise ValueError(f"paper_defaults must be True or False, got {self.paper_defaults!r}")
+        check_number("routing_temperature", self._setting("routing_temperature"), 0.0,
+                     low_ok=False)
+        check_number("support_threshold", self._setting("support_threshold"), 0.0)
         check_number("tol", self.tol, 0.0)
         check_number("max_sweeps", self.max_sweeps, 0)
         check_number("irls_iters", self.irls_iters, 1)
@@ -131,9 +149,12 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
         if self.structure not in ("prune", "greedy", "full"):
             raise ValueError("structure must be 'prune', 'greedy' or 'full', got "
                              f"{self.structure!r}")
-        if self.finetune_routing not in ("soft", "hard"):
-            raise ValueError("finetune_routing must be 'soft' or 'hard', got "
+        if self._setting("finetune_routing") not in ("soft", "hard"):
+            raise ValueError("finetune_routing must be None, 'soft' or 'hard', got "
                              f"{self.finetune_routing!r}")
+        if self._setting("router_init") not in ("split", "leaf"):
+            raise ValueError("router_init must be None, 'split' or 'leaf', got "
+                             f"{self.router_init!r}")
         vf = self.validation_fraction
         if vf is not None and not (isinstance(vf, float | int) and 0 < vf < 1):
             raise ValueError(f"validation_fraction must be None or in (0, 1), got {vf!r}")
@@ -194,14 +215,15 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
         fit = fit_tree(
             fmap.transform(X[tr]), target[tr], weights[tr], cm, structure=structure,
             lam=float(self.tradeoff), rho=float(self.rho),
-            tau=float(self.routing_temperature), mode=self._mode,
+            tau=float(self._setting("routing_temperature")), mode=self._mode,
             prune_structure=self.structure == "prune",
             grow_structure=self.structure == "greedy",
             validation=None if validation is None else validation[:2],
             metric=None if validation is None else _bind(metric, validation[2]),
             max_sweeps=int(self.max_sweeps), irls_iters=int(self.irls_iters),
-            tol=float(self.tol), support_threshold=float(self.support_threshold),
-            finetune=bool(self.finetune), finetune_routing=self.finetune_routing)
+            tol=float(self.tol), support_threshold=float(self._setting("support_threshold")),
+            finetune=bool(self.finetune), finetune_routing=self._setting("finetune_routing"),
+            router_init=self._setting("router_init"))
         self.maps_.append(fmap)
         self.trees_.append((fit.structure, fit.B, fit.theta))
         self.objective_traces_.append(list(fit.objective_trace))
@@ -571,12 +593,22 @@ class CSTCClassifier(OneVsRestOutputs, CostTreeBase):
         trains on all rows, without either.
     max_sweeps, irls_iters, tol : optimisation (Algorithm 1) limits; defaults 5, 50, 1e-4
         (sweeps, Lemma-1 re-weightings per node and block, relative change to stop).
-    routing_temperature : float, default 1.0
-        ``tau`` of ``sigmoid(tau * (phi @ beta - theta))`` (1 = the paper).
-    support_threshold : float, default 0.0
-        Before fine-tuning, zero weights below this fraction of the node's largest (0 = paper).
+    routing_temperature : float, optional
+        ``tau`` of ``sigmoid(tau * (phi @ beta - theta))``.  None: 20 (ours: routing nearly
+        hard on +-1 targets), 1 under ``paper_defaults``.
+    support_threshold : float, optional
+        Before fine-tuning, zero weights below this fraction of the node's largest.  None:
+        0.05 (ours), 0 under ``paper_defaults``.
     finetune : bool, default True
-    finetune_routing : {"soft", "hard"}, default "soft"
+    finetune_routing : {"soft", "hard"}, optional
+        Rows a leaf is fine-tuned on: by soft reach probability, or those that reach it at
+        test time.  None: "hard" (ours), "soft" under ``paper_defaults``.
+    router_init : {"split", "leaf"}, optional
+        How an inner node starts: the cost-aware one-column split of
+        :mod:`learners.budgeted.cstc.split_init` (ours), or solved as the last node with the
+        threshold at its median (the paper).  None: "split", "leaf" under ``paper_defaults``.
+    paper_defaults : bool, default False
+        The four settings above left at None take the paper's values (a paper-faithful fit).
     class_weight : None, "balanced" or mapping, default None
     fit_intercept : bool, default True
         Append a bias column (zero cost, no l1).
@@ -607,9 +639,11 @@ class CSTCClassifier(OneVsRestOutputs, CostTreeBase):
                  tree_cost: float = 0.0, tree_cost_tradeoff: float = 0.0,
                  structure: str = "prune",
                  validation_fraction: float | None = 0.2, max_sweeps: int = 5,
-                 irls_iters: int = 50, tol: float = 1e-4, routing_temperature: float = 1.0,
-                 support_threshold: float = 0.0, finetune: bool = True,
-                 finetune_routing: str = "soft", class_weight: Any = None,
+                 irls_iters: int = 50, tol: float = 1e-4,
+                 routing_temperature: float | None = None,
+                 support_threshold: float | None = None, finetune: bool = True,
+                 finetune_routing: str | None = None, router_init: str | None = None,
+                 paper_defaults: bool = False, class_weight: Any = None,
                  fit_intercept: bool = True, random_state: int | None = None) -> None:
         self.feature_costs = feature_costs
         self.tradeoff = tradeoff
@@ -631,6 +665,8 @@ class CSTCClassifier(OneVsRestOutputs, CostTreeBase):
         self.support_threshold = support_threshold
         self.finetune = finetune
         self.finetune_routing = finetune_routing
+        self.router_init = router_init
+        self.paper_defaults = paper_defaults
         self.class_weight = class_weight
         self.fit_intercept = fit_intercept
         self.random_state = random_state
@@ -648,9 +684,11 @@ class CSTCRegressor(RegressorMixin, CostTreeBase):
                  tree_cost: float = 0.0, tree_cost_tradeoff: float = 0.0,
                  structure: str = "prune",
                  validation_fraction: float | None = 0.2, max_sweeps: int = 5,
-                 irls_iters: int = 50, tol: float = 1e-4, routing_temperature: float = 1.0,
-                 support_threshold: float = 0.0, finetune: bool = True,
-                 finetune_routing: str = "soft", fit_intercept: bool = True,
+                 irls_iters: int = 50, tol: float = 1e-4,
+                 routing_temperature: float | None = None,
+                 support_threshold: float | None = None, finetune: bool = True,
+                 finetune_routing: str | None = None, router_init: str | None = None,
+                 paper_defaults: bool = False, fit_intercept: bool = True,
                  random_state: int | None = None) -> None:
         self.feature_costs = feature_costs
         self.tradeoff = tradeoff
@@ -672,6 +710,8 @@ class CSTCRegressor(RegressorMixin, CostTreeBase):
         self.support_threshold = support_threshold
         self.finetune = finetune
         self.finetune_routing = finetune_routing
+        self.router_init = router_init
+        self.paper_defaults = paper_defaults
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 

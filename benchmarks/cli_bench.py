@@ -1,0 +1,99 @@
+"""How fast the command line answers: wall and CPU medians per verb, next to ``python -c pass``.
+
+Each command runs in a fresh interpreter (as a user runs it), ``--repeats`` times, in turns
+(one run of every command, then the next round), so that load changes hit every command
+alike.  With ``--baseline DIR`` (another checkout, e.g. main before a change) every polydom
+command is also timed from that tree in the same rounds, side by side.  The load average
+before and after is printed: the machine is shared, compare within a table.
+
+    PYTHONPATH=$PWD python benchmarks/cli_bench.py --repeats 9 [--baseline /path/to/checkout]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def small_store(folder: Path) -> str:
+    """A store of two features and four candidates (a synthetic learner: no training)."""
+    import learners
+    import polydom
+
+    url = f"sqlite:///{folder / 'small.db'}"
+    accuracy = {frozenset(): 0.5, frozenset({"x1"}): 0.7, frozenset({"x2"}): 0.75,
+                frozenset({"x1", "x2"}): 0.9}
+    polydom.build_index({"x1": "1 + n", "x2": "2 + 0.5*n"},
+                        learners.SyntheticLearner(accuracy.__getitem__), n_max=100.0,
+                        store=url, cost_unit="ms")
+    return url
+
+
+def commands(url: str) -> list[tuple[str, list[str]]]:
+    """(label, argv after ``python``) of every timed command."""
+    cli = ["-m", "polydom.app.cli"]
+    return [
+        ("python -c pass", ["-c", "pass"]),
+        ("import polydom", ["-c", "import polydom"]),
+        ("polydom --version", [*cli, "--version"]),
+        ("polydom --help", [*cli, "--help"]),
+        ("polydom lookup", [*cli, "lookup", url, "--size", "10", "--budget", "12"]),
+        ("polydom inspect", [*cli, "inspect", url]),
+    ]
+
+
+def timed(argv: list[str], tree: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system of the child) of one run from ``tree``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, *argv], cwd=tree, check=False, capture_output=True,
+                   env={**os.environ, "PYTHONPATH": str(tree)})
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--baseline", type=Path, help="another checkout timed side by side")
+    args = parser.parse_args()
+    trees = {"this tree": ROOT}
+    if args.baseline is not None:
+        trees["baseline"] = args.baseline.resolve()
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as folder:
+        url = small_store(Path(folder))
+        runs = [(label, name, tree, argv) for label, argv in commands(url)
+                for name, tree in trees.items()
+                if name == "this tree" or label.startswith("polydom")]
+        times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for _ in range(args.repeats):
+            for label, name, tree, argv in runs:
+                times.setdefault((label, name), []).append(timed(argv, tree))
+    load_after = os.getloadavg()
+    floor = statistics.median(w for w, _ in times[("python -c pass", "this tree")])
+    print(f"{args.repeats} runs each, medians; load average {load_before[0]:.1f} before, "
+          f"{load_after[0]:.1f} after ({os.cpu_count()} cores)")
+    print()
+    print("| command | tree | wall s | CPU s | wall / python -c pass | wall - python -c pass |")
+    print("|---|---|---:|---:|---:|---:|")
+    for (label, name), values in times.items():
+        wall = statistics.median(w for w, _ in values)
+        cpu = statistics.median(c for _, c in values)
+        print(f"| {label} | {name} | {wall:.3f} | {cpu:.3f} | {wall / floor:.2f} | "
+              f"{wall - floor:+.3f} |")
+
+
+if __name__ == "__main__":
+    main()

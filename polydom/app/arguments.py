@@ -1,0 +1,163 @@
+"""The command line's shared argument types and options, one definition each.
+
+Every verb module registers its parser with these, so a size, a count, a build id, a store
+key, a unit or an output format is checked and worded the same way by every command.  This
+module imports the standard library only: building the parser must stay instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from typing import NoReturn
+
+__all__ = [
+    "OUTPUT_FORMATS",
+    "OneLineParser",
+    "UsageError",
+    "add_output_option",
+    "add_store_options",
+    "add_unit_option",
+    "alpha",
+    "build_id",
+    "count",
+    "non_negative",
+    "quantity",
+    "store_key",
+]
+
+
+class UsageError(ValueError):
+    """Arguments that parse one by one but not together (``--size`` without ``--budget``):
+    reported as argparse reports a bad argument (``(see --help)``), exit status 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line: ``polydom CMD: error: reason``.
+
+    ``description`` may be a callable returning the text: it is called only when the help
+    is printed (a verb whose help lists registered learners imports nothing until then).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+    def format_help(self) -> str:
+        if callable(self.description):
+            self.description = self.description()
+        return super().format_help()
+
+
+def non_negative(text: str) -> float:
+    """A finite number >= 0 (a size, a budget, a rate)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value >= 0.0):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value
+
+
+_QUANTITY = re.compile(r"\s*([^a-zA-Zµ]*?)\s*([a-zA-Zµ]*)\s*")
+
+
+def quantity(text: str) -> tuple[float, str | None]:
+    """A finite number >= 0 with an optional unit after it: ``0.77``, ``770ms``, ``2 us``.
+
+    Returns the number and the unit text (None when none is written); which units a store
+    accepts is checked against the store (:func:`polydom.app.units.to_store_unit`).
+
+    >>> quantity("770ms"), quantity("0.5"), quantity("2 us")
+    ((770.0, 'ms'), (0.5, None), (2.0, 'us'))
+    """
+    match = _QUANTITY.fullmatch(text)
+    number, unit = (match.group(1), match.group(2)) if match else (text, "")
+    if unit.lower() in ("inf", "infinity", "nan", "e"):  # float() words, not units
+        number, unit = text, ""
+    if not number.strip():
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+    return non_negative(number), (unit or None)
+
+
+def count(text: str) -> int:
+    """An integer >= 0 (a count, a seed); the same check for every command."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def build_id(text: str) -> int:
+    """A build id: an integer >= 1 (below 2**63, what a database integer holds)."""
+    value = count(text)
+    if not 1 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"expected a build id >= 1, got {text!r}")
+    return value
+
+
+def alpha(text: str) -> float:
+    """The lattice's approximation factor: a finite number >= 1."""
+    value = non_negative(text)
+    if value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
+    return value
+
+
+def add_store_options(p: argparse.ArgumentParser, build: bool = True) -> None:
+    """The store a read command opens: ``URL``, ``--build ID`` and ``--key-file FILE``."""
+    p.add_argument("url", metavar="URL", help="SQLAlchemy URL or SQLite file path")
+    if build:
+        p.add_argument("--build", type=build_id,
+                       help="build id (default: the current build)")
+    p.add_argument("--key-file", metavar="FILE",
+                   help="file holding the store key of a signed store (default: the "
+                   "POLYDOM_STORE_KEY environment variable); with a key, an unsigned store "
+                   "is refused, exactly as open_index does")
+
+
+def store_key(args: argparse.Namespace) -> bytes | None:
+    """The store key a command uses: the bytes of ``--key-file`` (a trailing newline
+    dropped), else None (storage then reads ``POLYDOM_STORE_KEY``, as ``open_index`` does).
+
+    Raises
+    ------
+    ValueError
+        Naming the file when it cannot be read or is empty.
+    """
+    path = getattr(args, "key_file", None)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            key = handle.read(1 << 16).rstrip(b"\r\n")
+    except OSError as exc:
+        raise ValueError(f"--key-file {path!r}: {exc.strerror or exc}") from None
+    if not key:
+        raise ValueError(f"--key-file {path!r} is empty")
+    return key
+
+
+def add_unit_option(p: argparse.ArgumentParser) -> None:
+    """``--unit``: print costs (and read budgets) in s, ms, us, or the store's own unit."""
+    p.add_argument("--unit", metavar="UNIT",
+                   help="unit of printed costs and of budgets: s, ms, us, ns, or the store's "
+                   "own unit (default: the store's unit, see inspect)")
+
+
+#: Output formats of the tabular commands.
+OUTPUT_FORMATS = ("text", "json", "csv")
+
+
+def add_output_option(p: argparse.ArgumentParser, csv: bool = True) -> None:
+    """``--json`` (and ``--csv`` where the output is one table): machine-readable output."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--json", dest="output", action="store_const", const="json",
+                       default="text", help="print JSON (one document) instead of tables")
+    if csv:
+        group.add_argument("--csv", dest="output", action="store_const", const="csv",
+                           help="print CSV (one table, a header line first)")

@@ -1,0 +1,57 @@
+"""``polydom build``: build and store an index from a TOML or JSON config."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_build", "run_build"]
+
+
+def _description() -> str:
+    """The help text, naming the registered learners (imports :mod:`learners`: called only
+    when the help is printed)."""
+    import learners
+
+    lattice = [n for n in learners.registered_learners("lattice") if n != "synthetic"]
+    budgeted = learners.registered_learners("budgeted")
+    return (
+        "Explore the feature-set lattice for the data, features, learner and cost curves a "
+        "config file names, and store the index.  Keys: data ('breast_cancer' or 'digits'), "
+        "learner (" + ", ".join(lattice) + "), store, alpha, delta, domain [n_min, n_max], "
+        "cv, seed, features, costs (feature -> polynomial in n) or profile = true (digits: "
+        "time the features), statistic, sides, digits, atoms ('features' or 'columns'), "
+        "holdout, and [[budgeted]] tables (learner (" + ", ".join(budgeted) + "), tradeoffs, "
+        "sizes, cost, params) whose candidates join the same index.  See docs/demo.md for "
+        "examples."
+    )
+
+
+def add_build(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``build``."""
+    p = subparsers.add_parser(
+        "build",
+        help="build and store an index from a TOML or JSON config",
+        description=_description,  # a callable: the learners load only for --help
+    )
+    p.add_argument("config", metavar="CONFIG", help="a .toml or .json file")
+    p.add_argument(
+        "--executor",
+        metavar="SPEC",
+        help="where the trainings run: inprocess (default), processes, processes:N, or "
+        "dask://host:port (a Dask scheduler; overrides the config's executor key).  A progress "
+        "bar counts the finished trainings on a terminal.",
+    )
+    p.set_defaults(run=run_build)
+
+
+def run_build(args: argparse.Namespace) -> int:
+    """Build from a config file and print a summary."""
+    from polydom.app.config_build import build_from_config, load_config
+
+    try:
+        config = load_config(args.config)
+    except UnicodeDecodeError:
+        raise ValueError(f"config {args.config!r} is not a TOML or JSON text file "
+                         "(not UTF-8 text)") from None
+    build_from_config(config, executor=args.executor)
+    return 0

@@ -1,0 +1,171 @@
+"""``polydom inspect``: the builds, ranges and skylines of a stored index."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from polydom.app.arguments import (
+    add_output_option,
+    add_store_options,
+    add_unit_option,
+    count,
+    store_key,
+)
+from polydom.app.output import write_csv, write_json
+from polydom.app.tables import candidate_name, clip, cost_unit, format_table, sorted_names
+from polydom.app.units import CostUnit, cost_unit_for
+
+__all__ = ["add_inspect", "build_record", "chosen_build", "run_inspect"]
+
+#: Ranges printed by default as text (JSON and CSV give all).
+TEXT_RANGES = 20
+
+
+def add_inspect(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``inspect``."""
+    p = subparsers.add_parser(
+        "inspect",
+        help="print the builds, ranges and skylines of a stored index",
+        description="Print every build in the store, then the ranges of sizes and the "
+        "skyline of each range (candidates by rank: cheapest first, accuracy increasing) "
+        "of one complete build, costs in the store's unit (or --unit).  Reads no model "
+        "blobs.  --json prints builds and skylines as one document, --csv the skyline table.",
+    )
+    add_store_options(p)
+    p.add_argument(
+        "--ranges",
+        type=count,
+        default=None,
+        metavar="K",
+        help=f"print the skylines of the first K ranges only; 0 prints all (default "
+        f"{TEXT_RANGES} as text, all with --json or --csv)",
+    )
+    add_unit_option(p)
+    add_output_option(p)
+    p.set_defaults(run=run_inspect)
+
+
+def chosen_build(builds: Sequence[Any], build: int | None, url: str) -> Any:
+    """The build record ``build`` names (the current one when None), checked before anything
+    is printed: it must exist and be complete.  None when the store has no complete build.
+
+    Raises
+    ------
+    ValueError
+        Naming the build (and the builds the store holds) when it is unknown or incomplete.
+    """
+    if build is None:
+        return next((b for b in builds if b.is_current), None)
+    known = {b.build_id: b for b in builds}
+    if build not in known:
+        ids = ", ".join(str(i) for i in known) or "none"
+        raise ValueError(f"build {build} does not exist in {url} (builds: {ids})")
+    if known[build].status != "complete":
+        raise ValueError(f"build {build} is {known[build].status}, not complete")
+    return known[build]
+
+
+def _skyline_entries(index: Any, formats: dict[int, Any], unit: CostUnit,
+                     ranges: int) -> list[dict[str, Any]]:
+    """One dict per skyline entry of the first ``ranges`` ranges (0: all), costs in
+    ``unit``.  O(E * d) for E entries of degree d."""
+    table = index.table
+    out = []
+    for range_id, ((n_lo, n_hi), positions) in enumerate(
+            zip(table.ranges, table.skyline_positions, strict=True)):
+        if ranges and range_id >= ranges:
+            break
+        for rank, position in enumerate(positions):
+            cand = table.candidates[position]
+            curve = cand.cost * unit.scale
+            out.append({
+                "range": range_id, "n_lo": n_lo, "n_hi": n_hi, "rank": rank,
+                "candidate": candidate_name(cand.key), "learner": cand.learner,
+                "features": sorted_names(cand.features), "accuracy": cand.accuracy,
+                "cost_curve": curve.text(), "cost_coefficients": curve.coefficients.tolist(),
+                "cost_at_n_lo": curve(n_lo), "model": formats.get(position),
+            })
+    return out
+
+
+def build_record(b: Any) -> dict[str, Any]:
+    """A build's record (:class:`storage.BuildRecord`) as a dict for JSON and CSV.  O(1)."""
+    return {"build": b.build_id, "status": b.status, "current": bool(b.is_current),
+            "alpha": b.alpha, "delta": b.delta, "learner": b.learner, "n_min": b.n_min,
+            "n_max": b.n_max, "features": b.n_features, "expansions": b.n_expansions,
+            "candidates": b.n_candidates, "ranges": b.n_ranges, "entries": b.n_entries,
+            "completed": b.completed_at, "error": b.error}
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    """Print builds, ranges and skylines (as text, JSON or CSV)."""
+    from storage import IndexStore
+
+    index = None
+    with IndexStore(args.url, read_only=True, key=store_key(args)) as store:
+        builds = store.list_builds()
+        url = store.display_url
+        chosen = chosen_build(builds, args.build, url)
+        if chosen is not None:
+            index = store.load_index(build=chosen.build_id, models=False)
+            formats = {r["candidate_id"]: r["model_format"]
+                       for r in store.skyline_rows(chosen.build_id)}
+    ranges = args.ranges if args.ranges is not None else (
+        TEXT_RANGES if args.output == "text" else 0)
+    unit = entries = None
+    if index is not None:
+        unit = cost_unit_for(cost_unit(index.info), args.unit)
+        entries = _skyline_entries(index, formats, unit, ranges)
+    if args.output == "json":
+        write_json({"url": url, "builds": [build_record(b) for b in builds],
+                    "build": None if chosen is None else chosen.build_id,
+                    "unit": None if unit is None else unit.name,
+                    "store_unit": None if unit is None else unit.store,
+                    "ranges": None if index is None else len(index.table.ranges),
+                    "skyline": entries})
+        return 0
+    if args.output == "csv":
+        if entries is None:
+            raise ValueError(f"{url} has no complete build: no skyline to write as CSV")
+        write_csv(["range", "n_lo", "n_hi", "rank", "candidate", "learner", "features",
+                   "accuracy", f"cost_curve_{unit.name}", f"cost_at_n_lo_{unit.name}",
+                   "model"],
+                  [[e["range"], e["n_lo"], e["n_hi"], e["rank"], e["candidate"], e["learner"],
+                    "+".join(e["features"]), e["accuracy"], e["cost_curve"],
+                    e["cost_at_n_lo"], e["model"]] for e in entries])
+        return 0
+    _print_text(url, builds, chosen, index, entries, unit, ranges)
+    return 0
+
+
+def _print_text(url: str, builds: Sequence[Any], chosen: Any, index: Any,
+                entries: list[dict[str, Any]] | None, unit: CostUnit | None,
+                ranges: int) -> None:
+    print(f"builds in {clip(url, 200)}")
+    print(format_table(
+        ["build", "status", "current", "alpha", "delta", "learner", "n_min", "n_max",
+         "features", "expansions", "candidates", "ranges", "entries", "completed"],
+        [[b.build_id, b.status, "*" if b.is_current else "", b.alpha, b.delta,
+          clip(b.learner or "-", 48), b.n_min, b.n_max, b.n_features, b.n_expansions,
+          b.n_candidates, b.n_ranges, b.n_entries, b.completed_at or "-"] for b in builds]))
+    for b in builds:
+        if b.error:
+            print(f"build {b.build_id} failed: {clip(b.error, 150)}")
+    if chosen is None or index is None or entries is None or unit is None:
+        print("\nno complete build yet")
+        return
+    n_ranges = len(index.table.ranges)
+    print(f"\nskylines of build {chosen.build_id}: {n_ranges} ranges, {index.table.entries} "
+          f"entries; costs in {clip(unit.name, 40)}")
+    print(format_table(
+        ["range", "n_lo", "n_hi", "rank", "candidate", "learner", "features", "accuracy",
+         f"cost curve ({clip(unit.name, 20)})", f"cost(n_lo) ({clip(unit.name, 20)})",
+         "model"],
+        [[e["range"], e["n_lo"], e["n_hi"], e["rank"], clip(e["candidate"], 32),
+          clip(e["learner"] or "-", 24), clip("+".join(e["features"]) or "{} (no features)", 60),
+          e["accuracy"], clip(e["cost_curve"], 60), e["cost_at_n_lo"], e["model"] or "-"]
+         for e in entries]))
+    if ranges and n_ranges > ranges:
+        print(f"... {n_ranges - ranges} more ranges (--ranges 0 prints all)")
