@@ -49,6 +49,7 @@ import numpy as np
 
 from polydom.blob_bounds import MalformedBlobError, load_npy, load_npz
 from polydom.errors import PolydomError
+from polydom.index.lazy_payload import resolve_payload
 from polydom.model_allowlist import (
     SKOPS_ALLOWED_CLASSES,
     UntrustedModelError,
@@ -230,6 +231,7 @@ def dump_model(model: Any) -> tuple[bytes, str] | None:
 
     Runtime complexity: linear in the size of the model's state.
     """
+    model = resolve_payload(model)  # a stored model read lazily: checked and built now
     if model is None:
         return None
     name = _ARRAY_NAMES.get(type(model))

@@ -173,3 +173,13 @@ def read_fit_log(path) -> list[frozenset]:
         return []
     with open(path) as log:
         return [frozenset(line.strip().split(",")) for line in log if line.strip()]
+
+
+def load_models(index: polydom.Index) -> polydom.Index:
+    """Build every stored model of ``index`` (opening builds none: they load on first use,
+    and a model that fails its checks raises there)."""
+    from polydom.index import resolve_payload
+
+    for cand in index.candidates:
+        resolve_payload(cand.payload)
+    return index

@@ -6,6 +6,7 @@ Builds on :mod:`polydom.curves` only.
 from polydom.index.built import Hit, Index
 from polydom.index.dominance import prune_dominated
 from polydom.index.item_prediction import ItemPrediction
+from polydom.index.lazy_payload import LazyPayload, resolve_payload
 from polydom.index.naive import NaiveLookup
 from polydom.index.polydom_index import FixedBudgetIndex, IndexAll, PolyDomIndex
 from polydom.index.table import SkylineTable
@@ -16,8 +17,10 @@ __all__ = [
     "Index",
     "IndexAll",
     "ItemPrediction",
+    "LazyPayload",
     "NaiveLookup",
     "PolyDomIndex",
     "SkylineTable",
     "prune_dominated",
+    "resolve_payload",
 ]

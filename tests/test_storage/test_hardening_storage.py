@@ -15,6 +15,7 @@ import learners
 import polydom
 import storage
 from polydom.app.cli import main
+from tests.storage_support import load_models
 
 X, Y = load_breast_cancer(return_X_y=True)
 X, Y = X[:150], Y[:150]
@@ -167,8 +168,9 @@ def test_store_key_refuses_a_blob_rewritten_with_a_recomputed_sha256(tmp_path):
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE expansions SET model_blob = ?, model_sha256 = ?",
                      (blob, sha256_hex(blob)))
+    opened = polydom.open_index(db, key="s3cret")  # models load on first use
     with pytest.raises(storage.ModelIntegrityError, match="HMAC"):
-        polydom.open_index(db, key="s3cret")
+        load_models(opened)
 
 
 def test_a_key_holder_refuses_an_unsigned_store(tmp_path):
