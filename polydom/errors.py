@@ -6,8 +6,29 @@ working); errors about state (a store of another schema, say) subclass :class:`R
 
 from __future__ import annotations
 
-__all__ = ["PolydomError"]
+import difflib
+from collections.abc import Iterable
+
+__all__ = ["PolydomError", "UnknownArgumentError", "did_you_mean"]
 
 
 class PolydomError(Exception):
     """Base of every exception that polydom, lattice, learners and storage raise on purpose."""
+
+
+class UnknownArgumentError(PolydomError, TypeError):
+    """A keyword argument the public function does not take (named, with the closest one)."""
+
+
+def did_you_mean(word: object, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices`` to ``word``, or ``""``.
+
+    Runtime complexity: O(len(choices)) string comparisons (difflib's ratio).
+
+    >>> did_you_mean("alpah", ["alpha", "delta"])
+    " (did you mean 'alpha'?)"
+    >>> did_you_mean("zzz", ["alpha"])
+    ''
+    """
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""

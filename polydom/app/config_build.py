@@ -65,8 +65,7 @@ import math
 import time
 import tomllib
 import warnings
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +81,7 @@ from polydom.app.config_data import (
     feature_costs,
     load_dataset,
 )
+from polydom.app.progress import CountingExecutor
 from polydom.app.tables import DEFAULT_COST_UNIT
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
@@ -238,10 +238,11 @@ def _cost_model(
 
 def _budgeted_candidates(
     specs: list[dict[str, Any]], model: CostModel, X: np.ndarray, y: np.ndarray,
-    holdout: float, seed: int, executor: Any = None,
+    holdout: float, seed: int, executor: CountingExecutor,
 ) -> list[Any]:
     """Sweep every budgeted learner over its trade-off grid (trained on all but a stratified
-    ``holdout`` share of the rows, scored on the rest), its fits through ``executor``."""
+    ``holdout`` share of the rows, scored on the rest), its fits through ``executor`` (one
+    progress phase per learner)."""
     from sklearn.model_selection import train_test_split
 
     if not specs:
@@ -260,9 +261,10 @@ def _budgeted_candidates(
         except TypeError as exc:
             raise ConfigError(f"budgeted learner {spec['learner']!r}: bad params: {exc}") from None
         sweep = registered.sweep or learners.sweep_candidates
-        out.extend(sweep(proto, spec["tradeoffs"], X_tr, y_tr, X_ev, y_ev, model,
-                         sizes=spec["sizes"], cost=spec["cost"], key=spec["learner"],
-                         learner=spec["learner"], executor=executor))
+        with executor.phase(f"budgeted {spec['learner']}"):
+            out.extend(sweep(proto, spec["tradeoffs"], X_tr, y_tr, X_ev, y_ev, model,
+                             sizes=spec["sizes"], cost=spec["cost"], key=spec["learner"],
+                             learner=spec["learner"], executor=executor))
     return out
 
 
@@ -435,14 +437,16 @@ def build_from_config(
     except lattice.ExecutorError as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
     start = time.perf_counter()
+    counting = CountingExecutor(ex)
     try:
-        with warnings.catch_warnings(), _progress_bar() as progress:
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore", category=UserWarning)
-            extra = _budgeted_candidates(specs, model, X, y, holdout, seed, ex)
-            index = build_index(model, learner, alpha=alpha, delta=delta, n_min=n_min,
-                                n_max=n_max, store=store, extra_candidates=extra,
-                                cost_unit=unit, executor=ex, progress=progress,
-                                allow_foreign_database=foreign)
+            extra = _budgeted_candidates(specs, model, X, y, holdout, seed, counting)
+            with counting.phase("lattice"):
+                index = build_index(model, learner, alpha=alpha, delta=delta, n_min=n_min,
+                                    n_max=n_max, store=store, extra_candidates=extra,
+                                    cost_unit=unit, executor=counting,
+                                    allow_foreign_database=foreign)
     finally:
         if ex is not spec:
             ex.close()
@@ -462,18 +466,6 @@ def build_from_config(
             + ", ".join(f"{k} {v}" for k, v in sorted(per.items())))
     out(f"stored as build {info['build_id']} in {store}")
     return index
-
-
-@contextmanager
-def _progress_bar() -> Iterator[Callable[[Any], None] | None]:
-    """A tqdm bar over finished trainings (shown on a terminal only); None without tqdm."""
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        yield None
-        return
-    with tqdm(desc="trainings", unit="fit", disable=None, leave=False) as bar:
-        yield lambda expansion: bar.update(1)
 
 
 def _digits(config: Mapping, seed: int, out: Callable[[str], Any]) -> tuple:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
 import os
 import warnings
@@ -13,6 +14,7 @@ import lattice
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_model import CostModel
 from polydom.curves.domain import check_domain, shown
+from polydom.errors import UnknownArgumentError, did_you_mean
 from polydom.index.built import Index
 from polydom.index.polydom_index import PolyDomIndex
 from polydom.pipeline.open import register_learner_models
@@ -127,6 +129,7 @@ def build_index(
     True
     """
     _check_arguments(costs, learner, store, cost_unit)
+    _check_explore_options(explore_options)
     extra = list(extra_candidates)
     for c in extra:
         if not isinstance(c, Candidate):
@@ -235,6 +238,20 @@ def _check_arguments(costs: Any, learner: Any, store: Any, cost_unit: Any) -> No
         )
     if not isinstance(cost_unit, str) or not cost_unit.strip():
         raise TypeError(f"cost_unit must be a non-empty string such as 's', got {cost_unit!r}")
+
+
+def _check_explore_options(options: Mapping[str, Any]) -> None:
+    """Refuse a keyword that neither ``build_index`` nor :func:`lattice.explore` takes,
+    naming ``build_index`` (not the explorer it passes options to) and the closest name."""
+    passed = set(inspect.signature(build_index).parameters) - {"explore_options"}
+    own = {name for name, p in inspect.signature(lattice.explore).parameters.items()
+           if p.kind is p.KEYWORD_ONLY or p.default is not p.empty} - passed
+    known = sorted(passed | {n for n in own if not n.startswith("_")})
+    for name in sorted(options):
+        if name not in own or name.startswith("_"):
+            raise UnknownArgumentError(
+                f"build_index() got an unexpected keyword argument {name!r}"
+                f"{did_you_mean(name, known)}")
 
 
 def check_needs(candidates: Iterable[Candidate], model: CostModel) -> None:

@@ -271,3 +271,20 @@ def test_errors_name_the_store_or_the_config(tmp_path, capsys):
     binary.write_bytes(b"SQLite format 3\x00\xf6\xff\xfe")
     code, _, err = _run(["build", str(binary)], capsys)
     assert code == 2 and str(binary) in err and "not UTF-8" in err
+
+
+def test_lookup_rule_one_se_answers_as_the_index_does(tmp_path, capsys):
+    from polydom.app.commands.lookup import RULES as CLI_RULES
+    from polydom.index.table import RULES
+
+    assert CLI_RULES == RULES
+    url = f"sqlite:///{tmp_path / 'se.db'}"
+    cands = [polydom.Candidate("cheap", 0.80, "1", features={"a"}, accuracy_se=0.05),
+             polydom.Candidate("dear", 0.82, "2 + n", features={"a", "b"}, accuracy_se=0.05)]
+    _publish(url, cands, {"a": "1", "b": "1 + n"}, "s")
+    index = polydom.open_index(url)
+    for rule in RULES:
+        answer = json.loads(_run(["lookup", url, "--size", "1", "--budget", "10", "--rule",
+                                  rule, "--json"], capsys)[1])
+        assert answer["rule"] == rule
+        assert answer["candidate"] == index.lookup(1.0, 10.0, rule).key

@@ -98,3 +98,17 @@ def test_lookup_is_within_alpha_of_the_brute_force_on_the_domain(inst, alpha, do
         assert hit.key == tuple(f for f in costs if f in hit.features)
     with pytest.raises(ValueError, match="size"):
         index.lookup(-1.0, 1.0)
+
+
+def test_a_misspelt_keyword_is_named_with_the_closest_argument(tmp_path):
+    from polydom.errors import PolydomError
+
+    learner = learners.SyntheticLearner(lambda features: 0.5)
+    with pytest.raises(TypeError, match=r"^build_index\(\) got an unexpected keyword argument "
+                       r"'alpah' \(did you mean 'alpha'\?\)$") as info:
+        polydom.build_index({"a": "1"}, learner, alpah=1.1, store=str(tmp_path / "x.db"))
+    assert isinstance(info.value, PolydomError)
+    assert list(tmp_path.iterdir()) == []  # refused before the store was touched
+    with pytest.raises(TypeError, match="'_deadline'"):  # the explorer's private knob
+        polydom.build_index({"a": "1"}, learner, _deadline=1.0)
+    assert polydom.build_index({"a": "1"}, learner, traversal="complete").lookup(1.0, 1.0)

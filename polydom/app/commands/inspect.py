@@ -84,7 +84,8 @@ def _skyline_entries(index: Any, formats: dict[int, Any], unit: CostUnit,
                 "range": range_id, "n_lo": n_lo, "n_hi": n_hi, "rank": rank,
                 "candidate": candidate_name(cand.key), "learner": cand.learner,
                 "features": sorted_names(cand.features), "accuracy": cand.accuracy,
-                "cost_curve": curve.text(), "cost_coefficients": curve.coefficients.tolist(),
+                "accuracy_se": cand.accuracy_se, "cost_curve": curve.text(),
+                "cost_coefficients": curve.coefficients.tolist(),
                 "cost_at_n_lo": curve(n_lo), "model": formats.get(position),
             })
     return out
@@ -130,10 +131,10 @@ def run_inspect(args: argparse.Namespace) -> int:
         if entries is None:
             raise ValueError(f"{url} has no complete build: no skyline to write as CSV")
         write_csv(["range", "n_lo", "n_hi", "rank", "candidate", "learner", "features",
-                   "accuracy", f"cost_curve_{unit.name}", f"cost_at_n_lo_{unit.name}",
-                   "model"],
+                   "accuracy", "accuracy_se", f"cost_curve_{unit.name}",
+                   f"cost_at_n_lo_{unit.name}", "model"],
                   [[e["range"], e["n_lo"], e["n_hi"], e["rank"], e["candidate"], e["learner"],
-                    "+".join(e["features"]), e["accuracy"], e["cost_curve"],
+                    "+".join(e["features"]), e["accuracy"], e["accuracy_se"], e["cost_curve"],
                     e["cost_at_n_lo"], e["model"]] for e in entries])
         return 0
     _print_text(url, builds, chosen, index, entries, unit, ranges)

@@ -22,6 +22,9 @@ from polydom.app.units import CostUnit, budget_warning, cost_unit_for
 
 __all__ = ["add_lookup", "read_queries", "run_lookup"]
 
+#: The index's lookup rules (:data:`polydom.index.table.RULES`, not imported here: numpy).
+RULES = ("best", "one_se")
+
 #: Most queries read from one file or stream.
 MAX_QUERIES = 1_000_000
 
@@ -48,6 +51,9 @@ def add_lookup(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--queries", metavar="FILE",
                    help="answer many queries: a text file ('-': standard input) of 'size "
                    "budget' lines (commas or blanks separate; '#' starts a comment)")
+    p.add_argument("--rule", choices=RULES, default="best",
+                   help="best: the most accurate model that fits (default); one_se: the "
+                   "cheapest that fits within one standard error of the best's accuracy")
     add_unit_option(p)
     add_output_option(p)
     p.set_defaults(run=run_lookup)
@@ -97,15 +103,16 @@ def read_queries(path: str) -> list[tuple[float, tuple[float, str | None]]]:
 
 
 def _answer(index: Any, formats: dict[int, Any], unit: CostUnit, size: float,
-            budget: float) -> dict[str, Any]:
+            budget: float, rule: str) -> dict[str, Any]:
     """One query's answer as a dict (costs in ``unit``).  O(log R + d log S) for R ranges
     and skylines of S entries of degree d."""
     table = index.table
-    position = table.lookup_position(size, budget)
+    position = table.lookup_position(size, budget, rule)
     skyline = table.skyline(size)
     dearest = skyline[-1].cost(size) if skyline else 0.0
     out: dict[str, Any] = {"build": index.info["build_id"], "size": size,
-                           "budget": unit.shown(budget), "unit": unit.name, "fits": position >= 0,
+                           "budget": unit.shown(budget), "unit": unit.name, "rule": rule,
+                           "fits": position >= 0,
                            "warning": budget_warning(budget, dearest, size, unit)}
     if position < 0:
         return out
@@ -113,7 +120,7 @@ def _answer(index: Any, formats: dict[int, Any], unit: CostUnit, size: float,
     curve = cand.cost * unit.scale
     out.update(candidate=candidate_name(cand.key), learner=cand.learner,
                features=sorted_names(cand.features), accuracy=cand.accuracy,
-               cost=curve(size), cost_curve=curve.text(),
+               accuracy_se=cand.accuracy_se, cost=curve(size), cost_curve=curve.text(),
                cost_coefficients=curve.coefficients.tolist(), model=formats.get(position))
     return out
 
@@ -141,7 +148,7 @@ def run_lookup(args: argparse.Namespace) -> int:
         where = "--budget" if args.queries is None else f"query {number}"
         budget = unit.to_store(value, written, where)
         try:
-            answers.append(_answer(index, formats, unit, size, budget))
+            answers.append(_answer(index, formats, unit, size, budget, args.rule))
         except ValueError as exc:
             raise ValueError(str(exc) if args.queries is None else f"{where}: {exc}") from None
     warnings = [a["warning"] for a in answers if a["warning"]]
@@ -152,10 +159,11 @@ def run_lookup(args: argparse.Namespace) -> int:
         write_json(answers[0] if args.queries is None else answers)
     elif args.output == "csv":
         write_csv(["size", "budget", "unit", "fits", "candidate", "learner", "features",
-                   "accuracy", "cost", "cost_curve", "model", "build"],
+                   "accuracy", "accuracy_se", "cost", "cost_curve", "model", "build"],
                   [[a["size"], a["budget"], a["unit"], a["fits"], a.get("candidate"),
                     a.get("learner"), "+".join(a.get("features", ())), a.get("accuracy"),
-                    a.get("cost"), a.get("cost_curve"), a.get("model"), a["build"]]
+                    a.get("accuracy_se"), a.get("cost"), a.get("cost_curve"), a.get("model"),
+                    a["build"]]
                    for a in answers])
     elif args.queries is not None:
         print(format_table(
