@@ -318,3 +318,41 @@ def test_a_zip_bomb_in_build_arrays_is_refused_on_open(tmp_path):
     engine.dispose()
     with pytest.raises(storage.IndexIntegrityError, match="refusing to decompress"):
         polydom.open_index(url)
+
+
+def _allowed_estimators():
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.dummy import DummyClassifier
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestRegressor
+    from sklearn.isotonic import IsotonicRegression
+    from sklearn.linear_model import Lasso, LogisticRegression, Ridge
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+    from sklearn.svm import SVC
+
+    labels = np.array(["no", "yes"])[Y]
+    return [
+        (make_pipeline(StandardScaler(), LogisticRegression(max_iter=300)), X, labels),
+        (make_pipeline(MinMaxScaler(), SGDClassifier(loss="log_loss", random_state=0)), X, Y),
+        (SGDClassifier(loss="modified_huber", random_state=np.random.RandomState(0)), X, Y),
+        (ExtraTreesClassifier(3, random_state=0), X, labels),
+        (RandomForestRegressor(3, max_depth=3, random_state=0), X, X[:, 0]),
+        (CalibratedClassifierCV(DecisionTreeClassifier(max_depth=2), cv=2,
+                                method="isotonic"), X, Y),
+        (CalibratedClassifierCV(SVC(), cv=2), X, Y),
+        (DummyClassifier(), X, labels), (GaussianNB(), X, Y), (Lasso(), X, X[:, 1]),
+        (Ridge(), X, X[:, 1]), (KNeighborsClassifier(algorithm="brute"), X, Y),
+        (IsotonicRegression(), X[:, 0], X[:, 1]),
+    ]
+
+
+@pytest.mark.parametrize("case", range(13))
+def test_the_grammar_admits_every_kind_of_estimator_the_project_stores(case):
+    model, data, target = _allowed_estimators()[case]
+    model.fit(data, target)
+    blob, fmt = dump_model(model)
+    assert fmt == "skops"
+    again = load_model(blob, fmt, sha256_hex(blob))
+    np.testing.assert_array_equal(again.predict(data), model.predict(data))
