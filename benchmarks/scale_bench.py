@@ -291,8 +291,10 @@ def bench_open_parts(workdir: Path, n: int) -> None:
     import sqlite3
 
     import polydom
-    from storage import index_arrays
+    from storage import SCHEMA_VERSION, index_arrays
+    from storage.candidate_fields import sealed_fields
 
+    fields = sealed_fields(SCHEMA_VERSION)
     path = workdir / f"open_{n}.db"
     if not path.exists():
         publish(f"sqlite:///{path}", n, 0, "c")
@@ -302,8 +304,8 @@ def bench_open_parts(workdir: Path, n: int) -> None:
     atoms = [r[0] for r in conn.execute(
         "SELECT name FROM features WHERE build_id = ? ORDER BY feature_id", (build,))]
     queries = [
-        "SELECT candidate_id, key_json, accuracy, features_json, learner, expansion_id, "
-        "model_sha256 FROM candidates WHERE build_id = ? ORDER BY candidate_id",
+        f"SELECT candidate_id, {', '.join(f.name for f in fields)} FROM candidates "
+        "WHERE build_id = ? ORDER BY candidate_id",
         "SELECT candidate_id, degree, coefficient FROM candidate_costs WHERE build_id = ?",
         "SELECT candidate_id, feature_id, probability FROM candidate_needs WHERE build_id = ? "
         "ORDER BY candidate_id, feature_id",
@@ -324,7 +326,7 @@ def bench_open_parts(workdir: Path, n: int) -> None:
 
     gc.disable()
     try:
-        arrays = timed("decode the blob", lambda: index_arrays.decode(blob, build, atoms))
+        arrays = timed("decode the blob", lambda: index_arrays.decode(blob, build, atoms, fields))
         rows = timed("fetch the rows", lambda: [conn.execute(q, (build,)).fetchall()
                                                 for q in queries])
         timed("check the rows", lambda: index_arrays.check_rows(arrays, *rows))

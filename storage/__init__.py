@@ -6,7 +6,9 @@ a SQLite file; any SQLAlchemy URL works (PostgreSQL through ``psycopg``).
 Modules: :mod:`storage.store` (the :class:`IndexStore` facade), :mod:`storage.database`
 (engine, transactions, schema version, errors), :mod:`storage.builds` (the write path),
 :mod:`storage.reader` (the read path), :mod:`storage.index_arrays` (a build's index as one
-array blob, what readers open), :mod:`storage.seal` (the digest over a build's rows),
+array blob, what readers open), :mod:`storage.seal` (the digests over a
+build's rows and over an expansion),
+:mod:`storage.candidate_fields` (the one definition of a stored candidate),
 :mod:`storage.expansion_cache`, :mod:`storage.blobs` (models and predictions without
 pickle), :mod:`storage.codec` (text forms of keys and curves), :mod:`storage.schema` (tables
 and views).
@@ -22,21 +24,22 @@ from storage.blobs import (
     register_blob_codec,
     register_model_class,
 )
-from storage.builds import TRAINING_NEUTRAL_PARAMS
+from storage.builds import TRAINING_NEUTRAL_PARAMS, BuildPublishedError
 from storage.database import (
     ForeignDatabaseError,
     SchemaVersionError,
     StoreKeyError,
+    StoreLocationError,
     StoreNotFoundError,
     normalize_url,
 )
-from storage.expansion_cache import ExpansionCache
 from storage.reader import BuildRecord, IndexIntegrityError
 from storage.schema import LOOKUP_SQL, SCHEMA_VERSION
 from storage.store import IndexStore
 
 __all__ = [
     "BlobDigest",
+    "BuildPublishedError",
     "BuildRecord",
     "ExpansionCache",
     "ForeignDatabaseError",
@@ -47,6 +50,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SchemaVersionError",
     "StoreKeyError",
+    "StoreLocationError",
     "StoreNotFoundError",
     "TRAINING_NEUTRAL_PARAMS",
     "UntrustedModelError",
@@ -57,3 +61,14 @@ __all__ = [
     "register_blob_codec",
     "register_model_class",
 ]
+
+
+def __getattr__(name: str):
+    """``ExpansionCache`` on first use (PEP 562): it imports :mod:`lattice` (its
+    ``Expansion``), which a reader of stores never needs."""
+    if name == "ExpansionCache":
+        from storage.expansion_cache import ExpansionCache
+
+        globals()[name] = ExpansionCache
+        return ExpansionCache
+    raise AttributeError(f"module 'storage' has no attribute {name!r}")

@@ -19,25 +19,39 @@ import sqlalchemy as sa
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
+from polydom.errors import PolydomError
 from polydom.index.built import Index
 from storage import index_arrays
 from storage import schema as S
 from storage.blobs import dump_model
+from storage.candidate_fields import (
+    StoredCandidate,
+    candidate_row,
+    sealed_fields,
+    sealed_values,
+)
 from storage.codec import (
     canonical_json,
     cost_expression,
     digest,
     display_key,
-    encode_key,
     feature_mask,
     ordered_names,
 )
 from storage.database import Database, now
-from storage.reader import TABLE_KINDS, build_row, feature_order, stored_cost_model
-from storage.seal import index_seal
+from storage.reader import (
+    TABLE_KINDS,
+    build_row,
+    cost_model_digest,
+    feature_order,
+    stored_cost_model,
+    verified_expansions,
+)
+from storage.seal import index_seal, seal_header
 
 __all__ = [
     "TRAINING_NEUTRAL_PARAMS",
+    "BuildPublishedError",
     "KnownModels",
     "begin_build",
     "build_cost_model",
@@ -119,6 +133,8 @@ def begin_build(
     model = build_cost_model(costs, columns)
     curves = model.atoms
     names = list(curves)
+    for name in [*names, *model.bundles]:
+        _check_text(db, name, "feature name")
     cols = model.columns
     bundles = {name: sorted(members, key=names.index) for name, members in model.bundles.items()}
     coefs = {name: curves[name].coefficients.tolist() for name in names}
@@ -226,6 +242,11 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     with db.read() as conn:
         build = build_row(db, conn, build_id)
         build_id = int(build.id)
+        if build.status == "complete":
+            raise BuildPublishedError(
+                f"build {build_id} of {db.display_url!r} is already published (by another "
+                "writer of a build with identical arguments, or earlier); open it with "
+                f"open_index(url, build={build_id})")
         if build.status != "building":
             raise ValueError(f"build {build_id} is already {build.status}")
         stored_model = stored_cost_model(db, conn, build_id)
@@ -275,25 +296,10 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         raise ValueError(f"index.table must be one of {sorted(TABLE_KINDS)}, got {kind}")
     cand_rows, cost_rows = [], []
     for pos, cand in enumerate(table.candidates):
+        _check_text(db, cand.learner, f"learner of candidate {pos}")
+        _check_text(db, display_key(cand.key), f"key of candidate {pos}")
         mask = feature_mask(cand.features, order)
-        names = ordered_names(cand.features, order)
-        row = {
-            "build_id": build_id,
-            "candidate_id": pos,
-            "key": display_key(cand.key),
-            "key_json": encode_key(cand.key),
-            "accuracy": cand.accuracy,
-            "cost": cost_expression(cand.cost),
-            "degree": cand.cost.degree,
-            "features": ", ".join(names),
-            "features_json": canonical_json(names),
-            "feature_mask": mask,
-            "expansion_id": None,
-            "learner": cand.learner,
-            "model_format": None,
-            "model_sha256": None,
-            "model_blob": None,
-        }
+        expansion_id, model = None, None
         known = known_models.get(id(cand.payload))
         if (
             cand.payload is not None
@@ -301,15 +307,15 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
             and known[0] is cand.payload
             and known[1] == build.expansion_key
         ):
-            row["expansion_id"] = known[2]
+            expansion_id = known[2]
         elif cand.payload is None and mask in stored and stored[mask][1] is None:
-            row["expansion_id"] = stored[mask][0]
+            expansion_id = stored[mask][0]
         else:
             dumped = dump_model(cand.payload)
             if dumped is not None:
-                row["model_blob"], row["model_format"] = dumped
-                row["model_sha256"] = db.digest.of(dumped[0])
-        cand_rows.append(row)
+                model = (dumped[0], dumped[1], db.digest.of(dumped[0]))
+        cand_rows.append(candidate_row(build_id, StoredCandidate(
+            pos, cand, ordered_names(cand.features, order), mask, expansion_id, model)))
         cost_rows.extend(
             {"build_id": build_id, "candidate_id": pos, "degree": k, "coefficient": float(c)}
             for k, c in enumerate(cand.cost.coefficients)
@@ -324,36 +330,51 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         for k, pos in enumerate(sky)
     ]
     n_min, n_max = table.domain
-    seal = index_seal(
-        db.digest,
-        (float(n_min), float(n_max), kind),
-        [(r["candidate_id"], r["key_json"], float(r["accuracy"]), r["features_json"],
-          r["learner"], r["expansion_id"], r["model_sha256"]) for r in cand_rows],
-        [(r["candidate_id"], r["degree"], r["coefficient"]) for r in cost_rows],
-        [(r["candidate_id"], r["feature_id"], r["probability"]) for r in need_rows],
-        [(r["range_id"], float(r["n_lo"]), float(r["n_hi"])) for r in range_rows],
-        [(r["range_id"], r["rank"], r["candidate_id"]) for r in entry_rows],
-    )
-    arrays = index_arrays.encode(
-        build_id,
-        seal,
-        kind,
-        (float(n_min), float(n_max)),
-        [cand.key for cand in table.candidates],
-        [r["key_json"] for r in cand_rows],
-        [r["accuracy"] for r in cand_rows],
-        [cand.cost.coefficients for cand in table.candidates],
-        [r["features_json"] for r in cand_rows],
-        [r["learner"] for r in cand_rows],
-        [r["expansion_id"] for r in cand_rows],
-        [r["model_sha256"] for r in cand_rows],
-        [(r["candidate_id"], r["feature_id"], r["probability"]) for r in need_rows],
-        [r["n_lo"] for r in range_rows],
-        table.skyline_positions,
-    )
-    db.add_tables(("build_seals", "build_arrays"))
+    fields = sealed_fields(S.SCHEMA_VERSION)
+    sealed_rows = [sealed_values(r, fields) for r in cand_rows]
+    linked = sorted({r["expansion_id"] for r in cand_rows if r["expansion_id"] is not None})
+    db.add_tables(("build_seals", "build_arrays", "publications", "expansion_seals"))
     b = S.builds
     with db.write() as conn:
+        sequence = int(conn.execute(
+            sa.select(sa.func.coalesce(sa.func.max(S.publications.c.sequence), 0))).scalar()) + 1
+        header = seal_header(
+            n_min, n_max, kind, build.expansion_key, sequence,
+            cost_model_digest(db, conn, build_id),
+            verified_expansions(db, conn, linked, build.expansion_key))
+        seal = index_seal(
+            db.digest,
+            header,
+            sealed_rows,
+            [(r["candidate_id"], r["degree"], r["coefficient"]) for r in cost_rows],
+            [(r["candidate_id"], r["feature_id"], r["probability"]) for r in need_rows],
+            [(r["range_id"], float(r["n_lo"]), float(r["n_hi"])) for r in range_rows],
+            [(r["range_id"], r["rank"], r["candidate_id"]) for r in entry_rows],
+        )
+        arrays = index_arrays.encode(
+            build_id, seal, kind, (float(n_min), float(n_max)),
+            [cand.key for cand in table.candidates], fields, sealed_rows,
+            [cand.cost.coefficients for cand in table.candidates],
+            [(r["candidate_id"], r["feature_id"], r["probability"]) for r in need_rows],
+            [r["n_lo"] for r in range_rows], table.skyline_positions, header,
+        )
+        done = conn.execute(
+            b.update()
+            .where(b.c.id == build_id, b.c.status == "building")
+            .values(status="complete", completed_at=now(), n_min=n_min, n_max=n_max,
+                    index_kind=kind, info=_json_or_str(index.info),
+                    stats=_json_or_str(table.stats_))
+        )
+        if done.rowcount != 1:
+            status = conn.execute(sa.select(b.c.status).where(b.c.id == build_id)).scalar()
+            if status != "complete":
+                raise ValueError(f"build {build_id} of {db.display_url!r} is {status} "
+                                 "(changed by another writer); not published")
+            raise BuildPublishedError(
+                f"build {build_id} of {db.display_url!r} was published meanwhile by another "
+                "writer (a build with identical arguments); open it with "
+                f"open_index(url, build={build_id})"
+            )
         conn.execute(S.candidates.insert(), cand_rows)
         conn.execute(S.candidate_costs.insert(), cost_rows)
         if need_rows:
@@ -361,28 +382,27 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         conn.execute(S.ranges.insert(), range_rows)
         conn.execute(S.skyline_entries.insert(), entry_rows)
         conn.execute(b.update().where(b.c.is_current).values(is_current=False))
-        done = conn.execute(
-            b.update()
-            .where(b.c.id == build_id, b.c.status == "building")
-            .values(
-                status="complete",
-                is_current=True,
-                completed_at=now(),
-                n_min=n_min,
-                n_max=n_max,
-                index_kind=kind,
-                info=_json_or_str(index.info),
-                stats=_json_or_str(table.stats_),
-            )
-        )
-        if done.rowcount != 1:
-            raise ValueError(f"build {build_id} was completed by another writer")
+        conn.execute(b.update().where(b.c.id == build_id).values(is_current=True))
+        conn.execute(S.publications.insert().values(
+            sequence=sequence, build_id=build_id, published_at=now()))
         conn.execute(S.build_seals.insert().values(build_id=build_id, index_digest=seal))
         conn.execute(S.build_arrays.insert().values(
             build_id=build_id, format=index_arrays.FORMAT, digest=db.digest.of(arrays),
             blob=arrays))
     # fresh statistics, so that SQL over the views is planned for the new rows
     db.analyze("candidates, candidate_costs, candidate_needs, ranges, skyline_entries")
+
+
+class BuildPublishedError(PolydomError, ValueError):
+    """The build was published by another writer while this one worked on it (two builds
+    with identical arguments at once share one build id; the first to publish wins)."""
+
+
+def _check_text(db: Database, value: str | None, what: str) -> None:
+    """Refuse a NUL character on PostgreSQL, whose text columns cannot hold it."""
+    if db.dialect == "postgresql" and value is not None and "\x00" in value:
+        raise ValueError(f"{what} must not contain a NUL character on PostgreSQL "
+                         f"({db.display_url!r}), got {value!r}")
 
 
 # ---------------------------------------------------------------------------- lifecycle
@@ -496,9 +516,10 @@ def delete_builds(
         ).all():
             owner = used.get(eid, owner_by_key.get(key))
             if owner is None:
-                if "expansion_predictions" in db.tables:
-                    xp = S.expansion_predictions
-                    conn.execute(xp.delete().where(xp.c.expansion_id == eid))
+                for name in ("expansion_predictions", "expansion_seals"):
+                    if name in db.tables:
+                        side = S.metadata.tables[name]
+                        conn.execute(side.delete().where(side.c.expansion_id == eid))
                 conn.execute(x.delete().where(x.c.id == eid))
                 gone += 1
             else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -30,6 +31,7 @@ __all__ = [
     "ForeignDatabaseError",
     "SchemaVersionError",
     "StoreKeyError",
+    "StoreLocationError",
     "StoreNotFoundError",
     "normalize_url",
     "now",
@@ -44,12 +46,21 @@ class StoreNotFoundError(PolydomError, ValueError):
     """No polydom store at the URL (opened for reading only)."""
 
 
+class StoreLocationError(PolydomError, ValueError):
+    """A place where a store cannot be written: an in-memory database, a missing folder."""
+
+
 class ForeignDatabaseError(PolydomError, ValueError):
     """A non-empty database of another program, where a store was to be created."""
 
 
 class StoreKeyError(PolydomError, ValueError):
     """The store's blobs are signed with a key this process does not hold (or the reverse)."""
+
+
+#: The PostgreSQL advisory lock key every write transaction of a store takes (an arbitrary
+#: constant: "polydom" in ASCII, as a 64-bit integer); it serialises writers per database.
+WRITE_LOCK = int.from_bytes(b"polydom", "big")
 
 
 def normalize_url(url: str | os.PathLike, base: str | os.PathLike | None = None) -> str:
@@ -141,17 +152,18 @@ class Database:
         #: The id of the key the store's blobs are signed with (None: plain sha256).
         self.store_key_id: str | None = None
         if self.dialect == "sqlite":
-            database = parsed.database or ""
-            on_disk = database not in ("", ":memory:")
-            if not create and on_disk and not Path(database).exists():
-                raise StoreNotFoundError(f"url {self.display_url!r}: no such SQLite file")
-            if self.read_only and on_disk:
-                uri = f"file:{quote(str(Path(database).resolve()))}?mode=ro"
+            database, self.read_only = _sqlite_location(parsed, self.display_url,
+                                                        self.read_only, create)
+            create = create and not self.read_only
+            on_disk = database is not None
+            if on_disk and self.read_only:
+                # a fresh connection per transaction (no pool): each picks immutable or ro
                 self.engine = sa.create_engine(
-                    "sqlite://",
-                    creator=lambda: sqlite3.connect(uri, uri=True, timeout=60,
-                                                    check_same_thread=False),
-                )
+                    "sqlite://", poolclass=sa.pool.NullPool,
+                    creator=lambda: _read_only_connection(database))
+            elif on_disk:
+                self.engine = sa.create_engine(parsed.set(query={}),
+                                               connect_args={"timeout": 60})
             else:
                 self.engine = sa.create_engine(parsed, connect_args={"timeout": 60})
             _sqlite_transactions(self.engine)
@@ -175,16 +187,42 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[sa.Connection]:
-        """A write transaction (``BEGIN IMMEDIATE`` on SQLite: writers queue, never deadlock)."""
-        with self.engine.connect() as conn:
+        """A write transaction; writers of one store run one at a time.
+
+        SQLite: ``BEGIN IMMEDIATE`` (writers queue, never deadlock).  PostgreSQL: the
+        transaction first takes a transaction-level advisory lock (:data:`WRITE_LOCK`), so
+        two publishers never interleave (each statement, in ``READ COMMITTED``, then sees
+        what the writer before it committed: one current build, always; an identical build
+        started at the same moment finds the other's row instead of inserting its own).
+        """
+        with self._unwritable(), self.engine.connect() as conn:
             conn.execution_options(polydom_write=True)
             with conn.begin():
+                if self.dialect == "postgresql":
+                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"),
+                                 {"k": WRITE_LOCK})
                 yield conn
+
+    @contextmanager
+    def _unwritable(self) -> Iterator[None]:
+        """Turn SQLite's "readonly database" / "unable to open database file" of a store
+        opened to write into one line naming the file."""
+        try:
+            yield
+        except sa.exc.OperationalError as exc:
+            text = str(exc.orig)
+            if (self.dialect == "sqlite" and not self.read_only
+                    and ("readonly" in text or "unable to open" in text)):
+                path = sa.engine.make_url(self.url).database
+                raise StoreLocationError(
+                    f"url {self.display_url!r}: {path!r} cannot be written ({text}: a "
+                    "read-only file, folder or medium); open it read-only to read it") from None
+            raise
 
     @contextmanager
     def read(self) -> Iterator[sa.Connection]:
         """A read transaction: one consistent snapshot on SQLite (WAL) and PostgreSQL."""
-        with self.engine.connect() as conn:
+        with self._unwritable(), self.engine.connect() as conn:
             if self.dialect == "postgresql":
                 conn.execution_options(isolation_level="REPEATABLE READ")
             with conn.begin():
@@ -325,6 +363,8 @@ class Database:
         with self.write() as conn:
             for name in missing:
                 S.metadata.tables[name].create(conn, checkfirst=True)
+                if name == "publications":  # the log comes with "one current build"
+                    S.one_current_build.create(conn, checkfirst=True)
         self.tables.update(missing)  # after the commit: a rolled-back create is not recorded
 
     def check_writable(self) -> None:
@@ -346,6 +386,84 @@ class Database:
                 "database: polydom build CONFIG with another store, or "
                 "polydom.build_index(..., store=NEW_URL)"
             )
+
+
+def _sqlite_location(
+    url: sa.engine.URL, shown: str, read_only: bool, create: bool
+) -> tuple[str | None, bool]:
+    """The file of a SQLite URL (None: in memory) and whether it is opened read-only.
+
+    ``?mode=ro`` or ``?immutable=1`` in the URL make the open read-only.  Refused with a
+    one-line error naming the path: a file that is not a regular file (a FIFO would block
+    the open forever, a folder or device is no store), a missing file opened to read, a
+    missing folder or an in-memory database opened to write (a build stored there vanishes
+    with the process).  Checked before anything is opened.
+
+    Runtime complexity: two ``stat`` calls.
+    """
+    query = dict(url.query)
+    read_only = read_only or query.get("mode") == "ro" or query.get("immutable") == "1"
+    database = url.database or ""
+    if database in ("", ":memory:") or query.get("mode") == "memory":
+        if not read_only:
+            raise StoreLocationError(
+                f"url {shown!r} is an in-memory SQLite database: a build stored there "
+                "vanishes when the process ends; give a file path")
+        return None, read_only
+    path = Path(database).resolve()
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if read_only or not create:
+            raise StoreNotFoundError(f"url {shown!r}: no such SQLite file") from None
+        if not path.parent.is_dir():
+            raise StoreLocationError(
+                f"url {shown!r}: folder {str(path.parent)!r} does not exist; create it "
+                "first") from None
+        return str(path), read_only
+    except OSError as exc:
+        raise StoreNotFoundError(f"url {shown!r}: cannot read {str(path)!r} "
+                                 f"({exc.strerror})") from None
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "a device")
+        raise StoreNotFoundError(f"url {shown!r}: {str(path)!r} is {kind}, not a regular "
+                                 "file; a store is a SQLite file")
+    return str(path), read_only
+
+
+def _read_only_connection(path: str) -> sqlite3.Connection:
+    """A connection that reads ``path`` and writes nothing, not even side files.
+
+    A store in WAL mode with no ``-wal`` file next to it has no writer and nothing to
+    replay: it is opened ``immutable=1`` (no ``-wal``/``-shm`` created, readable on
+    read-only media).  Otherwise it is opened ``mode=ro``, sharing the live writer's log,
+    and where that fails (read-only media without the ``-shm`` file) ``immutable=1``.
+    A database in rollback-journal mode is opened ``mode=ro`` (no side files).
+    """
+    uri = f"file:{quote(path)}?mode=ro"
+    if _wal_mode(path) and not os.path.exists(f"{path}-wal"):
+        uri += "&immutable=1"
+    conn = sqlite3.connect(uri, uri=True, timeout=60, check_same_thread=False)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        conn.close()
+        if "immutable" in uri:
+            raise
+        conn = sqlite3.connect(uri + "&immutable=1", uri=True, check_same_thread=False)
+    return conn
+
+
+def _wal_mode(path: str) -> bool:
+    """Whether the SQLite file at ``path`` is in WAL mode (its header's read and write
+    versions are 2)."""
+    try:
+        with open(path, "rb") as f:
+            header = f.read(20)
+    except OSError:
+        return False
+    return header[:16] == b"SQLite format 3\x00" and header[18:20] == b"\x02\x02"
 
 
 def _sqlite_transactions(engine: sa.Engine) -> None:

@@ -13,7 +13,13 @@ from storage.blobs import dump_model, dump_predictions, load_model, load_predict
 from storage.builds import KnownModels
 from storage.codec import feature_mask, mask_features, ordered_names
 from storage.database import Database, now
-from storage.reader import build_row, feature_order
+from storage.reader import (
+    build_row,
+    check_expansion,
+    expansion_digest,
+    expansion_select,
+    feature_order,
+)
 
 __all__ = ["ExpansionCache"]
 
@@ -70,7 +76,10 @@ class ExpansionCache(MutableMapping):
         x = S.expansions
         stored = None
         with self._db.read() as conn:
-            row = conn.execute(self._select(x).where(x.c.feature_mask == mask)).first()
+            row = conn.execute(
+                expansion_select(self._db, x.c.model_blob).where(
+                    x.c.expansion_key == self._key, x.c.feature_mask == mask)
+            ).first()
             if row is not None and "expansion_predictions" in self._db.tables:
                 xp = S.expansion_predictions
                 stored = conn.execute(
@@ -81,6 +90,7 @@ class ExpansionCache(MutableMapping):
             raise KeyError(features)
         if row.model_format is not None or stored is not None:
             self._db.check_key()
+        check_expansion(self._db, row)  # re-verified, never trusted, before it is reused
         predictions = None
         if stored is not None:
             predictions = load_predictions(
@@ -116,8 +126,8 @@ class ExpansionCache(MutableMapping):
         dumped = dump_model(expansion.model)
         blob, fmt = dumped if dumped is not None else (None, None)
         predicted = dump_predictions(expansion.predictions)
-        if predicted is not None:
-            self._db.add_tables(("expansion_predictions",))
+        self._db.add_tables(("expansion_seals",) if predicted is None
+                            else ("expansion_seals", "expansion_predictions"))
         values = {
             "accuracy": float(expansion.accuracy),
             "fit_seconds": float(expansion.fit_seconds),
@@ -149,6 +159,11 @@ class ExpansionCache(MutableMapping):
                 conn.execute(S.expansion_predictions.insert().values(
                     expansion_id=found, format=predicted[1],
                     digest=self._db.digest.of(predicted[0]), blob=predicted[0]))
+            xs = S.expansion_seals
+            conn.execute(xs.delete().where(xs.c.expansion_id == found))
+            sealed = conn.execute(expansion_select(self._db).where(x.c.id == found)).one()
+            conn.execute(xs.insert().values(expansion_id=found,
+                                            digest=expansion_digest(self._db, sealed)))
         if expansion.model is not None:
             self._known_models[id(expansion.model)] = (
                 expansion.model,
@@ -164,11 +179,12 @@ class ExpansionCache(MutableMapping):
         x = S.expansions
         try:
             with self._db.write() as conn:
-                if "expansion_predictions" in self._db.tables:
-                    xp = S.expansion_predictions
-                    conn.execute(xp.delete().where(xp.c.expansion_id.in_(
-                        self._select(x.c.id).where(x.c.feature_mask == mask)
-                        .scalar_subquery())))
+                for name in ("expansion_predictions", "expansion_seals"):
+                    if name in self._db.tables:
+                        side = S.metadata.tables[name]
+                        conn.execute(side.delete().where(side.c.expansion_id.in_(
+                            self._select(x.c.id).where(x.c.feature_mask == mask)
+                            .scalar_subquery())))
                 gone = conn.execute(
                     x.delete().where(x.c.expansion_key == self._key, x.c.feature_mask == mask)
                 ).rowcount

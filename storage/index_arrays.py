@@ -8,22 +8,21 @@ array against the others and returns the columns :meth:`polydom.Candidate.from_c
 the skyline table take.  The layout is ours because no library stores "candidates,
 cost coefficients, needs, ranges and skylines" as one unit; the container is numpy's.
 
-What the blob holds (``K`` candidates, ``L`` coefficients, ``N`` needs, ``R`` ranges, ``E``
-skyline entries):
+The candidates' columns are those of :mod:`storage.candidate_fields` that decide answers
+(``CandidateField.array``), each in its encoding.  What the blob holds (``K`` candidates,
+``L`` coefficients, ``N`` needs, ``R`` ranges, ``E`` skyline entries):
 
 ============================  =================================================================
 ``meta`` (uint8, JSON)         format version, build id, the build's seal, index kind, key mode,
-                               the distinct feature sets (their ``features_json``) and learners
+                               the fields (name, encoding) in order, the distinct texts of each
+                               ``"text"`` field, and ``header`` (what else the seal covers: the
+                               publication number, the cost model's digest, the seals of the
+                               expansions the candidates use)
 ``domain`` float64 (2,)        ``n_min, n_max``
 ``keys`` (uint8, JSON)         the keys as a JSON list of strings (key mode ``"str"``), or of
                                their ``key_json`` texts (``"json"``: any other key)
-``accuracy`` float64 (K,)
+one array per other field     float64 (K,) / int64 (K,) (-1: None) / int64 (K,) text positions
 ``coefficients`` float64 (K,L) cost coefficients, lowest degree first, zero-padded
-``feature_set_of`` int64 (K,)  index into the distinct feature sets
-``learner_of`` int64 (K,)      index into the distinct learners, -1: none
-``expansion_id`` int64 (K,)    the expansion whose model the candidate uses, -1: none
-``own_models`` int64 (M,)      candidates with their own model blob, ascending; ``meta`` holds
-                               the digests of those blobs in the same order
 ``need_candidate``, ``need_atom`` int64 (N,), ``need_probability`` float64 (N,):
                                the needs, sorted by candidate then atom
 ``breaks`` float64 (R,)        start of each range
@@ -45,23 +44,27 @@ from typing import Any
 import numpy as np
 
 from polydom.blob_bounds import BlobBoundsError, load_npz
+from storage.candidate_fields import CandidateField
 from storage.codec import decode_key
 from storage.seal import IndexIntegrityError
 
 __all__ = ["FORMAT", "IndexArrays", "check_rows", "decode", "encode"]
 
-#: The value of ``build_arrays.format`` this module writes and reads.
-FORMAT = "npz-1"
-_VERSION = 1
+#: The value of ``build_arrays.format`` this module writes and reads (``npz-1``, the layout
+#: before :mod:`storage.candidate_fields`, is not read: such builds open from their rows).
+FORMAT = "npz-2"
+_VERSION = 2
+_NONE = -1
 
 
 @dataclass(frozen=True)
 class IndexArrays:
     """The decoded columns of a build's index (see the module docstring).
 
-    ``features`` are frozensets (equal sets are one object), ``needs`` one dict per
-    candidate (atom name -> probability, in atom order), ``skylines`` lists of candidate
-    positions, cheapest first.
+    ``columns`` holds every field's Python column (None where a row holds NULL),
+    ``features`` the feature sets as frozensets (equal sets are one object), ``needs`` one
+    dict per candidate (atom name -> probability, in atom order), ``skylines`` lists of
+    candidate positions, cheapest first, ``header`` what else the seal covers.
     """
 
     build_id: int
@@ -70,6 +73,7 @@ class IndexArrays:
     n_min: float
     n_max: float
     keys: list[Hashable]
+    columns: dict[str, list]
     accuracy: np.ndarray
     coefficients: np.ndarray
     features: list[frozenset]
@@ -79,6 +83,7 @@ class IndexArrays:
     needs: list[dict[str, float]]
     breaks: list[float]
     skylines: list[list[int]]
+    header: dict[str, Any]
     #: What :func:`check_rows` compares the rows with.
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
 
@@ -96,24 +101,22 @@ def encode(
     kind: str,
     domain: tuple[float, float],
     keys: Sequence[Hashable],
-    key_json: Sequence[str],
-    accuracy: Sequence[float],
+    fields: Sequence[CandidateField],
+    rows: Sequence[Sequence[Any]],
     coefficients: Sequence[np.ndarray],
-    features_json: Sequence[str],
-    learners: Sequence[str | None],
-    expansion_ids: Sequence[int | None],
-    model_digests: Sequence[str | None],
     needs: Sequence[tuple[int, int, float]],
     breaks: Sequence[float],
     skylines: Sequence[Sequence[int]],
+    header: dict[str, Any] | None = None,
 ) -> bytes:
-    """The blob of one build, from the columns :func:`storage.builds.publish` writes as rows.
+    """The blob of one build, from the rows :func:`storage.builds.publish` writes.
 
-    ``keys[i]`` is candidate ``i``'s key and ``key_json[i]`` its stored text; ``needs`` rows
-    are ``(candidate, atom id, probability)``; ``model_digests[i]`` is the digest of the
-    candidate's own model blob (None: none, or its model is an expansion's).
+    ``keys[i]`` is candidate ``i``'s key; ``rows[i]`` is ``(i, *values of fields)`` (the
+    sealed fields of :mod:`storage.candidate_fields`); ``needs`` rows are ``(candidate, atom
+    id, probability)``; ``header`` is JSON-able, stored as it is.
 
-    Runtime complexity: O(K * L + N + E) numpy work plus one JSON text of the keys.
+    Runtime complexity: O(K * (L + fields) + N + E) numpy work plus one JSON text of the
+    keys.
     """
     k = len(keys)
     width = max((len(c) for c in coefficients), default=1)
@@ -121,14 +124,25 @@ def encode(
     for i, c in enumerate(coefficients):
         coef[i, : len(c)] = c
     plain = all(type(key) is str for key in keys)
-    set_ids: dict[str, int] = {}
-    learner_ids: dict[str, int] = {}
-    set_of = np.array([set_ids.setdefault(f, len(set_ids)) for f in features_json],
-                      dtype=np.int64)
-    learner_of = np.array(
-        [-1 if name is None else learner_ids.setdefault(name, len(learner_ids))
-         for name in learners], dtype=np.int64)
-    own = [i for i, d in enumerate(model_digests) if d is not None]
+    values = list(zip(*rows, strict=True))[1:] if rows else [()] * len(fields)
+    arrays: dict[str, np.ndarray] = {}
+    texts: dict[str, list[str]] = {}
+    key_json: list[str] = []
+    for f, column in zip(fields, values, strict=True):
+        if f.array == "key":
+            key_json = list(column)
+        elif f.array == "float":
+            arrays[f.name] = np.array([np.nan if v is None else v for v in column],
+                                      dtype=np.float64).reshape(k)
+        elif f.array == "id":
+            arrays[f.name] = np.array([_NONE if v is None else int(v) for v in column],
+                                      dtype=np.int64).reshape(k)
+        else:
+            distinct: dict[str, int] = {}
+            arrays[f.name] = np.array(
+                [_NONE if v is None else distinct.setdefault(v, len(distinct)) for v in column],
+                dtype=np.int64).reshape(k)
+            texts[f.name] = list(distinct)
     need = sorted((int(c), int(a), float(p)) for c, a, p in needs)
     meta = {
         "version": _VERSION,
@@ -136,63 +150,60 @@ def encode(
         "seal": seal,
         "kind": kind,
         "keys": "str" if plain else "json",
-        "feature_sets": list(set_ids),
-        "learners": list(learner_ids),
-        "model_digests": [model_digests[i] for i in own],
+        "fields": [[f.name, f.array] for f in fields],
+        "texts": texts,
+        "header": header or {},
     }
-    arrays = {
+    arrays.update({
         "meta": _text(meta),
         "domain": np.array(domain, dtype=np.float64),
-        "keys": _text(list(keys) if plain else list(key_json)),
-        "accuracy": np.asarray(accuracy, dtype=np.float64).reshape(k),
+        "keys": _text(list(keys) if plain else key_json),
         "coefficients": coef,
-        "feature_set_of": set_of.reshape(k),
-        "learner_of": learner_of.reshape(k),
-        "expansion_id": np.array([-1 if e is None else int(e) for e in expansion_ids],
-                                 dtype=np.int64).reshape(k),
-        "own_models": np.array(own, dtype=np.int64),
         "need_candidate": np.array([r[0] for r in need], dtype=np.int64),
         "need_atom": np.array([r[1] for r in need], dtype=np.int64),
         "need_probability": np.array([r[2] for r in need], dtype=np.float64),
         "breaks": np.array(breaks, dtype=np.float64),
         "sky_offsets": np.cumsum([0] + [len(s) for s in skylines], dtype=np.int64),
         "sky_candidates": np.array([i for s in skylines for i in s], dtype=np.int64),
-    }
+    })
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     return buf.getvalue()
 
 
 _SHAPES = {  # name -> (dtype kind, ndim)
-    "meta": ("u", 1), "domain": ("f", 1), "keys": ("u", 1), "accuracy": ("f", 1),
-    "coefficients": ("f", 2), "feature_set_of": ("i", 1), "learner_of": ("i", 1),
-    "expansion_id": ("i", 1), "own_models": ("i", 1), "need_candidate": ("i", 1),
-    "need_atom": ("i", 1), "need_probability": ("f", 1), "breaks": ("f", 1),
-    "sky_offsets": ("i", 1), "sky_candidates": ("i", 1),
+    "meta": ("u", 1), "domain": ("f", 1), "keys": ("u", 1), "coefficients": ("f", 2),
+    "need_candidate": ("i", 1), "need_atom": ("i", 1), "need_probability": ("f", 1),
+    "breaks": ("f", 1), "sky_offsets": ("i", 1), "sky_candidates": ("i", 1),
 }
+_FIELD_DTYPE = {"float": "f", "id": "i", "text": "i"}
 
 
-def decode(blob: bytes, build_id: int, atoms: Sequence[str]) -> IndexArrays:
+def decode(
+    blob: bytes, build_id: int, atoms: Sequence[str], fields: Sequence[CandidateField]
+) -> IndexArrays:
     """The columns of a blob written by :func:`encode` for build ``build_id``.
 
     ``atoms`` are the build's atomic features in their stored order (need rows name them
-    by position).  Every array is checked against the others (lengths, index ranges,
-    order), so a blob that decodes is a well-formed index; values (accuracies in [0, 1],
-    finite coefficients, probabilities) are checked by the constructors they feed.
+    by position); ``fields`` the sealed fields the blob must hold, in order.  Every array is
+    checked against the others (lengths, index ranges, order), so a blob that decodes is a
+    well-formed index; values (accuracies in [0, 1], finite coefficients, probabilities) are
+    checked by the constructors they feed.
 
-    Runtime complexity: O(K * L + N + E) numpy work, plus O(K + N + R) to build the Python
-    columns.
+    Runtime complexity: O(K * (L + fields) + N + E) numpy work, plus O(K + N + R) to build
+    the Python columns.
 
     Raises
     ------
     IndexIntegrityError
         If the blob does not decode, or its arrays do not form an index of build
-        ``build_id``.
+        ``build_id`` with these fields.
     """
     what = f"build {build_id}: its index arrays"
+    names = {f.name: f.array for f in fields if f.array != "key"}
     try:
         stored = load_npz(blob, what)
-        arrays = {name: stored[name] for name in _SHAPES}
+        arrays = {name: stored[name] for name in [*_SHAPES, *names]}
         meta = json.loads(arrays["meta"].tobytes())
         keys = json.loads(arrays["keys"].tobytes())
     except BlobBoundsError as exc:
@@ -202,7 +213,8 @@ def decode(blob: bytes, build_id: int, atoms: Sequence[str]) -> IndexArrays:
         raise IndexIntegrityError(
             f"{what} do not decode ({type(exc).__name__}: {reason}); refusing to open it"
         ) from None
-    for name, (kind, ndim) in _SHAPES.items():
+    shapes = {**_SHAPES, **{n: (_FIELD_DTYPE[a], 1) for n, a in names.items()}}
+    for name, (kind, ndim) in shapes.items():
         a = arrays[name]
         if a.dtype.kind != kind or a.ndim != ndim:
             raise IndexIntegrityError(f"{what}: {name!r} has dtype {a.dtype} and {a.ndim} "
@@ -215,29 +227,26 @@ def decode(blob: bytes, build_id: int, atoms: Sequence[str]) -> IndexArrays:
         raise bad(f"unknown layout {meta.get('version') if isinstance(meta, dict) else meta!r}")
     if meta.get("build_id") != build_id:
         raise bad(f"they were written for build {meta.get('build_id')!r}")
-    sets, learners, digests = (meta.get(n) for n in ("feature_sets", "learners",
-                                                     "model_digests"))
-    if not (_strings(sets) and _strings(learners) and _strings(digests)
+    if meta.get("fields") != [[f.name, f.array] for f in fields]:
+        raise bad(f"they hold the fields {meta.get('fields')!r}, not those of this store")
+    texts = meta.get("texts")
+    if not (isinstance(texts, dict) and set(texts) == {n for n, a in names.items()
+                                                        if a == "text"}
+            and all(_strings(t) for t in texts.values())
+            and isinstance(meta.get("header"), dict)
             and isinstance(meta.get("kind"), str) and meta.get("keys") in ("str", "json")
             and (meta.get("seal") is None or isinstance(meta.get("seal"), str))):
         raise bad("their header is malformed")
-    acc = arrays["accuracy"]
-    k = acc.shape[0]
-    if not _strings(keys) or len(keys) != k or k == 0:
-        raise bad(f"{len(keys) if isinstance(keys, list) else keys!r} keys for {k} accuracies")
-    for name in ("feature_set_of", "learner_of", "expansion_id"):
+    k = len(keys) if isinstance(keys, list) else -1
+    if not _strings(keys) or k == 0:
+        raise bad(f"{k} keys")
+    for name, kind in names.items():
         if arrays[name].shape != (k,):
             raise bad(f"{name!r} has {arrays[name].shape[0]} entries for {k} candidates")
+        if kind == "text":
+            _within(arrays[name], _NONE, len(texts[name]), name, bad)
     if arrays["coefficients"].shape[0] != k or arrays["coefficients"].shape[1] == 0:
         raise bad(f"coefficients of shape {arrays['coefficients'].shape} for {k} candidates")
-    _within(arrays["feature_set_of"], 0, len(sets), "feature_set_of", bad)
-    _within(arrays["learner_of"], -1, len(learners), "learner_of", bad)
-    own = arrays["own_models"]
-    _within(own, 0, k, "own_models", bad)
-    if len(own) != len(digests) or (np.diff(own) <= 0).any():
-        raise bad("own model positions are not ascending or do not match their digests")
-    if ((arrays["expansion_id"] >= 0)[own]).any():
-        raise bad("a candidate has both an expansion's model and its own")
     nc, na, npr = arrays["need_candidate"], arrays["need_atom"], arrays["need_probability"]
     if not nc.shape == na.shape == npr.shape:
         raise bad("need columns differ in length")
@@ -261,20 +270,33 @@ def decode(blob: bytes, build_id: int, atoms: Sequence[str]) -> IndexArrays:
             key_list = [decode_key(t) for t in keys]
         except ValueError as exc:
             raise bad(f"a key does not decode ({exc})") from None
-    set_list = []
-    for text in sets:
+    columns: dict[str, list] = {}
+    for name, kind in names.items():
+        a = arrays[name]
+        if kind == "float":
+            columns[name] = [None if v != v else v for v in a.tolist()]
+        elif kind == "id":
+            columns[name] = [None if v == _NONE else v for v in a.tolist()]
+        else:
+            values = [*texts[name], None]  # position -1: None
+            columns[name] = [values[i] for i in a.tolist()]
+    sets: dict[str, frozenset] = {}
+    for text in texts.get("features_json", []):
         try:
-            names = json.loads(text)
+            feature_names = json.loads(text)
         except ValueError:
-            names = None
-        if not _strings(names):
+            feature_names = None
+        if not _strings(feature_names):
             raise bad(f"feature set {text!r} is not a JSON list of names")
-        set_list.append(frozenset(names))
-    names = list(atoms)
+        sets[text] = frozenset(feature_names)
+    eid = arrays["expansion_id"]
+    own = {i: d for i, d in enumerate(columns["model_sha256"]) if d is not None}
+    if (eid[list(own)] >= 0).any():
+        raise bad("a candidate has both an expansion's model and its own")
+    atom_names = list(atoms)
     needs: list[dict[str, float]] = [{} for _ in range(k)]
     for c, a, p in zip(nc.tolist(), na.tolist(), npr.tolist(), strict=True):
-        needs[c][names[a]] = p
-    learner_names: list[str | None] = [*learners, None]  # index -1: none
+        needs[c][atom_names[a]] = p
     cands = sky.tolist()
     cuts = offsets.tolist()
     return IndexArrays(
@@ -284,20 +306,23 @@ def decode(blob: bytes, build_id: int, atoms: Sequence[str]) -> IndexArrays:
         n_min=float(domain[0]),
         n_max=float(domain[1]),
         keys=key_list,
-        accuracy=acc,
+        columns=columns,
+        accuracy=arrays["accuracy"],
         coefficients=arrays["coefficients"],
-        features=[set_list[i] for i in arrays["feature_set_of"].tolist()],
-        learners=[learner_names[i] for i in arrays["learner_of"].tolist()],
-        expansion_id=arrays["expansion_id"],
-        own_models=dict(zip(own.tolist(), digests, strict=True)),
+        features=[sets[t] for t in columns["features_json"]],
+        learners=columns["learner"],
+        expansion_id=eid,
+        own_models=own,
         needs=needs,
         breaks=breaks.tolist(),
         skylines=[cands[a:b] for a, b in zip(cuts, cuts[1:], strict=False)],
+        header=meta["header"],
         raw={"key_mode": meta["keys"], "key_text": arrays["keys"].tobytes().decode(),
-             "key_json": None if meta["keys"] == "str" else keys, "feature_sets": sets,
-             **{name: arrays[name] for name in ("feature_set_of", "need_candidate",
-                                                "need_atom", "need_probability",
-                                                "sky_offsets", "sky_candidates")}},
+             "key_json": None if meta["keys"] == "str" else keys,
+             "fields": list(fields), "arrays": {n: arrays[n] for n in names},
+             **{name: arrays[name] for name in ("need_candidate", "need_atom",
+                                                "need_probability", "sky_offsets",
+                                                "sky_candidates")}},
     )
 
 
@@ -312,41 +337,37 @@ def check_rows(
     """The first group of a build's rows that differs from its arrays (None: all agree).
 
     The rows are those the build's seal covers, in key order: ``candidates`` ``(candidate_id,
-    key_json, accuracy, features_json, learner, expansion_id, model_sha256)``,
-    ``coefficients`` ``(candidate_id, degree, coefficient)`` (any order), ``needs``
-    ``(candidate_id, feature_id, probability)``, ``ranges`` ``(range_id, n_lo, n_hi)``,
-    ``entries`` ``(range_id, rank, candidate_id)``.  Arrays that match their digest and
-    rows equal to them are rows equal to what was sealed: the rows are checked column by
-    column (list and array comparisons) instead of through the seal's canonical text.
+    *sealed fields)`` (the fields the arrays were decoded with), ``coefficients``
+    ``(candidate_id, degree, coefficient)`` (any order), ``needs`` ``(candidate_id,
+    feature_id, probability)``, ``ranges`` ``(range_id, n_lo, n_hi)``, ``entries``
+    ``(range_id, rank, candidate_id)``.  Arrays that match their digest and rows equal to
+    them are rows equal to what was sealed: the rows are checked column by column (list and
+    array comparisons) instead of through the seal's canonical text.
 
-    Runtime complexity: O(K * d + N + E) for K candidates of degree d, N needs and E
-    entries, in list and numpy comparisons.
+    Runtime complexity: O(K * (d + fields) + N + E) for K candidates of degree d, N needs
+    and E entries, in list and numpy comparisons.
     """
     raw = arrays.raw
     k = len(arrays.keys)
-    cols = list(zip(*candidates, strict=True)) if candidates else [()] * 7
-    ids, key_json, acc, feats, learners, eids, digests = cols
-    if list(ids) != list(range(k)):
+    fields: list[CandidateField] = raw["fields"]
+    cols = list(zip(*candidates, strict=True)) if candidates else [()] * (len(fields) + 1)
+    if len(cols) != len(fields) + 1 or list(cols[0]) != list(range(k)):
         return "candidates"
-    if raw["key_mode"] == "str":
-        if "[" + ",".join(key_json) + "]" != raw["key_text"]:
+    for f, column in zip(fields, cols[1:], strict=True):
+        if f.array == "key":
+            same = ("[" + ",".join(column) + "]" == raw["key_text"]
+                    if raw["key_mode"] == "str" else list(column) == raw["key_json"])
+        elif f.array == "float":
+            try:
+                values = np.array([np.nan if v is None else v for v in column],
+                                  dtype=np.float64)
+            except (TypeError, ValueError):  # a value edited to text
+                return "candidates"
+            same = np.array_equal(values, raw["arrays"][f.name], equal_nan=True)
+        else:
+            same = list(column) == arrays.columns[f.name]
+        if not same:
             return "candidates"
-    elif list(key_json) != raw["key_json"]:
-        return "candidates"
-    sets = raw["feature_sets"]
-    own = [None] * k
-    for pos, sha in arrays.own_models.items():
-        own[pos] = sha
-    try:
-        accuracy = np.array(acc, dtype=np.float64)
-    except (TypeError, ValueError):  # a value edited to text
-        return "candidates"
-    if not (np.array_equal(accuracy, arrays.accuracy)
-            and list(feats) == [sets[i] for i in raw["feature_set_of"].tolist()]
-            and list(learners) == arrays.learners
-            and list(eids) == [None if e < 0 else e for e in arrays.expansion_id.tolist()]
-            and list(digests) == own):
-        return "candidates"
     coef = arrays.coefficients
     nonzero = coef != 0.0
     lengths = np.where(nonzero.any(axis=1), coef.shape[1] - np.argmax(nonzero[:, ::-1], axis=1),

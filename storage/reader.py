@@ -26,15 +26,27 @@ from polydom.index.table import SkylineTable
 from storage import index_arrays
 from storage import schema as S
 from storage.blobs import BlobDigest, load_model
+from storage.candidate_fields import sealed_fields
 from storage.codec import decode_key, display_key, stored_curve, stored_curves
 from storage.database import Database
-from storage.seal import IndexIntegrityError, index_seal
+from storage.seal import (
+    LEGACY_SEALED_COLUMNS,
+    IndexIntegrityError,
+    expansion_seal,
+    index_seal,
+    rows_digest,
+    seal_header,
+)
 
 __all__ = [
     "TABLE_KINDS",
     "IndexIntegrityError",
     "BuildRecord",
     "build_row",
+    "check_expansion",
+    "cost_model_digest",
+    "expansion_digest",
+    "expansion_select",
     "current_build_id",
     "feature_costs",
     "atom_order",
@@ -45,6 +57,7 @@ __all__ = [
     "load_index",
     "skyline_rows",
     "sql_lookup",
+    "verified_expansions",
 ]
 
 #: The skyline table classes a build may be published as, by their stored name.
@@ -193,6 +206,165 @@ def feature_costs(conn: sa.Connection, build_id: int) -> dict[int, CostCurve]:
     }
 
 
+# ---------------------------------------------------------------------------- seal header
+def cost_model_digest(db: Database, conn: sa.Connection, build_id: int) -> str:
+    """sha256 over the rows that make a build's cost model (``features``,
+    ``feature_costs``, ``bundles``, ``bundle_atoms``): names, columns, cost coefficients.
+    A version-2 seal covers it, so an edit of a feature's columns, name or cost is refused.
+
+    Runtime complexity: O(atoms * degree + bundle members) rows.
+    """
+    f, fc, u, ua = S.features, S.feature_costs, S.bundles, S.bundle_atoms
+    groups = {
+        "features": conn.execute(
+            sa.select(f.c.feature_id, f.c.name, f.c.columns, f.c.cost, f.c.degree)
+            .where(f.c.build_id == build_id)).all(),
+        "feature_costs": conn.execute(
+            sa.select(fc.c.feature_id, fc.c.degree, fc.c.coefficient)
+            .where(fc.c.build_id == build_id)).all(),
+    }
+    if db.schema_version >= 2:
+        groups["bundles"] = conn.execute(
+            sa.select(u.c.bundle_id, u.c.name).where(u.c.build_id == build_id)).all()
+        groups["bundle_atoms"] = conn.execute(
+            sa.select(ua.c.bundle_id, ua.c.feature_id).where(ua.c.build_id == build_id)).all()
+    return rows_digest(groups)
+
+
+def expansion_select(db: Database, *extra: Any) -> sa.Select:
+    """Expansion rows with what their seal covers (``sealed``: the columns in seal order,
+    the predictions' digest last) and their stored seal (``stored_seal``)."""
+    x = S.expansions
+    cols = [x.c.id, x.c.expansion_key, x.c.feature_mask, x.c.features, x.c.accuracy,
+            x.c.fit_seconds, x.c.model_format, x.c.model_sha256]
+    source = x
+    if "expansion_predictions" in db.tables:
+        xp = S.expansion_predictions
+        source = source.outerjoin(xp, xp.c.expansion_id == x.c.id)
+        cols.append(xp.c.digest.label("predictions_digest"))
+    else:
+        cols.append(sa.null().label("predictions_digest"))
+    if "expansion_seals" in db.tables:
+        xs = S.expansion_seals
+        source = source.outerjoin(xs, xs.c.expansion_id == x.c.id)
+        cols.append(xs.c.digest.label("stored_seal"))
+    else:
+        cols.append(sa.null().label("stored_seal"))
+    return sa.select(*cols, *extra).select_from(source)
+
+
+def expansion_digest(db: Database, row: sa.Row) -> str:
+    """The seal of an expansion row of :func:`expansion_select`, as it now is."""
+    return expansion_seal(_seal_digest(db), (
+        row.id, row.expansion_key, row.feature_mask, row.features, row.accuracy,
+        row.fit_seconds, row.model_format, row.model_sha256, row.predictions_digest))
+
+
+def check_expansion(db: Database, row: sa.Row) -> str:
+    """The seal of an expansion row, checked against the stored one: what a build that
+    reuses the expansion (the expansion cache, :func:`storage.builds.publish`) relies on.
+
+    An expansion stored before seals existed has none: accepted in an unsigned store (a
+    writer could recompute a sha256 anyway), refused in a signed one.
+
+    Runtime complexity: O(1).
+
+    Raises
+    ------
+    IndexIntegrityError
+        If the row does not match its seal, or a signed store's expansion has none.
+    """
+    found = expansion_digest(db, row)
+    if row.stored_seal == found:
+        return found
+    what = f"expansion {row.id} ({row.features}) of {db.display_url!r}"
+    if row.stored_seal is None and db.store_key_id is None:
+        return found
+    if row.stored_seal is None:
+        raise IndexIntegrityError(
+            f"{what} has no seal (stored by an older polydom), so its accuracy and model "
+            "cannot be verified under the store key; refusing to reuse it (build into a new "
+            "store)")
+    raise IndexIntegrityError(
+        f"{what} was edited after it was stored (its accuracy, feature set, training key "
+        "or model digest do not match its seal); refusing to reuse it")
+
+
+def verified_expansions(
+    db: Database, conn: sa.Connection, ids: list[int], expansion_key: str
+) -> dict[str, str]:
+    """``{str(id): seal}`` of the expansions ``ids`` a build links to, each checked
+    (:func:`check_expansion`) and trained with ``expansion_key``.
+
+    Runtime complexity: one query, O(len(ids)) rows.
+
+    Raises
+    ------
+    IndexIntegrityError
+        As :func:`check_expansion`, or if an expansion is missing or of another training key.
+    """
+    out: dict[str, str] = {}
+    for start in range(0, len(ids), 10_000):  # bound the number of bound parameters
+        for r in conn.execute(expansion_select(db).where(
+                S.expansions.c.id.in_(ids[start:start + 10_000]))):
+            if r.expansion_key != expansion_key:
+                raise IndexIntegrityError(
+                    f"expansion {r.id} of {db.display_url!r} was trained for other "
+                    "parameters than this build's; refusing to link to it")
+            out[str(r.id)] = check_expansion(db, r)
+    missing = sorted(set(ids) - {int(i) for i in out})
+    if missing:
+        raise IndexIntegrityError(f"expansion {missing[0]} of {db.display_url!r} does not "
+                                  "exist; refusing to link to it")
+    return out
+
+
+def _header(
+    db: Database, conn: sa.Connection, row: sa.Row, linked: list[int]
+) -> dict[str, Any]:
+    """The version-2 seal header of a published build as its rows now are: domain, kind,
+    training key, publication number, cost model digest, the seals of the expansions
+    ``linked`` (recomputed from their rows; a missing one is left out)."""
+    build_id = int(row.id)
+    publication = None
+    if "publications" in db.tables:
+        publication = conn.execute(sa.select(S.publications.c.sequence).where(
+            S.publications.c.build_id == build_id)).scalar()
+    expansions = {}
+    for start in range(0, len(linked), 10_000):
+        for r in conn.execute(expansion_select(db).where(
+                S.expansions.c.id.in_(linked[start:start + 10_000]))):
+            expansions[str(r.id)] = expansion_digest(db, r)
+    return seal_header(row.n_min, row.n_max, row.index_kind, row.expansion_key, publication,
+                       cost_model_digest(db, conn, build_id), expansions)
+
+
+def _check_current(db: Database, conn: sa.Connection, row: sa.Row) -> int | None:
+    """The publication number of the latest publication, checked to be the build ``row``
+    (the store's current build); None for a store without a publication log.
+
+    Raises
+    ------
+    IndexIntegrityError
+        If another build was published after the current one (``is_current`` was moved
+        back outside polydom: a rollback).
+    """
+    if "publications" not in db.tables:
+        return None
+    p = S.publications
+    top = conn.execute(sa.select(p.c.sequence, p.c.build_id)
+                       .order_by(p.c.sequence.desc()).limit(1)).first()
+    if top is None:
+        return None
+    if int(top.build_id) != int(row.id):
+        raise IndexIntegrityError(
+            f"url {db.display_url!r}: build {int(row.id)} is marked current, but build "
+            f"{int(top.build_id)} was published after it (publication {int(top.sequence)}): "
+            "the current build was changed outside polydom (a rollback?); refusing it.  "
+            f"open_index(url, build={int(row.id)}) opens that build explicitly")
+    return int(top.sequence)
+
+
 def load_index(
     db: Database,
     build: int | None = None,
@@ -206,9 +378,13 @@ def load_index(
     is built from them: one blob, checked against its digest (sha256, or HMAC under the
     store key) and the build's seal, turned into candidates column by column; the build's
     rows are fetched and compared with the arrays as whole columns
-    (:func:`storage.index_arrays.check_rows`), so an edit of the rows or of the blob is
-    refused.  Other builds (published before the arrays existed) are built from their rows,
-    checked against the build's seal (:mod:`storage.seal`).  Both give the same index.
+    (:func:`storage.index_arrays.check_rows`), and what else the seal covers (the cost model
+    rows, the training key, the publication number, the seals of the expansions whose
+    models the candidates use) is recomputed from the rows and compared with the arrays'
+    header, so an edit of the rows or of the blob is refused.  Other builds (published
+    before the arrays existed, or by an older layout) are built from their rows, checked
+    against the build's seal (:mod:`storage.seal`).  Both give the same index.  The current
+    build (``build`` None) must be the latest publication (``publications``).
 
     A seal mismatch of the rows raises :class:`IndexIntegrityError`; with ``rebuild=True``
     the rows are always read and the skylines swept again from the stored candidates as they
@@ -226,6 +402,7 @@ def load_index(
         build_id = int(row.id)
         if row.status != "complete":
             raise ValueError(f"build {build_id} is not complete (status {row.status!r})")
+        publication = _check_current(db, conn, row) if build is None else None
         sealed = None
         if "build_seals" in db.tables:
             sealed = conn.execute(
@@ -233,6 +410,10 @@ def load_index(
                     S.build_seals.c.build_id == build_id
                 )
             ).scalar()
+        if sealed is None and db.store_key_id is not None:
+            raise IndexIntegrityError(
+                f"build {build_id} of {db.display_url!r} has no seal, so nothing proves it "
+                "was published by a holder of the store key; refusing to open it")
         cost_model = stored_cost_model(db, conn, build_id)
         stored = None
         if not rebuild and "build_arrays" in db.tables:
@@ -241,22 +422,26 @@ def load_index(
                 sa.select(ba.c.format, ba.c.digest, ba.c.blob).where(ba.c.build_id == build_id)
             ).first()
             if stored is not None and stored.format != index_arrays.FORMAT:
-                stored = None  # a layout of a newer writer: the rows say the same
+                stored = None  # another layout (older or newer): the rows say the same
         if stored is not None:
             arrays, own, exps = _read_arrays(db, conn, row, sealed, list(cost_model.atoms),
                                              stored, models)
         else:
             rows = _read_rows(db, conn, build_id, list(cost_model.atoms), models)
+            header = _header(db, conn, row, sorted({r.expansion_id for r in rows.cands
+                                                    if r.expansion_id is not None}))
     rebuilt = False
     with _collector_paused():
         if stored is not None:
             table = _arrays_table(db, row, arrays, own, exps, trusted, models)
         else:
-            rebuilt = _rows_edited(db, row, sealed, rows, rebuild)
+            rebuilt = _rows_edited(db, row, sealed, rows, header, rebuild)
             table = _rows_table(db, row, rows, trusted, models, rebuilt)
     info = json.loads(row.info or "{}")
     info["build_id"] = build_id
     info["sealed"] = sealed is not None
+    if publication is not None:
+        info["publication"] = publication
     if rebuilt:
         info["rebuilt"] = "skylines swept again from the stored candidates (seal mismatch)"
     info["schema_version"] = db.schema_version
@@ -294,6 +479,16 @@ def _seal_digest(db: Database) -> BlobDigest:
 
 
 # ---------------------------------------------------------------------------- from arrays
+#: What each part of a seal header is, in errors.
+_HEADER_PARTS = {
+    "n_min": "domain", "n_max": "domain", "kind": "index kind",
+    "expansion_key": "training key (builds.expansion_key)",
+    "publication": "publication number (publications)",
+    "cost_model": "cost model (feature names, columns or costs)",
+    "expansions": "expansions (an expansion's accuracy, feature set, model or blob binding)",
+}
+
+
 def _read_arrays(
     db: Database,
     conn: sa.Connection,
@@ -307,8 +502,9 @@ def _read_arrays(
     candidates' own (``(format, blob)`` by position; their digests are the arrays', equal
     to the rows') and the expansions' rows (by id); no models unless ``models``.
 
-    The blob must match its digest, name this build and its seal, and the build's rows
-    must equal it (:func:`storage.index_arrays.check_rows`): an edit of either is refused.
+    The blob must match its digest, name this build and its seal, its header must equal
+    the one recomputed from the rows (:func:`_header`), and the build's rows must equal it
+    (:func:`storage.index_arrays.check_rows`): an edit of either is refused.
     """
     build_id = int(row.id)
     where = f"build {build_id} of {db.display_url!r}"
@@ -321,25 +517,34 @@ def _read_arrays(
             "corrupted after publishing); refusing to open it.  open_index(..., "
             "rebuild=True) reads the build's rows instead"
         )
-    arrays = index_arrays.decode(blob, build_id, atoms)
-    header = (float(row.n_min), float(row.n_max), row.index_kind)
-    if arrays.seal != sealed or (arrays.n_min, arrays.n_max, arrays.kind) != header:
+    fields = sealed_fields(db.schema_version)
+    arrays = index_arrays.decode(blob, build_id, atoms, fields)
+    linked = np.unique(arrays.expansion_id[arrays.expansion_id >= 0]).tolist()
+    if arrays.seal != sealed:
         raise IndexIntegrityError(
-            f"{where}: its index arrays do not match the build's seal or domain (the "
-            "build was edited after publishing); refusing to open it.  open_index(..., "
+            f"{where}: its index arrays do not match the build's seal (the build was "
+            "edited after publishing); refusing to open it.  open_index(..., "
             "rebuild=True) reads the build's rows instead"
         )
-    c, cc, cn, x = S.candidates, S.candidate_costs, S.candidate_needs, S.expansions
+    header = _header(db, conn, row, linked)
+    differs = [k for k in header if arrays.header.get(k) != header[k]]
+    if differs or set(arrays.header) != set(header):
+        part = _HEADER_PARTS.get(differs[0], differs[0]) if differs else "header"
+        raise IndexIntegrityError(
+            f"{where}: its {part} changed after publishing (the rows differ from the "
+            "build's sealed index arrays); refusing to open it"
+        )
+    c, cc, cn = S.candidates, S.candidate_costs, S.candidate_needs
     rng, se = S.ranges, S.skyline_entries
-    cols = [c.c.candidate_id, c.c.key_json, c.c.accuracy, c.c.features_json, c.c.learner,
-            c.c.expansion_id, c.c.model_sha256]
+    cols = [c.c.candidate_id, *(c.c[f.name] for f in fields)]
+    width = len(cols)
     if models and arrays.own_models:
         cols += [c.c.model_format, c.c.model_blob]
     cands = _tuples(conn, sa.select(*cols).where(c.c.build_id == build_id)
                     .order_by(c.c.candidate_id))
     differs = index_arrays.check_rows(
         arrays,
-        [r[:7] for r in cands] if len(cols) > 7 else cands,
+        [r[:width] for r in cands] if len(cols) > width else cands,
         _tuples(conn, sa.select(cc.c.candidate_id, cc.c.degree, cc.c.coefficient)
                 .where(cc.c.build_id == build_id)),
         _tuples(conn, sa.select(cn.c.candidate_id, cn.c.feature_id, cn.c.probability)
@@ -357,18 +562,17 @@ def _read_arrays(
             "it.  open_index(..., rebuild=True) sweeps the skylines again from the stored "
             "candidates as they now are"
         )
-    own = {pos: cands[pos][7:] for pos in arrays.own_models} if len(cols) > 7 else {}
+    own = ({pos: cands[pos][width:] for pos in arrays.own_models} if len(cols) > width
+           else {})
     exps: dict[int, sa.Row] = {}
-    ids = np.unique(arrays.expansion_id[arrays.expansion_id >= 0]).tolist() if models else []
-    for start in range(0, len(ids), 10_000):  # bound the number of bound parameters
+    x = S.expansions
+    for start in range(0, len(linked) if models else 0, 10_000):
         for r in conn.execute(
             sa.select(x.c.id, x.c.features, x.c.model_format, x.c.model_sha256,
-                      x.c.model_blob).where(x.c.id.in_(ids[start:start + 10_000]))
+                      x.c.model_blob).where(x.c.id.in_(linked[start:start + 10_000]))
         ):
             exps[int(r.id)] = r
     return arrays, own, exps
-
-
 def _tuples(conn: sa.Connection, statement: sa.Select) -> list[tuple]:
     """The rows of ``statement`` as the driver's plain tuples.
 
@@ -470,18 +674,8 @@ def _read_rows(
     """The index rows of a build (candidates, coefficients, needs, ranges, skylines) and
     the expansion rows its candidates link to (with ``models``)."""
     c, cc, x = S.candidates, S.candidate_costs, S.expansions
-    cols = [
-        c.c.candidate_id,
-        c.c.key,
-        c.c.key_json,
-        c.c.accuracy,
-        c.c.features_json,
-        c.c.expansion_id,
-        c.c.model_format,
-        c.c.model_sha256,
-    ]
-    if db.schema_version >= 2:
-        cols.append(c.c.learner)
+    cols = [c.c.candidate_id, c.c.key, *(c.c[f.name] for f in sealed_fields(db.schema_version)),
+            c.c.model_format]
     if models:
         cols.append(c.c.model_blob)
     cands = conn.execute(
@@ -541,36 +735,43 @@ def _read_rows(
 
 
 def _rows_edited(
-    db: Database, row: sa.Row, sealed: str | None, rows: _Rows, rebuild: bool
+    db: Database, row: sa.Row, sealed: str | None, rows: _Rows, header: dict[str, Any],
+    rebuild: bool,
 ) -> bool:
     """Whether the rows differ from the build's seal (then: refused, or with ``rebuild``
-    swept again); False for a build without a seal."""
+    swept again); False for a build without a seal.  The seal is recomputed as version 2
+    (the current layout, with ``header``), then as version 1 (builds published before it)."""
     if sealed is None:
         return False
     v2 = db.schema_version >= 2
     digest = _seal_digest(db)
+    fields = sealed_fields(db.schema_version)
+    groups = (
+        [tuple(r) for r in rows.coef_rows],
+        rows.need_rows,
+        [(r.range_id, float(r.n_lo), float(r.n_hi)) for r in rows.range_rows],
+        [(r.range_id, r.rank, r.candidate_id) for r in rows.entry_rows],
+    )
     try:
-        found = index_seal(
-            digest,
-            (float(row.n_min), float(row.n_max), row.index_kind),
-            [(r.candidate_id, r.key_json, float(r.accuracy), r.features_json,
-              r.learner if v2 else None, r.expansion_id, r.model_sha256)
-             for r in rows.cands],
-            [tuple(r) for r in rows.coef_rows],
-            rows.need_rows,
-            [(r.range_id, float(r.n_lo), float(r.n_hi)) for r in rows.range_rows],
-            [(r.range_id, r.rank, r.candidate_id) for r in rows.entry_rows],
-        )
+        found = {
+            index_seal(digest, header,
+                       [(r.candidate_id, *(getattr(r, f.name) for f in fields))
+                        for r in rows.cands], *groups),
+            index_seal(digest, (float(row.n_min), float(row.n_max), row.index_kind),
+                       [(r.candidate_id, *(getattr(r, n) if v2 or n != "learner" else None
+                                           for n in LEGACY_SEALED_COLUMNS))
+                        for r in rows.cands], *groups),
+        }
     except (TypeError, ValueError):  # a number edited to text: not what was sealed
-        found = None
-    if found == sealed:
+        found = set()
+    if sealed in found:
         return False
     if not rebuild:
         raise IndexIntegrityError(
-            f"build {int(row.id)} of {db.display_url!r}: its candidates or skylines were "
-            "edited after publishing (the rows do not match the build's seal); "
-            "refusing to open it.  open_index(..., rebuild=True) sweeps the skylines "
-            "again from the stored candidates as they now are"
+            f"build {int(row.id)} of {db.display_url!r}: its candidates, skylines, features "
+            "or the expansions it uses were edited after publishing (the rows do not match "
+            "the build's seal); refusing to open it.  open_index(..., rebuild=True) sweeps "
+            "the skylines again from the stored candidates as they now are"
         )
     return True
 
@@ -588,6 +789,10 @@ def _rows_table(
     for r in cands:
         payload = None
         if models and r.expansion_id is not None:
+            if r.expansion_id not in rows.exp_rows:
+                raise IndexIntegrityError(
+                    f"build {build_id}: expansion {r.expansion_id} that candidate {r.key!r} "
+                    "uses does not exist; refusing to open it")
             if r.expansion_id not in exp_models:
                 exp_models[r.expansion_id] = _expansion_model(
                     db, rows.exp_rows[r.expansion_id], build_id, trusted)

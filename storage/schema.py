@@ -18,9 +18,10 @@ written.
 
 Tables added to version 2 later (:data:`ADDED_TABLES`): ``build_seals`` (a digest over each
 published build's index rows), ``build_arrays`` (each published build's index as one array
-blob, read by ``open_index`` instead of the rows) and ``expansion_predictions`` (an
-expansion's out-of-fold predictions).  They change no existing table, so a store without them
-is still version 2.
+blob, read by ``open_index`` instead of the rows), ``expansion_predictions`` (an
+expansion's out-of-fold predictions), ``publications`` (the numbered log of published
+builds, with the unique index that allows one current build) and ``expansion_seals``.
+They change no existing table, so a store without them is still version 2.
 
 Views (plain SQL, the same text on SQLite and PostgreSQL):
 
@@ -36,6 +37,8 @@ Views (plain SQL, the same text on SQLite and PostgreSQL):
 from __future__ import annotations
 
 import sqlalchemy as sa
+
+from storage.candidate_fields import candidate_columns
 
 __all__ = [
     "ADDED_TABLES",
@@ -82,6 +85,12 @@ builds = sa.Table(
     sa.Column("index_kind", sa.String(32)),
     sa.Column("info", sa.Text),
     sa.Column("stats", sa.Text),
+)
+
+#: At most one current build, whatever writers race (created with ``publications``).
+one_current_build = sa.Index(
+    "uq_builds_one_current", builds.c.is_current, unique=True,
+    sqlite_where=builds.c.is_current, postgresql_where=builds.c.is_current,
 )
 
 features = sa.Table(
@@ -147,24 +156,14 @@ expansions = sa.Table(
     sa.UniqueConstraint("expansion_key", "feature_mask"),
 )
 
+#: One row per candidate of a build; its columns are :data:`storage.candidate_fields.
+#: CANDIDATE_FIELDS` (the one definition of a stored candidate).
 candidates = sa.Table(
     "candidates",
     metadata,
     sa.Column("build_id", sa.Integer, sa.ForeignKey("builds.id"), primary_key=True),
     sa.Column("candidate_id", sa.Integer, primary_key=True),
-    sa.Column("key", sa.Text, nullable=False),
-    sa.Column("key_json", sa.Text, nullable=False),
-    sa.Column("accuracy", sa.Double, nullable=False),
-    sa.Column("cost", sa.Text, nullable=False),
-    sa.Column("degree", sa.Integer, nullable=False),
-    sa.Column("features", sa.Text, nullable=False),
-    sa.Column("features_json", sa.Text, nullable=False),
-    sa.Column("feature_mask", sa.String(256)),
-    sa.Column("expansion_id", sa.Integer, sa.ForeignKey("expansions.id")),
-    sa.Column("learner", sa.Text),
-    sa.Column("model_format", sa.String(16)),
-    sa.Column("model_sha256", sa.String(64)),
-    sa.Column("model_blob", sa.LargeBinary),
+    *candidate_columns(),
 )
 
 candidate_needs = sa.Table(
@@ -251,13 +250,36 @@ expansion_predictions = sa.Table(
     sa.Column("blob", sa.LargeBinary, nullable=False),
 )
 
+#: The log of publications: ``sequence`` counts up by one per published build (assigned in
+#: the publishing transaction, which every writer serialises); the build's seal covers its
+#: number, so the current build must be the build of the highest number.  Rows are never
+#: deleted (``build_id`` is no foreign key: a deleted build keeps its entry).
+publications = sa.Table(
+    "publications",
+    metadata,
+    sa.Column("sequence", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("build_id", sa.Integer, nullable=False, unique=True),
+    sa.Column("published_at", sa.String(32), nullable=False),
+)
+
+#: The seal of a stored expansion (:func:`storage.seal.expansion_seal`): a digest over its
+#: training key, feature set, accuracy, model format and digest, and its predictions'
+#: digest, checked before the expansion is reused and when a build using it is opened.
+expansion_seals = sa.Table(
+    "expansion_seals",
+    metadata,
+    sa.Column("expansion_id", sa.Integer, sa.ForeignKey("expansions.id"), primary_key=True),
+    sa.Column("digest", sa.String(64), nullable=False),
+)
+
 TABLES = [t.name for t in metadata.sorted_tables]
 
 #: Tables added to schema version 2 after its first stores were made: a store of version 2
 #: may lack them.  Readers then do without (no seal check, rows instead of arrays, no stored
 #: predictions); a writer creates them before its first write that needs them
 #: (:meth:`storage.database.Database.add_tables`).
-ADDED_TABLES = ("build_seals", "build_arrays", "expansion_predictions")
+ADDED_TABLES = ("build_seals", "build_arrays", "expansion_predictions", "publications",
+                "expansion_seals")
 
 _SKYLINE_ALL = """
 SELECT e.build_id AS build_id,

@@ -10,24 +10,43 @@ doubles), rows in key order, so both sides compute the same text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from polydom.errors import PolydomError
 from storage.blobs import BlobDigest
 from storage.codec import canonical_json
 
-__all__ = ["IndexIntegrityError", "index_seal"]
+__all__ = [
+    "LEGACY_SEALED_COLUMNS",
+    "SEAL_VERSION",
+    "IndexIntegrityError",
+    "expansion_seal",
+    "index_seal",
+    "rows_digest",
+    "seal_header",
+]
+
+#: The layout of the seal :func:`index_seal` writes.  Version 1 (builds published before
+#: :mod:`storage.candidate_fields`) covered the candidates, coefficients, needs, ranges and
+#: entries and ``(n_min, n_max, index_kind)``; version 2 also covers the header below.
+SEAL_VERSION = 2
+
+#: The candidate columns a version-1 seal covers, in its order.
+LEGACY_SEALED_COLUMNS = ("key_json", "accuracy", "features_json", "learner", "expansion_id",
+                         "model_sha256")
 
 
 class IndexIntegrityError(PolydomError, ValueError):
     """A published build whose rows no longer match its seal (edited after publishing), or
-    whose index arrays fail their digest, belong to another build or do not decode."""
+    whose index arrays fail their digest, belong to another build or do not decode; an
+    expansion that no longer matches its seal; a current build that is not the latest
+    publication."""
 
 
 def index_seal(
     digest: BlobDigest,
-    header: Sequence[Any],
+    header: Sequence[Any] | Mapping[str, Any],
     candidates: Iterable[Sequence[Any]],
     coefficients: Iterable[Sequence[Any]],
     needs: Iterable[Sequence[Any]],
@@ -36,30 +55,77 @@ def index_seal(
 ) -> str:
     """Hex digest over a build's index rows.
 
-    ``header`` is ``(n_min, n_max, index_kind)``; ``candidates`` rows ``(candidate_id,
-    key_json, accuracy, features_json, learner, expansion_id, model_sha256)``;
-    ``coefficients`` rows ``(candidate_id, degree, coefficient)``; ``needs`` rows
-    ``(candidate_id, feature_id, probability)``; ``ranges`` rows ``(range_id, n_lo, n_hi)``;
-    ``entries`` rows ``(range_id, rank, candidate_id)``.  Each group is sorted here.
+    ``header`` is, for a version-2 seal, a mapping (JSON-able; what else the build's answers
+    depend on: domain, index kind, the training key of its expansions, its publication
+    number, the digest of its cost model rows, the seals of the expansions its candidates
+    use); for a version-1 seal the sequence ``(n_min, n_max, index_kind)``.  ``candidates``
+    rows are ``(candidate_id, *sealed fields)`` (:func:`storage.candidate_fields.sealed_fields`;
+    version 1: :data:`LEGACY_SEALED_COLUMNS`); ``coefficients`` rows ``(candidate_id, degree,
+    coefficient)``; ``needs`` rows ``(candidate_id, feature_id, probability)``; ``ranges`` rows
+    ``(range_id, n_lo, n_hi)``; ``entries`` rows ``(range_id, rank, candidate_id)``.  Each
+    group is sorted here.
 
     Runtime complexity: O(R log R) for R rows in all.
     """
+    body = {
+        "candidates": _rows(candidates),
+        "coefficients": _rows(coefficients),
+        "needs": _rows(needs),
+        "ranges": _rows(ranges),
+        "entries": _rows(entries),
+    }
+    if isinstance(header, Mapping):
+        body.update(version=SEAL_VERSION, header=dict(header))
+    else:
+        body["header"] = [_value(v) for v in header]
+    return digest.of(canonical_json(body, "index rows").encode())
 
-    def rows(group: Iterable[Sequence[Any]]) -> list[list[Any]]:
-        return sorted([_value(v) for v in row] for row in group)
 
-    text = canonical_json(
-        {
-            "header": [_value(v) for v in header],
-            "candidates": rows(candidates),
-            "coefficients": rows(coefficients),
-            "needs": rows(needs),
-            "ranges": rows(ranges),
-            "entries": rows(entries),
-        },
-        "index rows",
-    )
-    return digest.of(text.encode())
+def seal_header(
+    n_min: float,
+    n_max: float,
+    kind: str,
+    expansion_key: str,
+    publication: int | None,
+    cost_model: str,
+    expansions: Mapping[str, str],
+) -> dict[str, Any]:
+    """The header of a version-2 seal (JSON-able: floats by repr, ``inf`` included): the
+    domain, index kind, the training key of the build's expansions, its publication number,
+    the digest of its cost model rows (:func:`rows_digest`) and the seals of the expansions
+    its candidates use (``{str(id): seal}``).
+
+    Runtime complexity: O(len(expansions)).
+    """
+    return {"n_min": repr(float(n_min)), "n_max": repr(float(n_max)), "kind": kind,
+            "expansion_key": expansion_key, "publication": publication,
+            "cost_model": cost_model, "expansions": dict(expansions)}
+
+
+def rows_digest(groups: Mapping[str, Iterable[Sequence[Any]]]) -> str:
+    """sha256 of named groups of rows (each sorted), as :func:`index_seal` writes them: what
+    a seal header holds of a build's cost model rows.
+
+    Runtime complexity: O(R log R) for R rows.
+    """
+    return BlobDigest().of(canonical_json({k: _rows(v) for k, v in groups.items()},
+                                          "rows").encode())
+
+
+def expansion_seal(digest: BlobDigest, row: Sequence[Any]) -> str:
+    """Hex digest over one stored expansion: ``(id, expansion_key, feature_mask, features,
+    accuracy, fit_seconds, model_format, model_sha256, predictions digest)``.
+
+    Binds the model blob (through its digest) to what it is for: the training key (learner,
+    parameters, data, columns) and the feature set, with its accuracy.
+
+    Runtime complexity: O(len(row)).
+    """
+    return digest.of(canonical_json([_value(v) for v in row], "expansion").encode())
+
+
+def _rows(group: Iterable[Sequence[Any]]) -> list[list[Any]]:
+    return sorted([_value(v) for v in row] for row in group)
 
 
 def _value(value: Any) -> Any:

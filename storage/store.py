@@ -30,7 +30,6 @@ from polydom.index.built import Index
 from storage import builds, reader
 from storage.builds import KnownModels
 from storage.database import Database
-from storage.expansion_cache import ExpansionCache
 from storage.reader import BuildRecord
 
 __all__ = ["IndexStore"]
@@ -126,13 +125,16 @@ class IndexStore:
         """
         return builds.begin_build(self.database, params, costs, columns)
 
-    def expansion_cache(self, build_id: int, trusted: bool = False) -> ExpansionCache:
+    def expansion_cache(self, build_id: int, trusted: bool = False) -> Any:
         """The expansions of a build as a mapping ``frozenset(names) -> Expansion``.
 
         Assigning commits the expansion (with its model) in its own transaction; reading
         returns stored ones, models included (loaded as :meth:`load_index` does, with
-        ``trusted``).
+        ``trusted``).  Returns a :class:`storage.ExpansionCache`.
         """
+        # imported here: it loads lattice (Expansion), which readers of a store never need
+        from storage.expansion_cache import ExpansionCache
+
         return ExpansionCache(self.database, self._known_models, build_id, trusted)
 
     def publish(self, build_id: int, index: Index) -> None:

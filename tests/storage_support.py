@@ -183,3 +183,35 @@ def load_models(index: polydom.Index) -> polydom.Index:
     for cand in index.candidates:
         resolve_payload(cand.payload)
     return index
+
+
+def reseal_expansions(url: str) -> None:
+    """Recompute every expansion's seal as a writer without the store key can (sha256):
+    what an attacker does after editing an expansion of an unsigned store."""
+    from storage import schema as S
+    from storage.database import Database
+    from storage.reader import expansion_digest, expansion_select
+
+    db = Database(url, create=False)
+    try:
+        with db.write() as conn:
+            for row in conn.execute(expansion_select(db)).all():
+                conn.execute(S.expansion_seals.update()
+                             .where(S.expansion_seals.c.expansion_id == row.id)
+                             .values(digest=expansion_digest(db, row)))
+    finally:
+        db.close()
+
+
+def unseal(url: str) -> None:
+    """What a writer without the store key can do to an *unsigned* store so that its edits
+    open: delete the builds' seals and index arrays and the expansions' seals (its builds
+    then open unverified, as those of stores made before seals existed; a signed store
+    refuses them)."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            for table in ("build_arrays", "build_seals", "expansion_seals"):
+                conn.exec_driver_sql(f"DELETE FROM {table}")
+    finally:
+        engine.dispose()

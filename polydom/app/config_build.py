@@ -76,7 +76,6 @@ import learners
 from polydom.app.config_data import (
     ConfigError,
     Dataset,
-    did_you_mean,
     feature_columns,
     feature_costs,
     load_dataset,
@@ -85,6 +84,7 @@ from polydom.app.progress import CountingExecutor
 from polydom.app.tables import DEFAULT_COST_UNIT
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
+from polydom.errors import did_you_mean
 from polydom.pipeline.build import build_index
 from storage.database import normalize_url
 

@@ -32,7 +32,6 @@ or the file.
 from __future__ import annotations
 
 import csv
-import difflib
 import fnmatch
 import importlib
 import math
@@ -48,10 +47,10 @@ from typing import Any
 import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
-from polydom.errors import PolydomError
+from polydom.errors import PolydomError, did_you_mean
 
 __all__ = ["ConfigError", "Dataset", "MAX_CELLS", "MAX_COLUMNS", "MAX_FEATURES", "TABLE_SUFFIXES",
-           "did_you_mean", "feature_columns", "feature_costs", "load_dataset", "resolve_name"]
+           "feature_columns", "feature_costs", "load_dataset", "resolve_name"]
 
 
 class ConfigError(PolydomError, ValueError):
@@ -85,12 +84,6 @@ class Dataset:
     origin: str
     featurizer: Any = None
     items: list = field(default_factory=list)
-
-
-def did_you_mean(word: Any, choices: Sequence[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest of ``choices``, or ``""``."""
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 # ---------------------------------------------------------------------------- loading

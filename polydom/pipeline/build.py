@@ -18,7 +18,7 @@ from polydom.errors import UnknownArgumentError, did_you_mean
 from polydom.index.built import Index
 from polydom.index.polydom_index import PolyDomIndex
 from polydom.pipeline.open import register_learner_models
-from storage import IndexStore
+from storage import BuildPublishedError, IndexStore
 
 __all__ = ["build_index"]
 
@@ -349,7 +349,10 @@ def _open_store(
     build_id = st.begin_build(params, model)
 
     def publish(index: Index) -> None:
-        st.publish(build_id, index)
+        try:
+            st.publish(build_id, index)
+        except BuildPublishedError:
+            pass  # another process built the same arguments into this build id first
         index.info["store"] = str(url)
         index.info["build_id"] = build_id
 

@@ -91,22 +91,38 @@ def open_index(
         resolved = store.url
     if build is not None:
         return index
-    return index.follow(_newest_build(resolved, trusted, key, rebuild))
+    return index.follow(_newest_build(resolved, trusted, key, rebuild,
+                                      index.info.get("publication")))
 
 
 def _newest_build(
-    url: Any, trusted: bool, key: bytes | str | None, rebuild: bool
+    url: Any, trusted: bool, key: bytes | str | None, rebuild: bool, seen: int | None
 ) -> Callable[[Any], Index | None]:
-    """What :meth:`Index.refresh` asks: the store's current build when it is not ``build_id``."""
+    """What :meth:`Index.refresh` asks: the store's current build when it is not ``build_id``.
+
+    ``seen`` is the publication number of the build the index holds, raised with every
+    switch: a current build of a lower number (the newer publications deleted and the
+    current flag moved back, which a fresh reader cannot tell from a store that never had
+    them) is refused.
+    """
 
     def newest(build_id: Any) -> Index | None:
+        nonlocal seen
         with IndexStore(url, read_only=True, key=key) as store:
             if store.current_build_id() == build_id:
                 return None
             index = store.load_index(trusted=trusted, rebuild=rebuild)
+            shown = store.display_url
         if index.info["build_id"] == build_id:
             return None
-        return index.follow(newest)
+        number = index.info.get("publication")
+        if seen is not None and (number is None or number < seen):
+            raise storage.IndexIntegrityError(
+                f"url {shown!r}: the current build {index.info['build_id']} is publication "
+                f"{number}, older than publication {seen} this index already read: the "
+                "store was rolled back; refusing to switch to it")
+        seen = number if number is not None else seen
+        return index
 
     return newest
 

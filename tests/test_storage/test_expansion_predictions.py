@@ -19,6 +19,7 @@ import storage
 from learners import SklearnLearner
 from learners.budgeted.dag import DAGClassifier
 from storage.blobs import sha256_hex
+from tests.storage_support import reseal_expansions
 
 SENSORS = {"odd": [1, 3, 5, 7, 9, 11], "even": [0, 2, 4, 6], "rest": [8, 10, 12]}
 COSTS = {name: "1" for name in SENSORS}
@@ -120,6 +121,9 @@ def test_a_predictions_blob_that_is_not_an_array_is_refused(stored, tmp_path):
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE expansion_predictions SET blob = ?, digest = ?",
                      (garbage, sha256_hex(garbage)))
+    with pytest.raises(storage.IndexIntegrityError, match="edited after it was stored"):
+        _cache(path, stored[1])[frozenset({"odd"})]  # the expansion's seal covers the digest
+    reseal_expansions(str(path))  # a writer without a key reseals it: the decoder refuses
     with pytest.raises(storage.ModelIntegrityError, match="does not decode"):
         _cache(path, stored[1])[frozenset({"odd"})]
 

@@ -27,6 +27,7 @@ import polydom
 import storage
 from polydom.blob_bounds import BlobBoundsError, load_npz
 from storage.blobs import dump_model, load_model, load_predictions, sha256_hex
+from tests.storage_support import unseal
 
 X, Y = load_breast_cancer(return_X_y=True)
 X, Y = X[:150, :6], Y[:150]
@@ -155,12 +156,14 @@ def _store_with_a_skops_model(tmp_path: Path) -> tuple[str, Path]:
 
 
 def _rewrite_models(path: Path, blob: bytes) -> None:
-    """What a writer of the database without the key can do: new blobs, new sha256."""
+    """What a writer of the database without the key can do: new blobs, new sha256, the
+    seals deleted (an unsigned store then opens its builds unverified)."""
     engine = sa.create_engine(f"sqlite:///{path}")
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE expansions SET model_blob = :b, model_sha256 = :d, "
                              "model_format = 'skops'"), {"b": blob, "d": sha256_hex(blob)})
     engine.dispose()
+    unseal(f"sqlite:///{path}")
 
 
 def test_a_store_rewritten_with_the_eval_node_runs_nothing_on_open_nor_in_a_writer(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import tempfile
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ import polydom
 import storage
 from storage import index_arrays
 from storage.blobs import sha256_hex
+from storage.candidate_fields import sealed_fields
 from tests.storage_support import BACKENDS, fresh_url
 from tests.strategies import candidate_pools, domains, examples
 
@@ -136,12 +138,14 @@ def db(tmp_path) -> Path:
 
 
 def _sql(path: Path, sql: str, *args) -> None:
-    with sqlite3.connect(path) as conn:
+    """Run ``sql`` and close the connection (its WAL checkpointed into the file now, not when
+    the collector happens to close it)."""
+    with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute(sql, args)
 
 
 def _blob(path: Path, build_id: int = 1) -> bytes:
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn:
         return conn.execute("SELECT blob FROM build_arrays WHERE build_id = ?",
                             (build_id,)).fetchone()[0]
 
@@ -179,12 +183,15 @@ def test_garbage_arrays_with_a_recomputed_digest_are_refused(db):
 def test_arrays_whose_columns_disagree_are_refused(db):
     index = polydom.open_index(db)
     table = index.table
+    fields = sealed_fields(storage.SCHEMA_VERSION)
+    good = index_arrays.decode(_blob(db), 1, list(ATOMS), fields)
+    rows = [(i, *(None if f.nullable else {"float": 0.5, "key": '"x"', "text": "[]"}[f.array]
+                  for f in fields)) for i in range(10)]
     bad = index_arrays.encode(
-        1, index_arrays.decode(_blob(db), 1, list(ATOMS)).seal, "PolyDomIndex",
-        table.domain, [c.key for c in table.candidates], ["x"] * 10, [0.5] * 10,
-        [c.cost.coefficients for c in table.candidates], ["[]"] * 10, [None] * 10,
-        [None] * 10, [None] * 10, [], table.breakpoints.tolist(),
-        [[99] for _ in table.skyline_positions])  # a skyline entry of no candidate
+        1, good.seal, "PolyDomIndex", table.domain, [c.key for c in table.candidates],
+        fields, rows, [c.cost.coefficients for c in table.candidates], [],
+        table.breakpoints.tolist(),
+        [[99] for _ in table.skyline_positions], good.header)  # an entry of no candidate
     _sql(db, "UPDATE build_arrays SET blob = ?, digest = ?", bad, sha256_hex(bad))
     with pytest.raises(storage.IndexIntegrityError, match="sky_candidates"):
         _open_unchanged(db)
