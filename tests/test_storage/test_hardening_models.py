@@ -170,8 +170,8 @@ def test_a_store_rewritten_with_the_eval_node_runs_nothing_on_open_nor_in_a_writ
     url, path = _store_with_a_skops_model(tmp_path)
     blob, mark = _attacks(tmp_path)["eval"]
     _rewrite_models(path, blob)
+    index = polydom.open_index(url)  # models load on first use
     with pytest.raises(storage.UntrustedModelError, match=r"builtins\.eval \(LossNode\)"):
-        index = polydom.open_index(url)
         index.predict(X[:2], size=5.0, budget=100.0)
     store = storage.IndexStore(url)
     build = store.begin_build({"alpha": 1.0, "learner": "other"}, {"a": "1", "b": "2"},

@@ -19,6 +19,7 @@ import storage
 import storage.blobs
 from polydom.index import LazyPayload, resolve_payload
 from storage.blobs import sha256_hex
+from tests.storage_support import unseal
 
 X, Y = load_breast_cancer(return_X_y=True)
 X, Y = X[:150, :6], Y[:150]
@@ -92,6 +93,7 @@ def test_a_rewritten_blob_with_its_sha256_recomputed_is_checked_at_first_use(sto
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE expansions SET model_blob = ?, model_sha256 = ?",
                      (blob, sha256_hex(blob)))
+    unseal(f"sqlite:///{path}")  # what a writer without a key does next to an unsigned store
     index = polydom.open_index(path)
     with pytest.raises(storage.ModelIntegrityError, match="does not decode"):
         index.predict(X, 5.0, 100.0)
