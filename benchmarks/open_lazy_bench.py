@@ -12,8 +12,8 @@ once.  Then, in one process, each timed ``--repeats`` times (median):
 * ``first predict``: a lazy open then one ``Index.predict`` (decodes only the chosen model).
 
 With ``--baseline PATH`` (a checkout of the code before lazy opening, e.g. ``git worktree
-add /tmp/base <commit>``) the open is also timed by that code in a subprocess on the same
-store, its eager ``open_index`` as it was.
+add /tmp/base <commit>``) that code builds the same store (its own schema) and its eager
+``open_index`` is timed in fresh processes, next to this code's in fresh processes.
 
 Run:  PYTHONPATH=$PWD python benchmarks/open_lazy_bench.py [--repeats 5] [--baseline PATH]
 """
@@ -38,7 +38,6 @@ from sklearn.preprocessing import StandardScaler
 import learners
 import polydom
 from learners import DAGClassifier, dag_sweep_candidates
-from polydom.index.lazy_payload import LazyPayload, resolve_payload
 
 GROUPS = {"chem": [0, 1, 2, 3, 4], "phenols": [5, 6, 7, 8], "colour": [9, 10, 11, 12]}
 COSTS = {"chem": "1 + 0.1*n", "phenols": "2", "colour": "0.5 + 0.2*n"}
@@ -67,7 +66,7 @@ def build_store(path: Path) -> str:
     return url
 
 
-def count_sub_models(url: str) -> int:
+def count_sub_models(url: str, resolve_payload) -> int:
     """How many scikit-learn sub-models an eager open decodes (calls of the DAG's
     ``load_estimator``, counted by wrapping it)."""
     import learners.budgeted.dag.classifier as dag_module
@@ -101,15 +100,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--baseline", type=Path, default=None)
+    parser.add_argument("--build-only", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.build_only is not None:  # the baseline's own store, built by its own code
+        build_store(args.build_only)
+        return
+    from polydom.index.lazy_payload import LazyPayload, resolve_payload
+
     with tempfile.TemporaryDirectory() as tmp:
         url = build_store(Path(tmp) / "dag.db")
         index = polydom.open_index(url)
         dags = [c for c in index.candidates if c.learner == "dag"]
         lazy = sum(isinstance(c.payload, LazyPayload) for c in index.candidates)
+        subs = count_sub_models(url, resolve_payload)
         print(f"store: {len(index.candidates)} candidates, {len(dags)} DAG candidates, "
-              f"{lazy} stored models, {count_sub_models(url)} scikit-learn sub-models "
-              "decoded by an eager open")
+              f"{lazy} stored models, {subs} scikit-learn sub-models decoded by an eager open")
         X = load_wine(return_X_y=True)[0]
 
         def eager():
@@ -124,7 +129,11 @@ def main() -> None:
                 ("lazy open + first predict", median_time(first_predict, args.repeats))]
         if args.baseline is not None:
             env = {**os.environ, "PYTHONPATH": str(args.baseline)}
-            times = [float(subprocess.run([sys.executable, "-c", _TIMER, url], env=env,
+            base_db = Path(tmp) / "baseline.db"
+            subprocess.run([sys.executable, __file__, "--build-only", str(base_db)], env=env,
+                           cwd=args.baseline, check=True, capture_output=True)
+            times = [float(subprocess.run([sys.executable, "-c", _TIMER,
+                                           f"sqlite:///{base_db}"], env=env,
                                           cwd=args.baseline, capture_output=True, text=True,
                                           check=True).stdout.split()[-1])
                      for _ in range(args.repeats)]
