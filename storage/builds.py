@@ -440,7 +440,7 @@ def _delete_failed(db: Database, params_key: str) -> None:
 
 _BUILD_TABLES = ("skyline_entries", "ranges", "candidate_needs", "candidate_costs",
                  "candidates", "bundle_atoms", "bundles", "feature_costs", "features",
-                 "build_seals", "build_arrays")
+                 "build_seals", "build_arrays", "publications")
 
 
 def delete_builds(

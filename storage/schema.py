@@ -252,8 +252,9 @@ expansion_predictions = sa.Table(
 
 #: The log of publications: ``sequence`` counts up by one per published build (assigned in
 #: the publishing transaction, which every writer serialises); the build's seal covers its
-#: number, so the current build must be the build of the highest number.  Rows are never
-#: deleted (``build_id`` is no foreign key: a deleted build keeps its entry).
+#: number, so the current build must be the build of the highest number.  An entry is
+#: deleted with its build (``builds delete``; never the current build's, the highest), so
+#: that a build id SQLite hands out again can be published.
 publications = sa.Table(
     "publications",
     metadata,

@@ -7,6 +7,8 @@
     polydom plot URL --out DIR [--build ID] [--unit U]
     polydom plan URL --sizes FILE (--budget B | --per-hour C --rate R) [--plot PNG]
     polydom builds (list | delete) URL [ID ...] [--json | --csv]
+    polydom serve URL [--host H] [--port P] [--featurizer MODULE:ATTR] [--refresh S]
+    polydom browse URL [--host H] [--port P] [--plots DIR]
 
 ``URL`` is any SQLAlchemy URL or a SQLite file path.  Each verb is one module of
 :mod:`polydom.app.commands` (or elsewhere in :mod:`polydom.app`) with an ``add_<verb>``
@@ -29,6 +31,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from polydom.app.arguments import OneLineParser, UsageError
+from polydom.app.commands.browse import add_browse
 from polydom.app.commands.build import add_build
 from polydom.app.commands.builds import add_builds
 from polydom.app.commands.demo import add_demo
@@ -36,6 +39,7 @@ from polydom.app.commands.inspect import add_inspect
 from polydom.app.commands.lookup import add_lookup
 from polydom.app.commands.plan import add_plan
 from polydom.app.commands.plot import add_plot
+from polydom.app.commands.serve import add_serve
 from polydom.app.tables import printable
 
 __all__ = ["PROG", "SUBCOMMANDS", "build_parser", "main", "version"]
@@ -44,7 +48,8 @@ PROG = "polydom"
 
 #: ``add_<verb>`` functions, one per verb, in the order ``--help`` lists them.
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_demo, add_build, add_inspect, add_lookup, add_plot, add_plan, add_builds,
+    add_demo, add_build, add_inspect, add_lookup, add_plot, add_plan, add_builds, add_serve,
+    add_browse,
 ]
 
 

@@ -15,7 +15,17 @@ import numpy as np
 
 from polydom.app.files import replace_file
 
-__all__ = ["plot_cost_curves", "plot_skylines", "plot_accuracy_vs_budget", "plot_workload_plan"]
+__all__ = [
+    "plot_accuracy_at_sizes",
+    "plot_accuracy_vs_budget",
+    "plot_cost_curves",
+    "plot_serving_map",
+    "plot_skylines",
+    "plot_workload_plan",
+]
+
+#: What the size axis says by default: the ``n`` the cost curves take.
+SIZE_LABEL = "item size n (the n of the cost curves)"
 
 
 def _pyplot() -> Any:
@@ -41,47 +51,93 @@ def plot_cost_curves(
     scale: float = 1.0,
     unit: str = "cost",
     curve_label: str = "cost curve",
+    size_label: str = SIZE_LABEL,
 ) -> Path:
-    """One panel per feature: its cost curve on ``[n_min, n_max]`` and measured points.
+    """Every feature's cost curve on ``[n_min, n_max]``: all together, then one per panel.
 
-    ``points`` maps a feature to ``(sizes, values)`` (e.g. every profiled timing); values and
-    curves are multiplied by ``scale`` (1e3 for seconds shown as ms).  ``curve_label`` names
-    the curves in the legend: ``"fitted"`` only for curves fitted to measured points (the
-    demo); a stored or typed curve is a plain ``"cost curve"``.  Returns the path.
+    The first panel draws every curve on one axis, so crossings (a feature cheap at small
+    sizes and dear at large ones) show; the per-feature panels after it share that y scale
+    (log when the costs span more than two decades) and add the measured points.  Features
+    with the same curve share a panel and a legend entry (30 columns of three kinds of
+    cost make four panels, not 31).
+    ``points`` maps a feature to ``(sizes, values)`` (e.g. every profiled timing); values
+    and curves are multiplied by ``scale`` (1e3 for seconds shown as ms).  ``curve_label``
+    names the curves in the legend: ``"fitted"`` only for curves fitted to measured points
+    (the demo); a stored or typed curve is a plain ``"cost curve"``.  ``size_label`` says
+    what the size ``n`` is.  Returns the path.
 
     Runtime complexity: O(F * (200 + points)).
     """
     plt = _pyplot()
-    names = list(costs)
-    cols = min(4, max(1, len(names)))
-    rows = (len(names) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.8 * rows), squeeze=False)
+    groups = _same_curves(costs)
+    panels = len(groups) + 1
+    cols = min(4, panels)
+    rows = (panels + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.8 * cols, 3.0 * rows), squeeze=False,
+                             sharey=True)
     grid = _grid(n_min, n_max)
-    for ax, name in zip(axes.ravel(), names, strict=False):
-        if points and name in points:
-            n, v = points[name]
-            ax.scatter(n, scale * np.asarray(v), s=5, alpha=0.35, color="gray",
-                       label="measured")
-        ax.plot(grid, scale * costs[name](grid), color="C0", label=curve_label)
-        ax.set_title(name, fontsize=10)
-        ax.set_xlabel("size n", fontsize=9)
-        ax.set_ylabel(unit, fontsize=9)
-        ax.tick_params(labelsize=8)
-    axes.ravel()[0].legend(fontsize=8)
-    return _save(fig, axes, len(names), path)
+    values = [scale * np.asarray(costs[names[0]](grid), dtype=float) for names in groups]
+    every = np.concatenate(values or [np.zeros(1)])
+    positive = every[every > 0]
+    log = positive.size > 0 and positive.max() / positive.min() > 100
+    flat = axes.ravel()
+    overview = flat[0]
+    for k, names in enumerate(groups):
+        colour = f"C{k % 10}"
+        label = _names_text(names)
+        overview.plot(grid, values[k], color=colour, label=label)
+        ax = flat[k + 1]
+        for name in names:
+            if points and name in points:
+                n, v = points[name]
+                ax.scatter(n, scale * np.asarray(v), s=5, alpha=0.35, color="gray",
+                           label="measured" if name == names[0] else None)
+        ax.plot(grid, values[k], color=colour, label=curve_label)
+        ax.set_title(label, fontsize=10)
+    overview.set_title("all features (one scale: crossings show)", fontsize=10)
+    overview.legend(fontsize=8)
+    for ax in flat[:panels]:
+        ax.set_xlabel(size_label, fontsize=8)
+        ax.tick_params(labelsize=8, labelleft=True)
+        if log:
+            ax.set_yscale("log", nonpositive="clip")
+    for row in axes:
+        row[0].set_ylabel(unit, fontsize=9)
+    if panels > 1:
+        flat[1].legend(fontsize=8)
+    return _save(fig, axes, panels, path)
+
+
+def _same_curves(costs: Mapping[str, Any]) -> list[list[str]]:
+    """Feature names grouped by identical cost curves, in first-appearance order."""
+    groups: dict[tuple, list[str]] = {}
+    for name, curve in costs.items():
+        coefs = tuple(np.asarray(getattr(curve, "coefficients", ()), dtype=float).tolist())
+        groups.setdefault(coefs or (name,), []).append(name)
+    return list(groups.values())
+
+
+def _names_text(names: Sequence[str]) -> str:
+    """``a, b, c`` for up to three names, else ``first ... last (k features)``."""
+    if len(names) <= 3:
+        return ", ".join(names)
+    return f"{names[0]} ... {names[-1]} ({len(names)} features)"
 
 
 def plot_skylines(
-    index: Any, path: str | Path, max_ranges: int = 6, scale: float = 1.0, unit: str = "cost"
+    index: Any, path: str | Path, max_ranges: int = 6, scale: float = 1.0, unit: str = "cost",
+    size_label: str = SIZE_LABEL,
 ) -> Path:
     """Skyline of each range of sizes: accuracy against cost at a size inside the range.
 
     ``index`` is a :class:`polydom.Index`.  With more than ``max_ranges`` ranges (0: all),
     that many are picked evenly (first and last included).  Each panel steps through the
     skyline's candidates (cheapest first) at the middle of its range (``n_lo + 1`` for an
-    unbounded last range).  Points carry a number; a key under the panels names the features
-    of each number in full, so labels neither overlap nor leave the axes.  The accuracy axis
-    starts just below the least accurate non-empty set.  Returns the path.
+    unbounded last range).  Points carry a number, placed alternately below and above the
+    step line so that neighbours do not overlap; a key under the panels names, for each
+    number, the learner that produced the model and its features in full.  The accuracy
+    axis starts just below the least accurate non-empty set.  The title says what ``n``
+    is (``size_label``).  Returns the path.
 
     Runtime complexity: O(R * S) for R ranges drawn with S candidates each.
     """
@@ -98,7 +154,7 @@ def plot_skylines(
             numbers.setdefault(c.key, len(numbers) + 1)
     cols = min(3, len(picks))
     rows = (len(picks) + cols - 1) // cols
-    key_lines = [f"{k}: {_features_text(c)}  (accuracy {c.accuracy:.3f})"
+    key_lines = [f"{k}: {_learner_text(c)}: {_features_text(c)}  (accuracy {c.accuracy:.3f})"
                  for c in _by_number(numbers, skylines, picks)
                  for k in [numbers[c.key]]]
     key_cols = 1 if cols == 1 else 2
@@ -115,8 +171,9 @@ def plot_skylines(
         acc = [c.accuracy for c in sky]
         ax.step(cost, acc, where="post", color="C0")
         ax.scatter(cost, acc, color="C0", s=18, zorder=3)
-        for c, x, y in zip(sky, cost, acc, strict=True):
-            ax.annotate(str(numbers[c.key]), (x, y), fontsize=8, xytext=(4, -10),
+        for rank, (c, x, y) in enumerate(zip(sky, cost, acc, strict=True)):
+            ax.annotate(str(numbers[c.key]), (x, y), fontsize=8,
+                        xytext=(4, -11) if rank % 2 == 0 else (-10, 5),
                         textcoords="offset points", annotation_clip=True)
         useful = [a for c, a in zip(sky, acc, strict=True) if c.features]
         if useful:
@@ -136,13 +193,18 @@ def plot_skylines(
         lines = key_lines[column * key_rows: (column + 1) * key_rows]
         key_ax.text(0.01 + 0.5 * column, 1.0, "\n".join(lines), fontsize=8, va="top",
                     ha="left", transform=key_ax.transAxes, family="monospace")
-    fig.suptitle(f"skylines: {len(ranges)} ranges of sizes ({len(picks)} shown)", fontsize=10)
+    fig.suptitle(f"skylines: {len(ranges)} ranges of sizes ({len(picks)} shown); "
+                 f"n: {size_label}", fontsize=10)
     return _save(fig, np.array(axes), len(axes), path)
 
 
 def _features_text(candidate: Any) -> str:
     names = sorted(str(f) for f in candidate.features)
     return "+".join(names) if names else "{} (no features)"
+
+
+def _learner_text(candidate: Any) -> str:
+    return candidate.learner or "learner not recorded"
 
 
 def _by_number(numbers: Mapping[Any, int], skylines: Sequence[Sequence[Any]],
@@ -156,7 +218,8 @@ def _by_number(numbers: Mapping[Any, int], skylines: Sequence[Sequence[Any]],
 
 
 def plot_accuracy_vs_budget(
-    rows: Sequence[Any], path: str | Path, scale: float = 1e3, unit: str = "ms"
+    rows: Sequence[Any], path: str | Path, scale: float = 1e3, unit: str = "ms",
+    size_label: str = SIZE_LABEL,
 ) -> Path:
     """What budgeted serving delivered, per size (columns) against the budget (x axis).
 
@@ -166,7 +229,8 @@ def plot_accuracy_vs_budget(
     of items whose measured time exceeded the budget).  One line per method, each with its
     own marker and line style, so methods that coincide stay visible.  ``rows`` are
     :class:`polydom.AdherenceRow`; budgets and times are multiplied by ``scale`` (1e3:
-    seconds shown as ms).  Returns the path.
+    seconds shown as ms).  The accuracy axis spans the accuracies drawn (not 0 to 1);
+    ``size_label`` says what the size ``n`` of each column is.  Returns the path.
 
     Runtime complexity: O(len(rows)).
     """
@@ -192,9 +256,9 @@ def plot_accuracy_vs_budget(
         every = sorted({scale * r.budget for r in rows if r.size == size})
         if every:
             axes[1, col].plot(every, every, color="gray", linewidth=0.8, label="budget")
-        axes[0, col].set_title(f"size {size:g}", fontsize=10)
+        axes[0, col].set_title(f"n = {size:g}", fontsize=10)
         axes[2, col].set_xlabel(f"budget ({unit})", fontsize=9)
-        axes[0, col].set_ylim(-0.02, 1.02)
+        _accuracy_limits(axes[0, col], [r.accuracy for r in rows if r.size == size])
         axes[2, col].set_ylim(-0.02, 1.02)
         if any(r.mean_seconds > 0 for r in rows if r.size == size):
             axes[1, col].set_yscale("log", nonpositive="clip")  # the diagonal stays straight
@@ -210,6 +274,7 @@ def plot_accuracy_vs_budget(
     axes[2, 0].set_ylabel("over-budget rate", fontsize=9)
     axes[0, 0].legend(fontsize=8)
     axes[1, 0].legend(fontsize=8)
+    fig.suptitle(f"one column per size; n: {size_label}", fontsize=9)
     return _save(fig, axes, axes.size, path)
 
 
@@ -261,6 +326,164 @@ def plot_workload_plan(
     fig.suptitle(f"{plan.method} plan: expected accuracy {plan.expected_accuracy:.4f}, "
                  f"expected cost {plan.expected_cost:.4g} per item", fontsize=9)
     return _save(fig, axes, 2, path)
+
+
+def _budget_grid(index: Any, sizes: np.ndarray, points: int) -> np.ndarray:
+    """Budgets on a log scale from half the cheapest non-zero cost at ``sizes`` to 1.5 times
+    the dearest (the range where the answer changes)."""
+    costs = np.array([[float(c.cost(n)) for n in sizes] for c in index.candidates])
+    positive = costs[costs > 0]
+    if positive.size == 0:
+        return np.geomspace(1e-3, 1.0, points)
+    lo, hi = 0.5 * positive.min(), 1.5 * positive.max()
+    if hi <= lo:
+        hi = 10.0 * lo
+    return np.geomspace(lo, hi, points)
+
+
+def _model_names(index: Any, positions: np.ndarray) -> dict[int, str]:
+    """Legend text of every candidate position that occurs: key, learner, accuracy."""
+    cands = index.candidates
+    out = {}
+    for p in sorted({int(p) for p in np.unique(positions) if p >= 0},
+                    key=lambda p: cands[p].accuracy):
+        c = cands[p]
+        out[p] = f"{_key_text(c.key)} [{_learner_text(c)}] acc {c.accuracy:.3f}"
+    return out
+
+
+def _key_text(key: Any) -> str:
+    if isinstance(key, tuple) and all(isinstance(k, str) for k in key):
+        return "+".join(key) if key else "{}"
+    text = str(key)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def plot_serving_map(
+    index: Any,
+    path: str | Path,
+    sizes: np.ndarray | None = None,
+    budgets: np.ndarray | None = None,
+    scale: float = 1.0,
+    unit: str = "cost",
+    size_label: str = SIZE_LABEL,
+    resolution: int = 240,
+) -> Path:
+    """Which model serves each (size, budget): the plane coloured by the index's answer.
+
+    Sizes run over the index's domain (``resolution`` points; an unbounded domain is cut
+    as in the other plots), budgets on a log scale over the costs that occur (or the given
+    ``sizes`` / ``budgets``).  Each colour is one candidate, named in the legend with its
+    learner and accuracy (legend ordered by accuracy); white is "nothing fits".  Every cell
+    is ``index.lookup_many`` at its centre, so the map is exactly what lookups answer.
+    Budgets are multiplied by ``scale`` for display.  Returns the path.
+
+    Runtime complexity: O(resolution^2 * d log S) numpy work.
+    """
+    plt = _pyplot()
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    n_min, n_max = (float(v) for v in index.table.domain)
+    sizes = _grid(n_min, n_max, resolution) if sizes is None else np.asarray(sizes, float)
+    budgets = _budget_grid(index, sizes, resolution) if budgets is None else np.asarray(
+        budgets, float)
+    positions = index.lookup_many(sizes[None, :], budgets[:, None])  # (budgets, sizes)
+    names = _model_names(index, positions)
+    order = list(names)
+    colour_of = {p: i + 1 for i, p in enumerate(order)}
+    cells = np.zeros(positions.shape, dtype=int)
+    for p, c in colour_of.items():
+        cells[positions == p] = c
+    palette = plt.get_cmap("tab20" if len(order) > 10 else "tab10")
+    colours = ["white"] + [palette(i % palette.N) for i in range(len(order))]
+    fig, ax = plt.subplots(figsize=(9.5, 5.2))
+    ax.pcolormesh(sizes, scale * budgets, cells, cmap=ListedColormap(colours),
+                  vmin=-0.5, vmax=len(colours) - 0.5, shading="nearest")
+    ax.set_yscale("log")
+    _plain_ticks(ax.yaxis)
+    ax.set_xlabel(size_label, fontsize=9)
+    ax.set_ylabel(f"budget ({unit})", fontsize=9)
+    ax.set_title(f"which model serves each (size, budget): build "
+                 f"{index.info.get('build_id', '-')}, {len(order)} models", fontsize=10)
+    handles = [Patch(facecolor=colours[colour_of[p]], edgecolor="gray", label=names[p])
+               for p in reversed(order)]
+    handles.append(Patch(facecolor="white", edgecolor="gray", label="nothing fits"))
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              title="model [learner] (most accurate first)", title_fontsize=8)
+    return _save(fig, np.array([ax]), 1, path)
+
+
+def plot_accuracy_at_sizes(
+    index: Any,
+    sizes: Sequence[float],
+    path: str | Path,
+    budgets: np.ndarray | None = None,
+    realised: Sequence[tuple[float, float, float]] | None = None,
+    scale: float = 1.0,
+    unit: str = "cost",
+    size_label: str = SIZE_LABEL,
+) -> Path:
+    """Accuracy against budget at chosen sizes of a stored index, with realised costs.
+
+    Top: the accuracy of the model the index chooses at each budget, one step line per size
+    (the accuracy axis spans the accuracies drawn).  Bottom: that model's predicted cost at
+    the size (at most the budget, the diagonal), and, where ``realised`` holds observations
+    ``(size, budget, measured cost)`` (served items, telemetry), the measured costs as
+    points, each drawn with the line of the nearest size.  Returns the path.
+
+    Runtime complexity: O(len(sizes) * budgets * d log S).
+    """
+    plt = _pyplot()
+    sizes = [float(n) for n in sizes]
+    if not sizes:
+        raise ValueError("sizes must not be empty")
+    grid = _budget_grid(index, np.array(sizes), 200) if budgets is None else np.asarray(
+        budgets, float)
+    cands = index.candidates
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8.0, 7.0), sharex=True)
+    drawn = []
+    for k, n in enumerate(sizes):
+        positions = index.lookup_many(np.full(grid.shape, n), grid)
+        acc = np.array([cands[p].accuracy if p >= 0 else np.nan for p in positions])
+        cost = np.array([float(cands[p].cost(n)) if p >= 0 else np.nan for p in positions])
+        colour = f"C{k % 10}"
+        top.step(scale * grid, acc, where="post", color=colour, label=f"n = {n:g}")
+        bottom.step(scale * grid, scale * cost, where="post", color=colour,
+                    label=f"predicted, n = {n:g}")
+        drawn.extend(acc[np.isfinite(acc)].tolist())
+    if realised:
+        obs = np.asarray(realised, dtype=float).reshape(-1, 3)
+        nearest = np.abs(obs[:, :1] - np.array(sizes)[None, :]).argmin(axis=1)
+        for k in sorted(set(nearest.tolist())):
+            mine = obs[nearest == k]
+            bottom.scatter(scale * mine[:, 1], scale * mine[:, 2], s=12, marker="x",
+                           color=f"C{k % 10}", label=f"realised, n ~ {sizes[k]:g}")
+    bottom.plot(scale * grid, scale * grid, color="gray", linewidth=0.8, label="budget")
+    _accuracy_limits(top, drawn)
+    top.set_ylabel("accuracy of the chosen model", fontsize=9)
+    top.set_title(f"accuracy vs budget, build {index.info.get('build_id', '-')}; "
+                  f"n: {size_label}", fontsize=9)
+    top.legend(fontsize=8)
+    bottom.set_ylabel(f"feature cost ({unit})", fontsize=9)
+    bottom.set_xlabel(f"budget ({unit})", fontsize=9)
+    for ax in (top, bottom):
+        ax.set_xscale("log")
+        ax.tick_params(labelsize=8)
+    bottom.set_yscale("log", nonpositive="clip")
+    _plain_ticks(bottom.xaxis)
+    bottom.legend(fontsize=8, ncol=2)
+    return _save(fig, np.array([top, bottom]), 2, path)
+
+
+def _accuracy_limits(ax: Any, values: Sequence[float]) -> None:
+    """Accuracy axis around the values drawn (not 0 to 1, which flattens the differences)."""
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    if not finite:
+        return
+    lo, hi = min(finite), max(finite)
+    pad = max(0.1 * (hi - lo), 0.005)
+    ax.set_ylim(max(0.0, lo - pad), min(1.0, hi + pad) if hi < 1.0 else 1.0 + pad / 4)
 
 
 def _plain_ticks(axis: Any) -> None:

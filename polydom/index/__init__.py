@@ -5,6 +5,7 @@ Builds on :mod:`polydom.curves` only.
 
 from polydom.index.built import Hit, Index
 from polydom.index.dominance import prune_dominated
+from polydom.index.explanation import Explanation, SkylineEntry
 from polydom.index.item_prediction import ItemPrediction
 from polydom.index.lazy_payload import LazyPayload, resolve_payload
 from polydom.index.naive import NaiveLookup
@@ -12,6 +13,7 @@ from polydom.index.polydom_index import FixedBudgetIndex, IndexAll, PolyDomIndex
 from polydom.index.table import SkylineTable
 
 __all__ = [
+    "Explanation",
     "FixedBudgetIndex",
     "Hit",
     "Index",
@@ -20,6 +22,7 @@ __all__ = [
     "LazyPayload",
     "NaiveLookup",
     "PolyDomIndex",
+    "SkylineEntry",
     "SkylineTable",
     "prune_dominated",
     "resolve_payload",

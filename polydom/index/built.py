@@ -13,6 +13,7 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.curves.curve_text import natural_key, number_text
+from polydom.index.explanation import Explanation, explain_lookup
 from polydom.index.item_prediction import ItemPrediction
 from polydom.index.lazy_payload import resolve_payload
 from polydom.index.table import SkylineTable
@@ -141,6 +142,14 @@ class Index:
         view.__dict__ = self.__dict__
         return view
 
+    def snapshot(self) -> Index:
+        """This index as it is now: an index of one build that a later :meth:`refresh`
+        leaves alone (a service takes one per request, so no answer mixes two builds).
+
+        Runtime complexity: O(1), no copy.
+        """
+        return self._view()
+
     def __repr__(self) -> str:
         return f"Index({self.table!r}, features={list(self.costs)})"
 
@@ -155,6 +164,11 @@ class Index:
         """
         self._source = source
         return self
+
+    @property
+    def follows_store(self) -> bool:
+        """Whether :meth:`refresh` can switch this index to newer builds (see :meth:`follow`)."""
+        return self._source is not None
 
     def refresh(self) -> bool:
         """Switch to the newest build of the store this index was opened from, if any.
@@ -231,6 +245,19 @@ class Index:
         """
         table = self.table  # once: a refresh in another thread may replace it
         return self._hit(table, table.lookup_position(size, budget, rule), float(size))
+
+    def explain(self, size: float, budget: float) -> Explanation:
+        """Why :meth:`lookup` answers ``(size, budget)`` as it does.
+
+        The skyline at ``size`` (each entry's cost there and whether it fits), the chosen
+        entry, the next dearer one with what it would cost, and a sentence saying why
+        nothing more accurate fits; all from one build (``Explanation.build``).  See
+        :func:`polydom.index.explanation.explain_lookup`.
+
+        Runtime complexity: O(log R + d * S) for a skyline of S entries.
+        """
+        view = self._view()
+        return explain_lookup(view.table, size, budget, view.info.get("build_id"))
 
     def lookup_many(
         self, sizes: np.ndarray, budgets: np.ndarray, rule: str = "best"

@@ -150,6 +150,20 @@ class SkylineTable:
         n = check_size(size, self._lo, self._hi)
         return [self._candidates[i] for i in self._sky[bisect_right(self._breaks, n) - 1]]
 
+    def range_at(self, size: float) -> tuple[float, float]:
+        """``(n_lo, n_hi)`` of the range holding ``size`` (as in :attr:`ranges`).
+
+        Runtime complexity: O(log R).
+
+        Raises
+        ------
+        TypeError, ValueError
+            As :meth:`skyline` for a bad size.
+        """
+        n = check_size(size, self._lo, self._hi)
+        r = bisect_right(self._breaks, n) - 1
+        return (self._breaks[r], self._breaks[r + 1] if r + 1 < len(self._breaks) else self._hi)
+
     def lookup(self, size: float, budget: float, rule: str = "best") -> Candidate | None:
         """The most accurate candidate whose cost at ``size`` is ``<= budget``, or None.
 

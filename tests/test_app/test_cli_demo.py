@@ -66,7 +66,8 @@ def test_build_inspect_lookup_plot(tmp_path: Path, capsys: pytest.CaptureFixture
 
     plots = tmp_path / "plots"
     assert main(["plot", str(db), "--out", str(plots)]) == 0
-    for name in ("skylines.png", "cost_curves.png"):
+    for name in ("skylines.png", "cost_curves.png", "serving_map.png",
+                 "accuracy_at_sizes.png"):
         assert (plots / name).stat().st_size > 1000
 
     # building again with the same config reuses every stored expansion

@@ -102,6 +102,25 @@ def test_every_shell_block_runs_in_the_tests_or_says_it_needs_a_server():
                 path.name, body[:200])
 
 
+def test_no_code_hides_in_a_text_block():
+    """Python or commands a reader would copy sit in ``python`` / shell blocks (so the tests
+    above run them, or the block says why not), not in ``text`` or untagged blocks."""
+    python = re.compile(r"(import \w|from [\w.]+ import |>>> )")
+    command = re.compile(r"(polydom [a-z]+ [^:]|python |pip |PYTHONPATH=)")
+    for path in DOCS:
+        for block in re.finditer(r"```(\w*)\n(.*?)```", path.read_text(), flags=re.S):
+            lang, body = block.groups()
+            first = next((line for line in body.splitlines() if line.strip()), "")
+            if lang in ("", "text"):
+                assert not python.match(first), (
+                    f"{_name(path)}: Python in a {lang or 'untagged'} block ({first!r}): "
+                    "tag it python (it then runs)")
+                assert not command.match(first), (
+                    f"{_name(path)}: a command in a {lang or 'untagged'} block ({first!r}): "
+                    "tag it bash, with '$ ' before commands and output below them, or a "
+                    f"first line '# needs a server: ...' / '# not run by the tests: ...'")
+
+
 def test_nothing_points_outside_the_repository():
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
                            check=True).stdout.split()

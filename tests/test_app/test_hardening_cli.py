@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import polydom
@@ -206,6 +207,9 @@ def test_plots_have_readable_labels_inside_the_figure(built, tmp_path):
     figures = _figures_of(lambda: plots.plot_skylines(index, tmp_path / "s.png", max_ranges=0))
     figures += _figures_of(lambda: plots.plot_cost_curves(index.costs, 1.0, 100.0,
                                                           tmp_path / "c.png"))
+    figures += _figures_of(lambda: plots.plot_serving_map(index, tmp_path / "m.png"))
+    figures += _figures_of(lambda: plots.plot_accuracy_at_sizes(
+        index, [5.0, 50.0], tmp_path / "a.png", realised=[(5.0, 3.0, 2.5)]))
     for fig in figures:
         _texts_inside_and_readable(fig)
 
@@ -216,7 +220,8 @@ def test_typed_cost_curves_are_not_labelled_fitted(built, tmp_path):
                                                        tmp_path / "c.png"))
     legends = [t.get_text() for ax in fig.axes if ax.get_legend()
                for t in ax.get_legend().get_texts()]
-    assert legends == ["cost curve"]
+    # the overview panel names the features; the per-feature panels say "cost curve"
+    assert legends[-1] == "cost curve" and not any("fitted" in t for t in legends)
 
 
 def test_accuracy_plot_shows_realized_cost_and_over_budget_rate(tmp_path):
@@ -244,3 +249,24 @@ def test_progress_bar_counts_trained_plus_pruned_against_the_lattice(tmp_path, c
     err = capsys.readouterr().err
     lattice = [line for line in err.replace("\r", "\n").splitlines() if "feature sets" in line]
     assert "8/8" in lattice[-1] and "trained +" in lattice[-1] and "pruned" in lattice[-1]
+
+
+def test_serving_map_colours_each_cell_by_the_model_lookup_returns(tmp_path):
+    pytest.importorskip("matplotlib")
+    cands = [polydom.Candidate("cheap", 0.7, "1 + 0.1*n", learner="lattice"),
+             polydom.Candidate("mid", 0.8, "2 + 0.5*n", learner="cegb"),
+             polydom.Candidate("dear", 0.9, "5 + 0.01*n**2", learner="lattice")]
+    index = polydom.Index(polydom.PolyDomIndex.build(cands, 0.0, 100.0), {})
+    sizes, budgets = np.linspace(0, 100, 41), np.geomspace(0.5, 200, 37)
+    [fig] = _figures_of(lambda: plots.plot_serving_map(index, tmp_path / "m.png", sizes=sizes,
+                                                       budgets=budgets))
+    ax = fig.axes[0]
+    cells = np.asarray(ax.collections[0].get_array()).reshape(len(budgets), len(sizes))
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    # legend: most accurate first, then "nothing fits"; colour k + 1 is the k-th least accurate
+    assert labels == ["dear [lattice] acc 0.900", "mid [cegb] acc 0.800",
+                      "cheap [lattice] acc 0.700", "nothing fits"]
+    colour = {-1: 0, 0: 1, 1: 2, 2: 3}  # position -> colour (positions follow accuracy here)
+    want = np.vectorize(colour.get)(index.lookup_many(sizes[None, :], budgets[:, None]))
+    assert np.array_equal(cells, want)
+    assert {0, 1, 2, 3} <= set(np.unique(cells).tolist())

@@ -215,3 +215,21 @@ def test_engine_of_a_published_store_has_one_current_build_index(tmp_path):
         names = {i["name"] for i in sa.inspect(conn).get_indexes("builds")}
     engine.dispose()
     assert "uq_builds_one_current" in names
+
+
+def test_a_build_id_handed_out_again_after_a_delete_can_be_published(tmp_path):
+    path = tmp_path / "s.db"
+    url = f"sqlite:///{path}"
+    atoms = {"a": "1"}
+    cands = [polydom.Candidate("a", 0.5, polydom.CostCurve([1.0]), frozenset({"a"}))]
+    index = polydom.Index(polydom.PolyDomIndex.build(cands, 0.0, 1.0), atoms)
+    with storage.IndexStore(url) as st:
+        first, last = (st.begin_build({"alpha": a}, atoms) for a in (1.0, 2.0))
+        st.publish(last, index)
+        st.publish(first, index)  # published last: current, and build 2 is not
+        st.delete_builds([last], vacuum=False)
+        again = st.begin_build({"alpha": 3.0}, atoms)
+        assert again == last  # SQLite hands the largest id out again
+        st.publish(again, index)
+    reopened = polydom.open_index(path)
+    assert reopened.info["build_id"] == again and reopened.info["publication"] == 3

@@ -1,4 +1,5 @@
-"""``polydom plot``: PNG plots of a stored index (skylines per range of sizes, cost curves)."""
+"""``polydom plot``: PNG plots of a stored index (skylines per range of sizes, cost curves,
+which model serves each (size, budget), accuracy vs budget at three sizes)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,12 @@ def add_plot(subparsers: argparse._SubParsersAction) -> None:
     """Register ``plot``."""
     p = subparsers.add_parser(
         "plot",
-        help="PNG plots of a stored index: skylines per range of sizes and cost curves",
+        help="PNG plots of a stored index: skylines, cost curves, a serving map, accuracy "
+        "vs budget",
         description="Write skylines.png (accuracy against cost at a size inside each range "
-        "of sizes) and cost_curves.png (each feature's stored cost curve over the domain) "
+        "of sizes), cost_curves.png (each feature's stored cost curve over the domain), "
+        "serving_map.png (which model serves each (size, budget)) and "
+        "accuracy_at_sizes.png (accuracy vs budget at 10, 50 and 90 % of the domain) "
         "for one build of a stored index, costs in the store's unit (or --unit).  A file "
         "already there is replaced, never written through (a symlink is replaced as a "
         "link).  Needs matplotlib.",
@@ -35,7 +39,12 @@ def run_plot(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from polydom.app.demo import require_modules
-    from polydom.app.plots import plot_cost_curves, plot_skylines
+    from polydom.app.plots import (
+        plot_accuracy_at_sizes,
+        plot_cost_curves,
+        plot_serving_map,
+        plot_skylines,
+    )
     from storage import IndexStore
 
     require_modules("matplotlib")
@@ -52,7 +61,18 @@ def run_plot(args: argparse.Namespace) -> int:
                       unit=f"cost at n ({printable(unit.name)})"),
         plot_cost_curves(index.costs, n_min, n_max, folder / "cost_curves.png", scale=unit.scale,
                          unit=f"cost ({printable(unit.name)})"),
+        plot_serving_map(index, folder / "serving_map.png", scale=unit.scale,
+                         unit=printable(unit.name)),
+        plot_accuracy_at_sizes(index, _three_sizes(n_min, n_max),
+                               folder / "accuracy_at_sizes.png", scale=unit.scale,
+                               unit=printable(unit.name)),
     ]
     print(f"build {index.info.get('build_id', '-')}: {len(index.table.ranges)} ranges; wrote "
           + ", ".join(printable(p) for p in paths))
     return 0
+
+
+def _three_sizes(n_min: float, n_max: float) -> list[float]:
+    """10, 50 and 90 % of the domain (of ``[n_min, n_min + 100]`` when it is unbounded)."""
+    hi = n_max if n_max < float("inf") else n_min + 100.0
+    return [n_min + f * (hi - n_min) for f in (0.1, 0.5, 0.9)]

@@ -1,0 +1,221 @@
+"""``polydom browse URL``: Datasette over a SQLite store, read-only, with canned queries and plots.
+
+The store is opened by Datasette as *immutable* (SQLite ``immutable=1``: no lock, no
+journal, nothing written; a WAL file is ignored, so browse a store no build is writing).
+:func:`browse_metadata` writes the metadata (titles, descriptions of the tables and views,
+canned queries: the skyline at a size, the model for (size, budget), builds, candidates by
+learner) with the plots of the current build embedded; the plots are served from
+``/plots/``.  Registration only at import (argparse); Datasette loads when the command
+runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from polydom.app.arguments import add_store_options, store_key
+from polydom.app.tables import printable
+
+__all__ = ["CANNED_QUERIES", "add_browse", "browse_metadata", "run_browse", "sqlite_file",
+           "write_plots"]
+
+_COST_AT_N = """(SELECT SUM(cc.coefficient * power(CAST(:n AS REAL), cc.degree))
+          FROM candidate_costs cc
+         WHERE cc.build_id = s.build_id AND cc.candidate_id = s.candidate_id)"""
+
+_SKYLINE_AT_N = f"""SELECT s.build_id, s.range_id, s.n_lo, s.n_hi, s.rank, s.candidate,
+       s.learner, s.features, s.accuracy, s.cost,
+       {_COST_AT_N} AS cost_at_n
+  FROM skyline s
+ WHERE s.range_id = (SELECT r.range_id FROM ranges r
+                      WHERE r.build_id = s.build_id AND r.n_lo <= CAST(:n AS REAL)
+                      ORDER BY r.n_lo DESC LIMIT 1)"""
+
+#: Canned queries (Datasette metadata ``queries``), all over the current build.
+CANNED_QUERIES: dict[str, dict[str, str]] = {
+    "skyline_at_size": {
+        "title": "Skyline at a size",
+        "description": "The skyline of the current build at item size n (the range holding "
+        "n), cheapest first, with each model's cost at n.",
+        "sql": _SKYLINE_AT_N + "\n ORDER BY s.rank",
+    },
+    "model_for_size_and_budget": {
+        "title": "The model for (size, budget)",
+        "description": "What a lookup returns: the most accurate skyline entry at size n "
+        "whose cost at n fits the budget (no row: nothing fits).  Give n inside the "
+        "build's domain.",
+        "sql": f"SELECT * FROM ({_SKYLINE_AT_N})\n WHERE cost_at_n <= CAST(:budget AS REAL)"
+        "\n ORDER BY rank DESC LIMIT 1",
+    },
+    "builds": {
+        "title": "Builds",
+        "description": "Every build, newest first: status, whether current, parameters "
+        "and counts.",
+        "sql": "SELECT * FROM build_summary ORDER BY build_id DESC",
+    },
+    "candidates_by_learner": {
+        "title": "Candidates by learner",
+        "description": "The candidates of the current build, by learner then accuracy "
+        "(leave learner empty for all).",
+        "sql": """SELECT c.learner, c.key AS candidate, c.features, c.accuracy, c.cost
+  FROM candidates c JOIN builds b ON b.id = c.build_id
+ WHERE b.is_current AND (:learner = '' OR c.learner = :learner)
+ ORDER BY c.learner, c.accuracy DESC""",
+    },
+    "learners": {
+        "title": "Learners of the current build",
+        "description": "How many candidates and skyline entries each learner contributed.",
+        "sql": """SELECT c.learner, COUNT(*) AS candidates,
+       (SELECT COUNT(*) FROM skyline s WHERE s.learner IS c.learner) AS skyline_entries,
+       MAX(c.accuracy) AS best_accuracy
+  FROM candidates c JOIN builds b ON b.id = c.build_id
+ WHERE b.is_current
+ GROUP BY c.learner ORDER BY best_accuracy DESC""",
+    },
+}
+
+_TABLES = {
+    "skyline": "The skylines of the current build: one row per (range of sizes, rank).",
+    "skyline_all": "The skylines of every complete build (filter on build_id).",
+    "build_summary": "One row per build with its counts.",
+    "builds": "Builds: parameters (JSON), status, current flag, domain, times.",
+    "candidates": "Every candidate of every build: key, accuracy, cost expression, learner.",
+    "candidate_costs": "Cost coefficients of each candidate by degree (cost(n) = sum "
+    "coefficient * n^degree).",
+    "features": "The atomic features of each build with their columns and cost curve.",
+    "ranges": "Ranges of sizes [n_lo, n_hi) of each build.",
+    "skyline_entries": "(range, rank) -> candidate, per build.",
+    "expansions": "Trained feature sets (shared by builds with the same training key).",
+}
+
+#: Plot files written for the current build, with their captions.
+PLOTS = {
+    "serving_map.png": "Which model serves each (size, budget)",
+    "accuracy_at_sizes.png": "Accuracy vs budget at chosen sizes",
+    "skylines.png": "Skylines per range of sizes",
+    "cost_curves.png": "Cost curves of the features",
+}
+
+
+def sqlite_file(url: str) -> Path:
+    """The file of a SQLite store URL or path (Datasette reads SQLite files only).
+
+    Raises
+    ------
+    ValueError
+        Naming the URL when it is not a SQLite file that exists.
+    """
+    import sqlalchemy as sa
+
+    text = str(url)
+    if "://" not in text:
+        path = Path(text)
+    else:
+        parsed = sa.engine.make_url(text)
+        if parsed.get_backend_name() != "sqlite" or not parsed.database or \
+                parsed.database == ":memory:":
+            raise ValueError(f"polydom browse needs a SQLite store file (Datasette reads "
+                             f"SQLite), got {parsed.render_as_string(hide_password=True)!r}")
+        path = Path(parsed.database.removeprefix("file:").split("?", 1)[0])
+    if not path.is_file():
+        raise ValueError(f"no SQLite store file at {str(path)!r}")
+    return path
+
+
+def write_plots(index: Any, folder: Path, unit: str) -> list[str]:
+    """Write :data:`PLOTS` for ``index`` into ``folder``; returns the file names."""
+    from polydom.app import plots
+
+    n_min, n_max = (float(v) for v in index.table.domain)
+    hi = n_max if n_max < float("inf") else max(2.0 * n_min, n_min + 100.0)
+    sizes = [n_min + f * (hi - n_min) for f in (0.1, 0.5, 0.9)]
+    plots.plot_serving_map(index, folder / "serving_map.png", unit=unit)
+    plots.plot_accuracy_at_sizes(index, sizes, folder / "accuracy_at_sizes.png", unit=unit)
+    plots.plot_skylines(index, folder / "skylines.png", unit=f"cost at n ({unit})")
+    plots.plot_cost_curves(index.costs, n_min, n_max, folder / "cost_curves.png",
+                           unit=f"cost ({unit})")
+    return list(PLOTS)
+
+
+def browse_metadata(database: str, index: Any, unit: str, plots: list[str]) -> dict:
+    """Datasette metadata for store ``database`` (its name in Datasette): title, the plots
+    of the current build (embedded images linking to ``/plots/``), canned queries and
+    descriptions of the tables and views."""
+    images = "".join(
+        f'<figure style="display:inline-block;margin:4px"><a href="/plots/{name}">'
+        f'<img src="/plots/{name}" alt="{PLOTS[name]}" style="max-width:460px"></a>'
+        f"<figcaption>{PLOTS[name]}</figcaption></figure>"
+        for name in plots
+    )
+    lo, hi = index.table.domain
+    build = index.info.get("build_id")
+    about = (f"<p>Current build {build}: {len(index.candidates)} candidates, "
+             f"{len(index.table.ranges)} ranges of sizes over [{lo:g}, {hi:g}], costs in "
+             f"{unit}.  Read-only (opened immutable).</p>")
+    return {
+        "title": "polydom index store",
+        "description_html": about + images,
+        "databases": {
+            database: {
+                "description_html": about + images,
+                "queries": CANNED_QUERIES,
+                "tables": {name: {"description": text} for name, text in _TABLES.items()},
+            }
+        },
+    }
+
+
+def add_browse(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``browse``."""
+    p = subparsers.add_parser(
+        "browse",
+        help="browse a SQLite store in a web browser (Datasette, read-only)",
+        description="Start Datasette over a SQLite store, opened immutable (nothing is "
+        "written), with canned queries (skyline at a size, the model for (size, budget), "
+        "builds, candidates by learner) and plots of the current build.  Needs the 'serve' "
+        "extra (datasette, uvicorn, matplotlib).",
+    )
+    add_store_options(p, build=False)
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8001,
+                   help="port (default 8001; 0 picks a free one, printed at start)")
+    p.add_argument("--plots", metavar="DIR",
+                   help="folder for the plots (default: a temporary folder)")
+    p.set_defaults(run=run_browse)
+
+
+def run_browse(args: argparse.Namespace) -> int:
+    """Check the store, write plots and metadata, serve Datasette until interrupted."""
+    import uvicorn
+    from datasette.app import Datasette
+
+    from polydom.app.commands.serve import bind
+    from polydom.app.tables import cost_unit
+    from storage import IndexStore
+
+    path = sqlite_file(args.url)
+    with IndexStore(str(path), read_only=True, key=store_key(args)) as store:  # or refused
+        index = store.load_index(models=False)
+    unit = cost_unit(index.info)
+    with tempfile.TemporaryDirectory(prefix="polydom-browse-") as scratch:
+        folder = Path(args.plots) if args.plots else Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        names = write_plots(index, folder, unit)
+        metadata = browse_metadata(path.stem, index, unit, names)
+        ds = Datasette(immutables=[str(path)], metadata=metadata,
+                       static_mounts=[("plots", str(folder))],
+                       settings={"allow_download": False})
+        sock = bind(args.host, args.port)
+        host, port = sock.getsockname()[:2]
+        print(f"browsing {printable(path)} (build {index.info.get('build_id')}, read-only) "
+              f"on http://{host}:{port}/{printable(path.stem)}", flush=True)
+        server = uvicorn.Server(uvicorn.Config(ds.app(), log_level="warning", lifespan="on"))
+        try:
+            server.run(sockets=[sock])
+        finally:
+            sock.close()
+    return 0
