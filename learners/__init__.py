@@ -35,6 +35,7 @@ __all__ = [
     "BudgetedClassifierMixin",
     "CEGBClassifier",
     "CSCCClassifier",
+    "CheapFirstClassifier",
     "CSTCClassifier",
     "CSTCRegressor",
     "DAGClassifier",

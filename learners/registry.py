@@ -255,6 +255,12 @@ def _dag_sweep(*args: Any, **kwargs: Any) -> Any:
     return dag_sweep_candidates(*args, **kwargs)
 
 
+def _cheap_first(seed: int = 0, **params: Any) -> Any:
+    from learners.budgeted.cheap_first import CheapFirstClassifier
+
+    return CheapFirstClassifier(**params)  # deterministic: nothing to seed
+
+
 register_learner("logistic", _logistic)
 register_learner("sgd-hinge-l1", _sgd_hinge_l1)
 register_learner("lightgbm", _lightgbm)
@@ -273,3 +279,5 @@ register_learner("adapt", _adapt, kind="budgeted",
                  model_classes=("learners.budgeted.adapt:AdaptClassifier",), sweep=_adapt_sweep)
 register_learner("dag", _dag, kind="budgeted",
                  model_classes=("learners.budgeted.dag:DAGClassifier",), sweep=_dag_sweep)
+register_learner("cheap-first", _cheap_first, kind="budgeted",
+                 model_classes=("learners.budgeted.cheap_first:CheapFirstClassifier",))

@@ -29,6 +29,7 @@ from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 __getattr__ = lazy_exports(__name__, {
     "AdaptClassifier": "learners.budgeted.adapt",
     "CEGBClassifier": "learners.budgeted.cegb",
+    "CheapFirstClassifier": "learners.budgeted.cheap_first",
     "DAGClassifier": "learners.budgeted.dag",
     "dag_sweep_candidates": "learners.budgeted.dag",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
@@ -43,6 +44,7 @@ __all__ = [
     "BudgetedClassifierMixin",
     "CEGBClassifier",
     "CSCCClassifier",
+    "CheapFirstClassifier",
     "CSTCClassifier",
     "CSTCRegressor",
     "DAGClassifier",

@@ -15,6 +15,7 @@ from polydom.curves.cost_model import CostModel
 from polydom.curves.curve_text import natural_key, number_text
 from polydom.index.explanation import Explanation, explain_lookup
 from polydom.index.item_prediction import ItemPrediction
+from polydom.index.lazy_payload import resolve_payload
 from polydom.index.table import SkylineTable
 
 __all__ = ["Hit", "Index"]
@@ -35,7 +36,10 @@ class Hit:
     cost : float
         Its cost at the queried size.
     model : object or None
-        The fitted model (None for learners that only score).
+        The fitted model (None for learners that only score); a stored model is built on
+        this first access (:mod:`polydom.index.lazy_payload`), so a lookup decodes nothing.
+    payload : object or None
+        What the candidate carries: the model, or a :class:`LazyPayload` that builds it.
     candidate : Candidate
         The candidate itself.
     learner : str or None
@@ -53,8 +57,13 @@ class Hit:
     features: frozenset
     accuracy: float
     cost: float
-    model: Any = field(repr=False)
+    payload: Any = field(repr=False)
     candidate: Candidate = field(repr=False)
+
+    @property
+    def model(self) -> Any:
+        """The fitted model, built on first access when it is stored.  O(1) after."""
+        return resolve_payload(self.payload)
 
     @property
     def learner(self) -> str | None:

@@ -21,6 +21,7 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget
 from polydom.index.built import Index
 from polydom.index.item_prediction import ItemPrediction
+from polydom.index.lazy_payload import resolve_payload
 from polydom.serving.cascade import Cascade
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ class ItemServer:
 
     def _predict(self, cand: Candidate, row: np.ndarray) -> Any:
         cols = self.index.model_columns(cand.needs)
-        return cand.payload.predict(row[cols][None, :])[0]
+        return resolve_payload(cand.payload).predict(row[cols][None, :])[0]
 
     # ------------------------------------------------------------------ serving
     def predict(self, item: Any, budget: float, anytime: bool = False) -> ItemPrediction:

@@ -34,7 +34,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import lightgbm as lgb
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -49,6 +48,7 @@ from learners.budgeted.adapt.lin import LinearGatePair, fit_adapt_lin
 from learners.budgeted.contract import BudgetedClassifierMixin, column_groups, group_usage
 from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature, walk_on_demand
 from learners.budgeted.tree_paths import TreeEnsemble
+from learners.codecs.lightgbm_text import booster_from_text
 from polydom.index.item_prediction import ItemPrediction
 
 __all__ = ["AdaptClassifier"]
@@ -773,7 +773,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             model.lpc_intercept_ = float(meta["lpc_intercept"])
         else:
             gate, lpc = (
-                lgb.Booster(model_str=bytes(arrays[f"{w}_booster"]).decode())
+                booster_from_text(bytes(arrays[f"{w}_booster"]).decode(), f"ADAPT {w} booster")
                 for w in ("gate", "lpc")
             )
             model._set_boosters(gate, meta["gate_intercept"], lpc, meta["lpc_intercept"])

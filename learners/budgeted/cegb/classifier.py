@@ -48,6 +48,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from learners.budgeted.contract import BudgetedClassifierMixin, column_groups, group_usage
 from learners.budgeted.on_demand import OnDemandFeaturizer, walk_on_demand
 from learners.budgeted.tree_paths import TreeEnsemble
+from learners.codecs.lightgbm_text import booster_from_text
 from polydom.index.item_prediction import ItemPrediction
 
 __all__ = ["CEGBClassifier", "GreedyMiserClassifier"]
@@ -370,7 +371,7 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         Runtime complexity: O(model size).
         """
         model = cls(**meta["params"])
-        model.booster_ = lgb.Booster(model_str=bytes(arrays["booster"]).decode())
+        model.booster_ = booster_from_text(bytes(arrays["booster"]).decode(), "CEGB booster")
         model.classes_ = (
             np.asarray(arrays["classes"])
             if "classes" in arrays
