@@ -41,6 +41,7 @@ __all__ = [
     "BudgetedLearner",
     "CEGBClassifier",
     "CSCCClassifier",
+    "CheapFirstClassifier",
     "CSTCClassifier",
     "CSTCRegressor",
     "DAGClassifier",

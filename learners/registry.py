@@ -236,6 +236,12 @@ def _dag(seed: int = 0, **params: Any) -> Any:
     return DAGClassifier(random_state=seed, **params)
 
 
+def _cheap_first(seed: int = 0, **params: Any) -> Any:
+    from learners.budgeted.cheap_first import CheapFirstClassifier
+
+    return CheapFirstClassifier(**params)  # deterministic: nothing to seed
+
+
 register_learner("logistic", _logistic)
 register_learner("sgd-hinge-l1", _sgd_hinge_l1)
 register_learner("lightgbm", _lightgbm)
@@ -254,3 +260,5 @@ register_learner("adapt", _adapt, kind="budgeted",
                  model_classes=("learners.budgeted.adapt:AdaptClassifier",))
 register_learner("dag", _dag, kind="budgeted",
                  model_classes=("learners.budgeted.dag:DAGClassifier",))
+register_learner("cheap-first", _cheap_first, kind="budgeted",
+                 model_classes=("learners.budgeted.cheap_first:CheapFirstClassifier",))

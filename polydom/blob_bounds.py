@@ -36,6 +36,7 @@ __all__ = [
     "MAX_ITEMSIZE",
     "MAX_MEMBERS",
     "BlobBoundsError",
+    "MalformedBlobError",
     "check_npy",
     "load_npy",
     "load_npz",
@@ -54,7 +55,12 @@ MAX_ITEMSIZE = 1 << 16
 _KINDS = set("biufcUSV")
 
 
-class BlobBoundsError(PolydomError, ValueError):
+class MalformedBlobError(PolydomError, ValueError):
+    """A stored blob whose structure our own checks refuse before any library builds from
+    it (storage reports it as ``ModelIntegrityError``)."""
+
+
+class BlobBoundsError(MalformedBlobError):
     """A stored archive whose declared sizes or dtypes exceed the bounds (refused before
     anything is inflated or allocated)."""
 

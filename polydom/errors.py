@@ -6,14 +6,18 @@ working); errors about state (a store of another schema, say) subclass :class:`R
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
-__all__ = ["PolydomError", "UnknownArgumentError", "did_you_mean"]
+__all__ = ["PolydomError", "TelemetryError", "UnknownArgumentError", "did_you_mean"]
 
 
 class PolydomError(Exception):
     """Base of every exception that polydom, lattice, learners and storage raise on purpose."""
+
+
+class TelemetryError(PolydomError, ValueError):
+    """A served timing that cannot be recorded (NaN, negative, unknown feature, a size
+    outside the domain); raised before anything is buffered or stored."""
 
 
 class UnknownArgumentError(PolydomError, TypeError):
@@ -30,5 +34,7 @@ def did_you_mean(word: object, choices: Iterable[str]) -> str:
     >>> did_you_mean("zzz", ["alpha"])
     ''
     """
+    import difflib  # only when an error is worded: every module imports this one
+
     close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""

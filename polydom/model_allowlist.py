@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from polydom.blob_bounds import check_npy, load_npy, open_zip
+from polydom.blob_bounds import MalformedBlobError, check_npy, load_npy, open_zip
 from polydom.errors import PolydomError
 from polydom.sklearn_tree_check import tree_state_problem
 
@@ -120,8 +120,8 @@ _allowed_cache: set[str] | None = None
 
 
 class UntrustedModelError(PolydomError, ValueError):
-    """A model blob that could run code or crash when loaded, refused without
-    ``trusted=True`` (or refused always, for a malformed structure)."""
+    """A model blob naming what the allow-list refuses (it could run code when loaded),
+    refused without ``trusted=True``."""
 
 
 def _dotted(cls: type) -> str:
@@ -523,7 +523,7 @@ def skops_refusals(blob: bytes, what: str = "model") -> list[str]:
 
     Raises
     ------
-    UntrustedModelError
+    polydom.blob_bounds.MalformedBlobError
         If the archive is malformed (a node that is not one, a tree out of range, arrays
         over the bounds of :mod:`polydom.blob_bounds`): refused whatever is trusted.
     zipfile.BadZipFile, KeyError, ValueError
@@ -531,7 +531,7 @@ def skops_refusals(blob: bytes, what: str = "model") -> list[str]:
     """
     grammar = _walk(bytes(blob), what)
     if grammar.malformed:
-        raise UntrustedModelError(
+        raise MalformedBlobError(
             f"{what}: skops archive is malformed ({grammar.malformed[0]}"
             + (f"; {len(grammar.malformed) - 1} more problems" if len(grammar.malformed) > 1
                else "")
@@ -552,8 +552,9 @@ def load_skops(blob: bytes, *, what: str = "model", trusted: bool = False) -> An
     Raises
     ------
     UntrustedModelError
-        If the archive names what the allow-list refuses (each such type is named), or is
-        malformed.
+        If the archive names what the allow-list refuses (each such type is named).
+    polydom.blob_bounds.MalformedBlobError
+        If it is malformed, trusted or not.
     """
     import skops.io
 

@@ -21,6 +21,7 @@ from storage.blobs import (
     dump_model,
     load_model,
     register_array_model,
+    register_blob_codec,
     register_model_class,
 )
 from storage.builds import TRAINING_NEUTRAL_PARAMS, BuildPublishedError
@@ -57,6 +58,7 @@ __all__ = [
     "load_model",
     "normalize_url",
     "register_array_model",
+    "register_blob_codec",
     "register_model_class",
 ]
 

@@ -10,18 +10,18 @@ Formats, chosen by :func:`dump_model` from the model's type:
     array (a fitted model a composite model holds, such as a cascade's stages) is stored as a
     *nested* blob in the format :func:`dump_model` chooses for it, and loaded back under the
     same rules (digest checked, skops allow-list, pickle only with ``trusted=True``).
-``"lightgbm"``
-    A LightGBM ``Booster`` or scikit-learn wrapper (``LGBMClassifier``, ``LGBMRegressor``):
-    the booster's text model plus JSON for the wrapper's parameters and fitted attributes.
+Registered codecs (:func:`register_blob_codec`)
+    A learner's own format (LightGBM's text, in :mod:`learners.codecs`): storage asks each
+    codec, in registration order, whether it claims a model, and loads a blob of its
+    format with it after the digest matched.  Storage knows no learner's format.
 ``"skops"``
-    Any other scikit-learn estimator, written with ``skops.io``.  On load, the blob's
-    schema is walked before anything is built, under the one allow-list of
-    :mod:`polydom.model_allowlist` (also applied to the sub-models budgeted learners keep
-    in their arrays): every object must be of a class the project stores, of the project's
-    own packages, or added with :func:`register_model_class`; no parameter may hold a
-    function or a class other than a numpy scalar type
-    (``FunctionTransformer(func=numpy.memmap)`` is refused).  Anything else needs
-    ``trusted=True``.
+    Any other scikit-learn estimator, written with ``skops.io``.  On load, every node of
+    the archive is checked by the grammar of :mod:`polydom.model_allowlist` before skops
+    builds anything (also applied to the sub-models budgeted learners keep in their
+    arrays): only the estimator classes the project stores or those added with
+    :func:`register_model_class`, no callables in any node, decision trees in range.
+    Anything the allow-list refuses needs ``trusted=True``; a malformed archive is refused
+    always.
 ``"pickle"``
     Anything else.  Loaded only with ``trusted=True``: unpickling can run arbitrary code.
 
@@ -30,6 +30,8 @@ sha256, or, when the store has a key (``POLYDOM_STORE_KEY`` or a ``key`` argumen
 HMAC-SHA256 under that key, which a writer without the key cannot forge (see
 :class:`BlobDigest`).  A blob whose digest matches but that does not decode (truncated,
 garbage) raises :class:`ModelIntegrityError` too, never the decoder's own exception.
+Archives (``arrays``, ``skops``) are read through :mod:`polydom.blob_bounds`: sizes and
+dtypes are bounded before anything is inflated or allocated.
 """
 
 from __future__ import annotations
@@ -41,12 +43,13 @@ import json
 import os
 import pickle
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from polydom.blob_bounds import BlobBoundsError, load_npy, load_npz
+from polydom.blob_bounds import MalformedBlobError, load_npy, load_npz
 from polydom.errors import PolydomError
+from polydom.index.lazy_payload import resolve_payload
 from polydom.model_allowlist import (
     SKOPS_ALLOWED_CLASSES,
     UntrustedModelError,
@@ -67,10 +70,18 @@ __all__ = [
     "load_model",
     "load_predictions",
     "register_array_model",
+    "register_blob_codec",
     "register_model_class",
     "sha256_hex",
     "skops_refusals",
 ]
+
+class _Codec(NamedTuple):
+    name: str
+    claims: Callable[[Any], bool]
+    dump: Callable[[Any], bytes | None]
+    load: Callable[[bytes, bool, str], Any]
+
 
 #: Environment variable holding the store key (any text; its UTF-8 bytes are the HMAC key).
 KEY_ENV = "POLYDOM_STORE_KEY"
@@ -79,6 +90,7 @@ _META_KEY = "__polydom_meta__"
 _NESTED_PREFIX = "__polydom_nested__"
 _ARRAY_MODELS: dict[str, type] = {}
 _ARRAY_NAMES: dict[type, str] = {}
+_CODECS: dict[str, _Codec] = {}
 
 
 class ModelIntegrityError(PolydomError, ValueError):
@@ -180,6 +192,34 @@ def register_array_model(cls: type | None = None, *, name: str | None = None) ->
     return register if cls is None else register(cls)
 
 
+def register_blob_codec(
+    name: str,
+    claims: Callable[[Any], bool],
+    dump: Callable[[Any], bytes | None],
+    load: Callable[[bytes, bool, str], Any],
+) -> None:
+    """Register a model blob format of a learner (idempotent for the same functions).
+
+    ``claims(model)``: whether :func:`dump_model` should write ``model`` with this codec;
+    ``dump(model)``: its blob, or None to let the next codec (finally pickle) have it;
+    ``load(blob, trusted, what)``: the model, called only after the blob matched its digest;
+    it must check the blob's structure itself before any library builds from it, and raise
+    ``ValueError`` (reported as :class:`ModelIntegrityError`) or
+    :class:`UntrustedModelError` otherwise.
+
+    Runtime complexity: O(1).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is a built-in format or registered with other functions.
+    """
+    codec = _Codec(name, claims, dump, load)
+    if name in _LOADERS or _CODECS.get(name, codec) != codec:
+        raise ValueError(f"name {name!r} is already a model format")
+    _CODECS[name] = codec
+
+
 def sha256_hex(blob: bytes) -> str:
     """Hex sha256 digest of ``blob``."""
     return hashlib.sha256(blob).hexdigest()
@@ -191,17 +231,18 @@ def dump_model(model: Any) -> tuple[bytes, str] | None:
 
     Runtime complexity: linear in the size of the model's state.
     """
+    model = resolve_payload(model)  # a stored model read lazily: checked and built now
     if model is None:
         return None
     name = _ARRAY_NAMES.get(type(model))
     if name is not None:
         return _dump_arrays(model, name), "arrays"
-    module = type(model).__module__.split(".")[0]
-    if module == "lightgbm":
-        blob = _dump_lightgbm(model)
-        if blob is not None:
-            return blob, "lightgbm"
-    elif module == "sklearn" or _is_sklearn_estimator(model):
+    for codec in _CODECS.values():
+        if codec.claims(model):
+            blob = codec.dump(model)
+            if blob is not None:
+                return blob, codec.name
+    if type(model).__module__.split(".")[0] == "sklearn" or _is_sklearn_estimator(model):
         import skops.io
 
         return skops.io.dumps(model), "skops"
@@ -250,50 +291,6 @@ def _dump_arrays(model: Any, name: str) -> bytes:
     buf = io.BytesIO()
     np.savez(buf, **out)
     return buf.getvalue()
-
-
-_LGBM_STATE = (
-    "_n_features",
-    "_n_features_in",
-    "_objective",
-    "_best_iteration",
-    "_n_classes",
-    "_fitted_with_feature_names",
-    "_class_weight",
-    "_other_params",
-)
-
-
-def _dump_lightgbm(model: Any) -> bytes | None:
-    import lightgbm
-
-    if isinstance(model, lightgbm.Booster):
-        doc = {"kind": "Booster", "model": model.model_to_string()}
-    elif isinstance(model, lightgbm.LGBMModel) and type(model).__name__ in (
-        "LGBMClassifier",
-        "LGBMRegressor",
-        "LGBMRanker",
-    ):
-        state = {k: getattr(model, k) for k in _LGBM_STATE if hasattr(model, k)}
-        doc = {
-            "kind": type(model).__name__,
-            "params": model.get_params(deep=False),
-            "state": state,
-            "best_score": {k: dict(v) for k, v in getattr(model, "_best_score", {}).items()},
-            "model": model.booster_.model_to_string(),
-        }
-        classes = getattr(model, "_classes", None)
-        if classes is not None:
-            classes = np.asarray(classes)
-            if classes.dtype.hasobject:
-                return None
-            doc["classes"] = {"dtype": classes.dtype.str, "values": classes.tolist()}
-    else:
-        return None
-    try:
-        return json.dumps(doc, allow_nan=True).encode()
-    except TypeError:  # parameters that are callables or objects: no text form
-        return None
 
 
 # ---------------------------------------------------------------------------- predictions
@@ -353,8 +350,8 @@ def load_predictions(
         )
     try:
         arr = load_npy(blob, what)
-    except BlobBoundsError as exc:
-        raise ModelIntegrityError(str(exc)) from None
+    except MalformedBlobError as exc:
+        raise _malformed(what, exc) from None
     except Exception as exc:  # noqa: BLE001 - any decoder failure of a checked blob
         raise _corrupt(what, fmt, exc) from None
     return arr
@@ -400,21 +397,30 @@ def load_model(
             + (", or written without the store key" if digest.keyed else "")
             + ", refusing to load it"
         )
-    loader = _LOADERS.get(fmt)
+    loader = _LOADERS.get(fmt) or (_CODECS[fmt].load if fmt in _CODECS else None)
     if loader is None:
-        raise ValueError(f"{what}: unknown model format {fmt!r}")
+        raise ValueError(
+            f"{what}: no codec is registered for model format {fmt!r} (a learner registers "
+            "its own: polydom.open_index does it; storage.register_blob_codec by hand)"
+        )
     try:
         return loader(blob, trusted, what)
     except (UntrustedModelError, ModelIntegrityError):
         raise
-    except BlobBoundsError as exc:
-        raise ModelIntegrityError(str(exc)) from None
+    except MalformedBlobError as exc:
+        raise _malformed(what, exc) from None
     except ValueError as exc:
         if "is not registered" in str(exc):
             raise
         raise _corrupt(what, fmt, exc) from None
     except Exception as exc:  # noqa: BLE001 - any decoder failure of a checked blob
         raise _corrupt(what, fmt, exc) from None
+
+
+def _malformed(what: str, exc: MalformedBlobError) -> ModelIntegrityError:
+    """Our own checks refused a blob: their message, named once."""
+    text = str(exc)
+    return ModelIntegrityError(text if text.startswith(f"{what}: ") else f"{what}: {text}")
 
 
 def _corrupt(what: str, fmt: str, exc: BaseException) -> ModelIntegrityError:
@@ -446,46 +452,6 @@ def _load_arrays(blob: bytes, trusted: bool, what: str) -> Any:
         raise UntrustedModelError(f"{what}: {exc}") from None
 
 
-def _load_lightgbm(blob: bytes, trusted: bool, what: str) -> Any:
-    import lightgbm
-
-    doc = json.loads(blob.decode())
-    text = doc["model"]
-    # LightGBM prints a "[Fatal]" line on stdout before raising on text it cannot parse:
-    # check the frame of its text format first.
-    if not (isinstance(text, str) and text.startswith("tree\n") and "num_class=" in text
-            and "\nend of trees" in text):
-        raise ValueError("not a LightGBM text model (no 'tree' header or 'end of trees')")
-    booster = lightgbm.Booster(model_str=text)
-    kind = doc["kind"]
-    if kind == "Booster":
-        return booster
-    cls = {
-        "LGBMClassifier": lightgbm.LGBMClassifier,
-        "LGBMRegressor": lightgbm.LGBMRegressor,
-        "LGBMRanker": lightgbm.LGBMRanker,
-    }.get(kind)
-    if cls is None:
-        raise ValueError(f"{what}: unknown LightGBM model kind {kind!r}")
-    model = cls(**doc["params"])
-    for key, value in doc["state"].items():
-        setattr(model, key, value)
-    model._Booster = booster
-    model._best_score = doc.get("best_score", {})
-    model._evals_result = {}
-    if "classes" in doc:
-        from sklearn.preprocessing import LabelEncoder
-
-        classes = np.array(doc["classes"]["values"], dtype=np.dtype(doc["classes"]["dtype"]))
-        model._classes = classes
-        model._class_map = {c: i for i, c in enumerate(classes.tolist())}
-        encoder = LabelEncoder()
-        encoder.classes_ = classes
-        model._le = encoder
-    model.fitted_ = True
-    return model
-
-
 def _load_skops(blob: bytes, trusted: bool, what: str) -> Any:
     return load_skops(blob, what=what, trusted=trusted)
 
@@ -503,7 +469,6 @@ _PLAIN = BlobDigest()
 
 _LOADERS: dict[str, Callable[[bytes, bool, str], Any]] = {
     "arrays": _load_arrays,
-    "lightgbm": _load_lightgbm,
     "skops": _load_skops,
     "pickle": _load_pickle,
 }

@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.index.built import Index
+from polydom.index.lazy_payload import LazyPayload
 from polydom.index.polydom_index import IndexAll, PolyDomIndex
 from polydom.index.table import SkylineTable
 from storage import index_arrays
@@ -613,12 +615,9 @@ def _arrays_table(
                 loaded[eid] = _expansion_model(db, e, build_id, trusted)
             payloads[pos] = loaded[eid]
         for pos, (fmt, blob) in own.items():
-            payloads[pos] = load_model(
-                blob, fmt, arrays.own_models[pos], trusted=trusted,
-                what=f"model of candidate {display_key(arrays.keys[pos])!r} of build "
-                     f"{build_id}",
-                digest=db.digest,
-            )
+            payloads[pos] = _lazy_model(
+                db, blob, fmt, arrays.own_models[pos], trusted,
+                f"model of candidate {display_key(arrays.keys[pos])!r} of build {build_id}")
     candidates = Candidate.from_columns(
         arrays.keys,
         arrays.accuracy,
@@ -635,14 +634,23 @@ def _arrays_table(
 
 
 def _expansion_model(db: Database, e: sa.Row, build_id: int, trusted: bool) -> Any:
-    return load_model(
-        e.model_blob,
-        e.model_format,
-        e.model_sha256,
-        trusted=trusted,
-        what=f"model of expansion {e.id} ({e.features}) of build {build_id}",
-        digest=db.digest,
-    )
+    return _lazy_model(db, e.model_blob, e.model_format, e.model_sha256, trusted,
+                       f"model of expansion {e.id} ({e.features}) of build {build_id}")
+
+
+def _lazy_model(db: Database, blob: Any, fmt: str | None, digest: str | None, trusted: bool,
+                what: str) -> LazyPayload | None:
+    """A stored model to be checked and decoded on first use (None: no model).
+
+    The blob's bytes are read now, in the open's transaction; its digest (sha256, or HMAC
+    under the store key), then our structural checks, then the decoder run when the model
+    is first used (:func:`storage.blobs.load_model`), so opening decodes nothing and a
+    model that fails its checks raises its one-line error there.
+    """
+    if fmt is None:
+        return None
+    return LazyPayload(partial(load_model, None if blob is None else bytes(blob), fmt, digest,
+                               trusted=trusted, what=what, digest=db.digest), what)
 
 
 # ---------------------------------------------------------------------------- from rows
@@ -790,14 +798,8 @@ def _rows_table(
                     db, rows.exp_rows[r.expansion_id], build_id, trusted)
             payload = exp_models[r.expansion_id]
         elif models:
-            payload = load_model(
-                r.model_blob,
-                r.model_format,
-                r.model_sha256,
-                trusted=trusted,
-                what=f"model of candidate {r.key!r} of build {build_id}",
-                digest=db.digest,
-            )
+            payload = _lazy_model(db, r.model_blob, r.model_format, r.model_sha256, trusted,
+                                  f"model of candidate {r.key!r} of build {build_id}")
         payloads.append(payload)
         fs = feature_sets.get(r.features_json)
         if fs is None:

@@ -20,8 +20,10 @@ Tables added to version 2 later (:data:`ADDED_TABLES`): ``build_seals`` (a diges
 published build's index rows), ``build_arrays`` (each published build's index as one array
 blob, read by ``open_index`` instead of the rows), ``expansion_predictions`` (an
 expansion's out-of-fold predictions), ``publications`` (the numbered log of published
-builds, with the unique index that allows one current build) and ``expansion_seals``.
-They change no existing table, so a store without them is still version 2.
+builds, with the unique index that allows one current build), ``expansion_seals`` and
+``served_timings`` (telemetry: the seconds each atomic feature took on a served item of
+some size, what recalibration refits curves from).  They change no existing table, so a
+store without them is still version 2.
 
 Views (plain SQL, the same text on SQLite and PostgreSQL):
 
@@ -273,6 +275,21 @@ expansion_seals = sa.Table(
     sa.Column("digest", sa.String(64), nullable=False),
 )
 
+#: Telemetry: one row per atomic feature computed for a served item (its size and seconds),
+#: appended by :mod:`storage.telemetry`, in arrival order (``id``).  ``build_id`` is the
+#: build that served the item (no foreign key: timings describe the machine, not the build,
+#: and outlive a deleted build); recalibration reads the newest rows whatever their build.
+served_timings = sa.Table(
+    "served_timings",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("build_id", sa.Integer, nullable=False),
+    sa.Column("feature", sa.Text, nullable=False),
+    sa.Column("size", sa.Double, nullable=False),
+    sa.Column("seconds", sa.Double, nullable=False),
+    sa.Column("recorded_at", sa.String(32), nullable=False),
+)
+
 TABLES = [t.name for t in metadata.sorted_tables]
 
 #: Tables added to schema version 2 after its first stores were made: a store of version 2
@@ -280,7 +297,7 @@ TABLES = [t.name for t in metadata.sorted_tables]
 #: predictions); a writer creates them before its first write that needs them
 #: (:meth:`storage.database.Database.add_tables`).
 ADDED_TABLES = ("build_seals", "build_arrays", "expansion_predictions", "publications",
-                "expansion_seals")
+                "expansion_seals", "served_timings")
 
 _SKYLINE_ALL = """
 SELECT e.build_id AS build_id,

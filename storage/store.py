@@ -21,16 +21,17 @@ the write path :mod:`storage.builds`, the read path :mod:`storage.reader`, the e
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.index.built import Index
-from storage import builds, reader
+from storage import builds, reader, telemetry
 from storage.builds import KnownModels
 from storage.database import Database
 from storage.reader import BuildRecord
+from storage.telemetry import StoredTiming
 
 __all__ = ["IndexStore"]
 
@@ -250,3 +251,31 @@ class IndexStore:
         Runtime complexity: one query (index range scan over the build's skyline rows).
         """
         return reader.sql_lookup(self.database, size, budget, build)
+
+    def record_timings(
+        self, records: Iterable[Sequence[Any]], build_id: int | None = None
+    ) -> tuple[int, int]:
+        """Store served ``(feature, size, seconds)`` records against a build, all or none.
+
+        Each is checked first (an atomic feature of the build, a size in its domain, finite
+        seconds >= 0); see :func:`storage.telemetry.append_timings`.  Returns the ids of the
+        first and last row written (``(0, -1)`` for no records).
+
+        Runtime complexity: O(R) checks and one transaction of R rows.
+
+        Raises
+        ------
+        polydom.errors.TelemetryError
+            A ``ValueError`` naming the first bad record; nothing is stored.
+        """
+        return telemetry.append_timings(self.database, records, build_id)
+
+    def timings(
+        self, since_id: int = 0, features: Iterable[str] | None = None, last: int | None = None
+    ) -> list[StoredTiming]:
+        """Stored timings ``(id, build_id, feature, size, seconds)`` with ``id > since_id``,
+        oldest first; with ``last``, only the newest ``last`` of each feature.
+
+        Runtime complexity: one query.
+        """
+        return telemetry.read_timings(self.database, since_id, features, last)

@@ -175,6 +175,16 @@ def read_fit_log(path) -> list[frozenset]:
         return [frozenset(line.strip().split(",")) for line in log if line.strip()]
 
 
+def load_models(index: polydom.Index) -> polydom.Index:
+    """Build every stored model of ``index`` (opening builds none: they load on first use,
+    and a model that fails its checks raises there)."""
+    from polydom.index import resolve_payload
+
+    for cand in index.candidates:
+        resolve_payload(cand.payload)
+    return index
+
+
 def reseal_expansions(url: str) -> None:
     """Recompute every expansion's seal as a writer without the store key can (sha256):
     what an attacker does after editing an expansion of an unsigned store."""

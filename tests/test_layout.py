@@ -15,7 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("polydom", "lattice", "learners", "storage")
 OPTIONAL = {"lightgbm", "skimage", "matplotlib", "tqdm", "psycopg", "distributed", "dask",
-            "starlette", "uvicorn", "httpx", "prometheus_client", "datasette"}
+            "starlette", "uvicorn", "httpx", "prometheus_client", "datasette", "sktime",
+            "pycatch22"}
 
 
 def _loaded_after(statement: str) -> set[str]:

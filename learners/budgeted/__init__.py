@@ -27,6 +27,7 @@ from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 __getattr__ = lazy_exports(__name__, {
     "AdaptClassifier": "learners.budgeted.adapt",
     "CEGBClassifier": "learners.budgeted.cegb",
+    "CheapFirstClassifier": "learners.budgeted.cheap_first",
     "DAGClassifier": "learners.budgeted.dag",
     "GreedyMiserClassifier": "learners.budgeted.cegb",
     "CSTCClassifier": "learners.budgeted.cstc",
@@ -41,6 +42,7 @@ __all__ = [
     "BudgetedLearner",
     "CEGBClassifier",
     "CSCCClassifier",
+    "CheapFirstClassifier",
     "CSTCClassifier",
     "CSTCRegressor",
     "DAGClassifier",

@@ -334,15 +334,19 @@ class ColumnSubsetModel:
     def from_arrays(
         cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]
     ) -> ColumnSubsetModel:
-        """Rebuild from :meth:`to_arrays`; only classes of the ``learners`` package load
-        (``"module:Name"``, a module under ``learners.`` and a plain class name).
+        """Rebuild from :meth:`to_arrays`; only budgeted learners of the ``learners``
+        package load (``"module:Name"``, a module under ``learners.``, a plain class name
+        naming a :class:`BudgetedClassifierMixin` subclass).
 
         Runtime complexity: that of the estimator's ``from_arrays``.
         """
         module, _, qualname = current_class_path(str(meta["estimator"])).partition(":")
         if not module.startswith("learners.") or not qualname.isidentifier():
             raise ValueError(f"refusing to load estimator class {meta['estimator']!r}")
-        est_cls = getattr(importlib.import_module(module), qualname)
+        est_cls = getattr(importlib.import_module(module), qualname, None)
+        if not (isinstance(est_cls, type) and issubclass(est_cls, BudgetedClassifierMixin)):
+            raise ValueError(f"refusing to load estimator class {meta['estimator']!r} (not a "
+                             "budgeted learner of the learners package)")
         inner = {k[len("estimator.") :]: v for k, v in arrays.items() if k.startswith("estimator.")}
         estimator = est_cls.from_arrays(inner, meta["estimator_meta"])
         return cls(estimator, [int(c) for c in arrays["columns"]], int(meta["n_columns"]))

@@ -9,6 +9,7 @@
     polydom builds (list | delete) URL [ID ...] [--json | --csv]
     polydom serve URL [--host H] [--port P] [--featurizer MODULE:ATTR] [--refresh S]
     polydom browse URL [--host H] [--port P] [--plots DIR]
+    polydom recalibrate URL [--since-id ID] [--last K] [--refit]
 
 ``URL`` is any SQLAlchemy URL or a SQLite file path.  Each verb is one module of
 :mod:`polydom.app.commands` (or elsewhere in :mod:`polydom.app`) with an ``add_<verb>``
@@ -39,6 +40,7 @@ from polydom.app.commands.inspect import add_inspect
 from polydom.app.commands.lookup import add_lookup
 from polydom.app.commands.plan import add_plan
 from polydom.app.commands.plot import add_plot
+from polydom.app.commands.recalibrate import add_recalibrate
 from polydom.app.commands.serve import add_serve
 from polydom.app.tables import printable
 
@@ -49,7 +51,7 @@ PROG = "polydom"
 #: ``add_<verb>`` functions, one per verb, in the order ``--help`` lists them.
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_demo, add_build, add_inspect, add_lookup, add_plot, add_plan, add_builds, add_serve,
-    add_browse,
+    add_browse, add_recalibrate,
 ]
 
 

@@ -105,8 +105,9 @@ def budget_warning(budget: float, dearest: float, size: float, unit: CostUnit) -
     if not dearest > 0.0 or budget < ABSURD_RATIO * dearest:
         return None
     ratio = budget / dearest
+    hint = (" (write it with its unit, e.g. 0.77ms, or pass --unit)"
+            if unit.store.strip().lower() in SECONDS else "")
     return (f"warning: budget {unit.shown(budget):.6g} {unit.name} is {ratio:.3g} times the "
             f"cost of the dearest useful model at size {size:g} "
-            f"({unit.shown(dearest):.6g} {unit.name}); "
-            f"costs are in {unit.name} (store unit {unit.store!r}): is the budget in another "
-            f"unit? (write it as e.g. 0.77ms, or pass --unit)")
+            f"({unit.shown(dearest):.6g} {unit.name}); costs are in {unit.name} (store unit "
+            f"{unit.store!r}): is the budget in another unit?{hint}")

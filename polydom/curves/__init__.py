@@ -1,4 +1,5 @@
-"""The cost model: cost curves (parsing, numerics, fitting from timings) and candidates.
+"""The cost model: cost curves (parsing, numerics, fitting from timings), candidates, and the
+calibration of curves to in-situ timings (quantile fits, conformal overrun factors).
 
 Depends on numpy, scipy and sympy only (sympy loads when cost text is first parsed);
 everything else in the distribution builds on it.  Names load on first use (PEP 562), so
@@ -9,6 +10,12 @@ numpy.
 from importlib import import_module
 
 _LAZY = {
+    "OverrunCalibration": "polydom.curves.calibration",
+    "calibrate_overrun": "polydom.curves.calibration",
+    "conformal_factor": "polydom.curves.calibration",
+    "min_calibration_items": "polydom.curves.calibration",
+    "InSituProfile": "polydom.curves.quantile_fit",
+    "fit_quantile_curve": "polydom.curves.quantile_fit",
     "Candidate": "polydom.curves.candidate",
     "CostCurve": "polydom.curves.cost_curve",
     "CostModel": "polydom.curves.cost_model",
@@ -30,4 +37,16 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-__all__ = ["Candidate", "CostCurve", "CostModel", "CostProfile", "fit_cost_curve"]
+__all__ = [
+    "Candidate",
+    "CostCurve",
+    "CostModel",
+    "CostProfile",
+    "InSituProfile",
+    "OverrunCalibration",
+    "calibrate_overrun",
+    "conformal_factor",
+    "fit_cost_curve",
+    "fit_quantile_curve",
+    "min_calibration_items",
+]

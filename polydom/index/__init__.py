@@ -7,6 +7,7 @@ from polydom.index.built import Hit, Index
 from polydom.index.dominance import prune_dominated
 from polydom.index.explanation import Explanation, SkylineEntry
 from polydom.index.item_prediction import ItemPrediction
+from polydom.index.lazy_payload import LazyPayload, resolve_payload
 from polydom.index.naive import NaiveLookup
 from polydom.index.polydom_index import FixedBudgetIndex, IndexAll, PolyDomIndex
 from polydom.index.table import SkylineTable
@@ -18,9 +19,11 @@ __all__ = [
     "Index",
     "IndexAll",
     "ItemPrediction",
+    "LazyPayload",
     "NaiveLookup",
     "PolyDomIndex",
     "SkylineEntry",
     "SkylineTable",
     "prune_dominated",
+    "resolve_payload",
 ]

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from polydom.curves.calibration import calibrate_overrun
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.curves.curve_text import natural_key, number_text
 from polydom.index.explanation import Explanation, explain_lookup
 from polydom.index.item_prediction import ItemPrediction
+from polydom.index.lazy_payload import resolve_payload
 from polydom.index.table import SkylineTable
 
 __all__ = ["Hit", "Index"]
@@ -35,7 +38,10 @@ class Hit:
     cost : float
         Its cost at the queried size.
     model : object or None
-        The fitted model (None for learners that only score).
+        The fitted model (None for learners that only score); a stored model is built on
+        this first access (:mod:`polydom.index.lazy_payload`), so a lookup decodes nothing.
+    payload : object or None
+        What the candidate carries: the model, or a :class:`LazyPayload` that builds it.
     candidate : Candidate
         The candidate itself.
     learner : str or None
@@ -53,8 +59,13 @@ class Hit:
     features: frozenset
     accuracy: float
     cost: float
-    model: Any = field(repr=False)
+    payload: Any = field(repr=False)
     candidate: Candidate = field(repr=False)
+
+    @property
+    def model(self) -> Any:
+        """The fitted model, built on first access when it is stored.  O(1) after."""
+        return resolve_payload(self.payload)
 
     @property
     def learner(self) -> str | None:
@@ -112,6 +123,7 @@ class Index:
         self.columns = model.columns
         self.info = dict(info or {})
         self._source: Callable[[Any], Index | None] | None = None
+        self._recalibrator: Callable[..., Any] | None = None
         #: Serialises :meth:`refresh` (never swapped with the state it guards).
         self._refresh_lock = threading.Lock()
 
@@ -197,9 +209,175 @@ class Index:
                 return False
             state = dict(newer.__dict__)
             state["_source"] = self._source
+            state["_recalibrator"] = self._recalibrator
             state["_refresh_lock"] = self._refresh_lock
             self.__dict__ = state  # one assignment: the old state or the new one
             return True
+
+    # ------------------------------------------------------------------ costs in situ
+    def with_candidate_costs(
+        self, costs: Sequence[CostCurve], info: Mapping[str, Any] | None = None
+    ) -> Index:
+        """A new index over the same candidates and models with new cost curves, re-swept.
+
+        ``costs[i]`` replaces the curve of ``candidates[i]``; the table (same kind, same
+        domain) is built again by a fresh sweep; models, accuracies, needs and the cost model
+        are kept (nothing is trained).  ``info`` (default this index's) is the new index's.
+
+        Runtime complexity: the sweep's, O(K * S + (S + X) log S).
+
+        Raises
+        ------
+        ValueError
+            If ``costs`` does not hold one curve per candidate, or a curve is negative on
+            the domain.
+        """
+        cands = self.candidates
+        if len(costs) != len(cands):
+            raise ValueError(
+                f"costs must hold one curve per candidate ({len(cands)}), got {len(costs)}"
+            )
+        new = [dataclasses.replace(c, cost=CostCurve.coerce(k))
+               for c, k in zip(cands, costs, strict=True)]
+        n_min, n_max = self.table.domain
+        table = type(self.table).build(new, n_min, n_max)
+        return Index(table, self.cost_model, info=self.info if info is None else info)
+
+    def calibrated(
+        self,
+        sizes: Sequence[float] | np.ndarray,
+        timings: Mapping[str, Sequence[float] | np.ndarray],
+        target_overrun: float = 0.05,
+        score: str = "best",
+    ) -> Index:
+        """This index swept on curves calibrated to overrun at most ``target_overrun``.
+
+        Each candidate's curve gets its split-conformal factor or offset on the held-out
+        in-situ ``timings`` (atom -> seconds per item, items of ``sizes``; see
+        :func:`polydom.curves.calibration.calibrate_overrun` for the method, the ``score``,
+        the guarantee and its assumptions).  The atoms' curves are kept;
+        ``info["overrun"]`` records the target, the score, the number of items and every
+        candidate's factor and offset (what :meth:`with_atom_costs` keeps when it
+        recalibrates).  Calibrating a calibrated index composes the two.
+
+        Runtime complexity: O(K * (A + I)) for the factors plus a sweep.
+
+        Raises
+        ------
+        ValueError
+            As :func:`~polydom.curves.calibration.calibrate_overrun`.
+        """
+        cands = self.candidates
+        cal = calibrate_overrun([c.cost for c in cands], [c.needs for c in cands], sizes,
+                                timings, target_overrun, score)
+        k0, d0 = self.overrun_factors(), self.overrun_offsets()
+        info = {**self.info, "overrun": {
+            "target_overrun": cal.target_overrun,
+            "score": cal.score,
+            "items": cal.items,
+            "factors": [float(v) for v in cal.factors * k0],
+            "offsets": [float(v) for v in cal.factors * d0 + cal.offsets],
+        }}
+        return self.with_candidate_costs(cal.curves([c.cost for c in cands]), info)
+
+    def _overrun(self, field: str, default: float) -> np.ndarray:
+        overrun = self.info.get("overrun")
+        stored = overrun.get(field) if isinstance(overrun, Mapping) else None
+        if not isinstance(stored, list) or len(stored) != len(self.candidates):
+            return np.full(len(self.candidates), default)
+        return np.asarray(stored, dtype=np.float64)
+
+    def overrun_factors(self) -> np.ndarray:
+        """Each candidate's calibration factor (``info["overrun"]``; all 1.0 uncalibrated).
+
+        Runtime complexity: O(K).
+        """
+        return self._overrun("factors", 1.0)
+
+    def overrun_offsets(self) -> np.ndarray:
+        """Each candidate's calibration offset in seconds (all 0.0 uncalibrated).
+
+        Runtime complexity: O(K).
+        """
+        return self._overrun("offsets", 0.0)
+
+    def with_atom_costs(
+        self, atoms: Mapping[str, CostCurve], info: Mapping[str, Any] | None = None
+    ) -> Index:
+        """This index with new atom curves, every candidate's curve derived again, re-swept.
+
+        A candidate's curve is ``k * (expected_cost(needs) + overhead) + d`` under the cost
+        model: ``k`` and ``d`` its calibration factor and offset (:meth:`overrun_factors`,
+        :meth:`overrun_offsets`), ``overhead`` what its learner adds beyond its atoms
+        (CEGB's split cost; 0 for lattice sets), all kept from this index; only the atoms'
+        curves change.  Models are reused, nothing is trained.  Atoms missing from ``atoms``
+        keep their curve.
+
+        Runtime complexity: O(K * A * d) plus a sweep.
+
+        Raises
+        ------
+        ValueError
+            On an unknown atom or a curve negative on the domain.
+        """
+        old = self.cost_model
+        unknown = sorted(set(atoms) - set(old.atoms))
+        if unknown:
+            raise ValueError(f"unknown atom {unknown[0]!r}; the index's atoms: {list(old.atoms)}")
+        merged = {**old.atoms, **{a: CostCurve.coerce(c) for a, c in atoms.items()}}
+        model = CostModel(merged, bundles={k: sorted(v) for k, v in old.bundles.items()},
+                          columns=old.columns or None)
+        costs = []
+        for cand, k, d in zip(self.candidates, self.overrun_factors(), self.overrun_offsets(),
+                              strict=True):
+            was = old.expected_cost(cand.needs).coefficients * k
+            now = model.expected_cost(cand.needs).coefficients * k
+            have = cand.cost.coefficients
+            width = max(was.size, now.size, have.size)
+            was, now, have = (np.pad(a, (0, width - a.size)) for a in (was, now, have))
+            extra = have - was
+            extra[0] -= d
+            if np.all(np.abs(extra) <= 1e-9 * max(float(np.abs(have).max()), 1e-300)):
+                extra[:] = 0.0  # no overhead: exactly k times the atoms' sum plus d
+            now[0] += d
+            costs.append(CostCurve(now + np.maximum(extra, 0.0)))
+        table_info = self.info if info is None else info
+        rebuilt = Index(self.table, model, info=table_info)
+        return rebuilt.with_candidate_costs(costs)
+
+    def bind_recalibration(self, recalibrate: Callable[..., Any]) -> Index:
+        """Let :meth:`recalibrate` publish through ``recalibrate(index, **options)``.
+
+        :func:`polydom.open_index` binds the store's recalibration (the pipeline's, which
+        needs storage); returns ``self``.  Runtime complexity: O(1).
+        """
+        self._recalibrator = recalibrate
+        return self
+
+    def recalibrate(self, **options: Any) -> Any:
+        """Refit the atoms' curves from recorded timings and publish a re-swept build.
+
+        See :func:`polydom.recalibrate` for the options; no model is retrained.  An index
+        that follows its store switches to the new build (:meth:`refresh`).
+
+        Returns
+        -------
+        The result of :func:`polydom.recalibrate` (its report).
+
+        Raises
+        ------
+        ValueError
+            If this index was not opened from a store (:func:`polydom.open_index`).
+        """
+        if getattr(self, "_recalibrator", None) is None:
+            raise ValueError(
+                "this index has no store to recalibrate into (open it with "
+                "polydom.open_index(url))"
+            )
+        report = self._recalibrator(self, **options)
+        if self._source is not None:
+            self.refresh()
+        return report
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -286,7 +464,8 @@ class Index:
         return hit.model.predict(X[:, view.model_columns(hit.candidate.needs)])
 
     def predict_item(
-        self, item: Any, budget: float, featurizer: Any, anytime: bool = False
+        self, item: Any, budget: float, featurizer: Any, anytime: bool = False,
+        telemetry: Any = None,
     ) -> ItemPrediction:
         """Serve one raw item within ``budget``: the featurizer computes, the index chooses.
 
@@ -294,7 +473,9 @@ class Index:
         features (timed) and returns an :class:`ItemPrediction`; see
         :func:`polydom.predict_item` for the plain and any-time modes.  The work is the
         featurizer's (``featurizer.serve(index, item, budget, anytime)``), so the index
-        depends on no serving code.
+        depends on no serving code.  ``telemetry`` (a
+        :class:`polydom.serving.telemetry.TimingBuffer`) records every computed feature's
+        ``(feature, size, seconds)``.
 
         Runtime complexity: O(log R + d log S) plus the chosen feature routines.
 
@@ -310,4 +491,6 @@ class Index:
                 f"featurizer must be a polydom.Featurizer (with serve(index, item, budget, "
                 f"anytime)), got {featurizer!r}"
             )
-        return serve(self._view(), item, budget, anytime=anytime)
+        if telemetry is None:
+            return serve(self._view(), item, budget, anytime=anytime)
+        return serve(self._view(), item, budget, anytime=anytime, telemetry=telemetry)

@@ -378,10 +378,15 @@ def _open_store(
             st.publish(build_id, index)
         except BuildPublishedError:
             pass  # another process built the same arguments into this build id first
+        finally:  # the connections close now (a WAL store checkpoints), not at collection
+            st.close()
         index.info["store"] = str(url)
         index.info["build_id"] = build_id
 
     def fail(error: BaseException) -> None:
-        st.fail_build(build_id, error)
+        try:
+            st.fail_build(build_id, error)
+        finally:
+            st.close()
 
     return st.expansion_cache(build_id), publish, fail

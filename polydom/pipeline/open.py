@@ -4,41 +4,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from importlib import import_module
 from typing import Any
 
-import learners
 import storage
-from learners.budgeted.former_names import FORMER_CLASS_PATHS
 from polydom.index.built import Index
-from polydom.serving.cascade import Cascade
+from polydom.pipeline.model_classes import register_learner_models
+from polydom.pipeline.recalibrate import recalibrate
 from storage import BuildRecord, IndexStore
 
 __all__ = ["open_index", "list_builds", "register_learner_models"]
-
-
-def register_learner_models() -> None:
-    """Let storage save and rebuild the models of the registered learners as arrays + JSON
-    (no pickle): :class:`learners.ColumnSubsetModel`, :class:`polydom.Cascade` and every
-    registered learner's ``model_classes`` (:func:`learners.register_learner`), so storage
-    code never changes for a new learner; blobs naming a class where it lived before the
-    budgeted rooms (:data:`learners.budgeted.former_names.FORMER_CLASS_PATHS`) load too.
-    Idempotent; classes whose optional dependency
-    (LightGBM) is missing are left out.
-
-    Runtime complexity: O(registered classes).
-    """
-    storage.register_array_model(learners.ColumnSubsetModel)
-    for former, current in FORMER_CLASS_PATHS.items():  # blobs written before the rooms
-        module, _, qualname = current.partition(":")
-        try:
-            storage.register_array_model(getattr(import_module(module), qualname), name=former)
-        except ImportError:
-            continue
-    for name in learners.registered_learners():
-        for cls in learners.get_learner(name).classes():
-            storage.register_array_model(cls)
-    storage.register_array_model(Cascade)
 
 
 def open_index(
@@ -85,10 +59,22 @@ def open_index(
     with IndexStore(url, read_only=True, key=key) as store:
         index = store.load_index(build=build, trusted=trusted, rebuild=rebuild)
         resolved = store.url
+    index.bind_recalibration(_recalibration(resolved, trusted, key))
     if build is not None:
         return index
     return index.follow(_newest_build(resolved, trusted, key, rebuild,
                                       index.info.get("publication")))
+
+
+def _recalibration(url: Any, trusted: bool, key: bytes | str | None) -> Callable[..., Any]:
+    """What :meth:`Index.recalibrate` calls: :func:`polydom.recalibrate` on this store,
+    starting from the index's own build."""
+
+    def run(index: Index, **options: Any) -> Any:
+        options.setdefault("build", index.info.get("build_id"))
+        return recalibrate(url, key=key, trusted=trusted, **options)
+
+    return run
 
 
 def _newest_build(

@@ -1,4 +1,5 @@
-"""Serving: features of raw items (timed), serving within a budget, adherence, cascades, plans."""
+"""Serving: features of raw items (timed), serving within a budget, adherence, cascades, plans,
+telemetry of served timings."""
 
 from polydom.serving.adherence import AdherenceRow, adherence_table, measure_adherence
 from polydom.serving.cascade import Cascade
@@ -9,17 +10,22 @@ from polydom.serving.cascade_fit import (
     with_cascades,
 )
 from polydom.serving.curve_area import normalized_area
-from polydom.serving.featurizer import Computed, Featurizer
+from polydom.serving.featurizer import Computed, Featurizer, InSituRun
 from polydom.serving.item_serving import ItemServer, predict_item
 from polydom.serving.plan import PlanRow, WorkloadPlan, plan_workload, uniform_plan
+from polydom.serving.telemetry import DriftMonitor, TimingBuffer, TimingRecord
 
 __all__ = [
     "AdherenceRow",
     "Cascade",
     "Computed",
+    "DriftMonitor",
     "Featurizer",
+    "InSituRun",
     "ItemServer",
     "PlanRow",
+    "TimingBuffer",
+    "TimingRecord",
     "WorkloadPlan",
     "adherence_table",
     "cascade_candidates",

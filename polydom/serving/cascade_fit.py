@@ -31,6 +31,7 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.domain import check_budget, check_size
 from polydom.index.built import Index
+from polydom.index.lazy_payload import resolve_payload
 from polydom.index.polydom_index import PolyDomIndex
 from polydom.serving.cascade import Cascade, calibrated_proba
 
@@ -149,7 +150,7 @@ def score_stages(
     X, y = _check_rows(index, X_cal, y_cal)
     out = []
     for cand in candidates:
-        model = cand.payload
+        model = resolve_payload(cand.payload)
         if model is None or not callable(getattr(model, "predict_proba", None)):
             raise ValueError(f"candidate {cand.key!r} has no model with predict_proba to cascade")
         classes = np.asarray(getattr(model, "classes_", []))
@@ -188,7 +189,8 @@ def _pool(index: Index, n_lo: float, n_hi: float) -> list[Candidate]:
     for (lo, hi), sky in zip(table.ranges, table.skylines, strict=True):
         if lo <= n_hi and (n_lo < hi or (n_lo == hi == table.domain[1])):
             for c in sky:
-                if c.payload is not None and callable(getattr(c.payload, "predict_proba", None)):
+                model = resolve_payload(c.payload)
+                if model is not None and callable(getattr(model, "predict_proba", None)):
                     seen.setdefault(c.key, c)
     return sorted(seen.values(), key=lambda c: (float(c.cost(n_hi)), -c.accuracy))
 
@@ -497,7 +499,7 @@ def _make_cascade(index: Index, stages: list[StageScores], thresholds: tuple) ->
         reach.append(float(alive.mean()))
         alive = alive & (s.confidence < t)
     return Cascade(
-        models=[s.candidate.payload for s in stages],
+        models=[resolve_payload(s.candidate.payload) for s in stages],
         atoms=[s.atoms for s in stages],
         positions=[[where[c] for c in s.columns] for s in stages],
         input_columns=input_columns,

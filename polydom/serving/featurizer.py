@@ -7,6 +7,9 @@ computes only the features asked for, and times them: :meth:`Featurizer.profile`
 routine on items of several sizes and fits a non-negative polynomial ``c_f(n)`` in seconds to
 each feature's timings (:func:`fit_cost_curve`, non-negative least squares), keeping the raw
 timings in a :class:`CostProfile` so the fit can be redone with another statistic or degree.
+That warm loop (one routine, many repeats) is not what serving pays;
+:meth:`Featurizer.profile_in_situ` is the default protocol: it times every feature where and
+as :func:`polydom.predict_item` does (docs/cost_model.md, "Profiling in situ").
 """
 
 from __future__ import annotations
@@ -19,16 +22,28 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from polydom.curves.fitting import CostProfile, check_degree, check_statistic
+from polydom.curves.quantile_fit import InSituProfile, check_quantile
 from polydom.index.item_prediction import ItemPrediction
 from polydom.serving.item_serving import predict_item
 
-__all__ = ["Computed", "Featurizer"]
+__all__ = ["Computed", "Featurizer", "InSituRun"]
 
 class Computed(NamedTuple):
     """One feature of one item: its vector and the seconds its routine took."""
 
     vector: np.ndarray
     seconds: float
+
+
+class InSituRun(NamedTuple):
+    """What one in-situ pass over items produced (:meth:`Featurizer.featurize_in_situ`)."""
+
+    rows: np.ndarray
+    """Full-width feature rows, one per item, in the items' order."""
+    sizes: np.ndarray
+    """Size of each item."""
+    timings: dict[str, np.ndarray]
+    """Per feature, the seconds its routine took on each item (items' order)."""
 
 
 class Featurizer:
@@ -95,6 +110,18 @@ class Featurizer:
         self._columns[name] = list(range(self._width, self._width + int(length)))
         self._width += int(length)
         return self
+
+    def routine(self, name: str) -> Callable[[Any], Any]:
+        """The routine registered as feature ``name`` (to wrap it in another featurizer).
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is unknown.
+        """
+        if name not in self._routines:
+            raise ValueError(f"unknown feature {name!r}; registered: {self.names}")
+        return self._routines[name]
 
     @property
     def names(self) -> list[str]:
@@ -182,15 +209,17 @@ class Featurizer:
         return Computed(vec, float(seconds))
 
     def serve(
-        self, index: Any, item: Any, budget: float, anytime: bool = False
+        self, index: Any, item: Any, budget: float, anytime: bool = False,
+        telemetry: Any = None,
     ) -> ItemPrediction:
         """Serve ``item`` from ``index`` within ``budget``: :func:`polydom.predict_item`.
 
-        What :meth:`polydom.Index.predict_item` calls.
+        What :meth:`polydom.Index.predict_item` calls; ``telemetry`` (a
+        :class:`polydom.serving.telemetry.TimingBuffer`) records the computed features.
 
         Runtime complexity: O(log R + d log S) plus the chosen routines.
         """
-        return predict_item(index, item, budget, self, anytime=anytime)
+        return predict_item(index, item, budget, self, anytime=anytime, telemetry=telemetry)
 
     def transform(
         self, items: Iterable[Any], features: Iterable[str] | None = None, narrow: bool = False
@@ -305,3 +334,108 @@ class Featurizer:
                     t[i, r] = self.compute(item, name).seconds
             timings[name] = t
         return CostProfile.fit(sizes, timings, statistic, degree, weighting, cover)
+
+    def featurize_in_situ(
+        self,
+        items: Iterable[Any],
+        features: Iterable[str] | None = None,
+        predict: Callable[[np.ndarray], Any] | None = None,
+        seed: int = 0,
+        sizes: Sequence[float] | np.ndarray | None = None,
+    ) -> InSituRun:
+        """Compute every feature of every item once, timed as serving times it.
+
+        The in-situ protocol: items are visited in a shuffled order; on each item every
+        feature is computed once, in a shuffled order, through :meth:`compute` (the call
+        :func:`polydom.predict_item` makes, timed the same way); after an item's features,
+        ``predict(row)`` runs (a model prediction, as serving runs one between items).  No
+        warm-up, no repeats: each timing is one cold call among other work, which is what a
+        served item pays.  Its cost is one featurisation of the items, which a build pays
+        anyway when these are its training items.
+
+        Runtime complexity: O(items * sum of the routines' costs) plus the predictions.
+
+        Parameters
+        ----------
+        items : iterable
+            The items (for example the training items, featurised here for the learner).
+        features : iterable of str, optional
+            Features to compute (default all).
+        predict : callable, optional
+            Called with each item's full row after its features (untimed).
+        seed : int, default 0
+            Seeds the item and feature orders.
+        sizes : sequence of float, optional
+            Size of each item, instead of the size function.
+
+        Returns
+        -------
+        InSituRun
+            Rows and per-item timings in the items' order.
+
+        Raises
+        ------
+        ValueError
+            On an unknown feature, no items, ``sizes`` of the wrong length or with negative
+            or non-finite values, or a routine returning the wrong length.
+        """
+        names = self.check_features(features)
+        items = list(items)
+        if not items:
+            raise ValueError("items must not be empty")
+        if sizes is None:
+            n = np.array([self.size(item) for item in items])
+        else:
+            n = np.asarray(sizes, dtype=np.float64).ravel()
+            if n.size != len(items):
+                raise ValueError(
+                    f"sizes must have one value per item ({len(items)}), got {n.size}"
+                )
+            if not (np.all(np.isfinite(n)) and np.all(n >= 0)):
+                raise ValueError(f"sizes must be finite and >= 0, got {n.tolist()}")
+        rng = np.random.default_rng(seed)
+        rows = np.full((len(items), self._width), np.nan)
+        timings = {name: np.empty(len(items)) for name in names}
+        columns = self._columns
+        for i in rng.permutation(len(items)):
+            row = rows[i]
+            for k in rng.permutation(len(names)):
+                name = names[k]
+                vec, seconds = self.compute(items[i], name)
+                row[columns[name]] = vec
+                timings[name][i] = seconds
+            if predict is not None:
+                predict(row)
+        return InSituRun(rows, n, timings)
+
+    def profile_in_situ(
+        self,
+        items: Iterable[Any],
+        quantile: float = 0.95,
+        degree: int = 2,
+        features: Iterable[str] | None = None,
+        predict: Callable[[np.ndarray], Any] | None = None,
+        seed: int = 0,
+        sizes: Sequence[float] | np.ndarray | None = None,
+    ) -> InSituProfile:
+        """The default profiling protocol: time in situ, fit the ``quantile`` of each feature.
+
+        :meth:`featurize_in_situ` times every feature once per item among the other
+        features and the predictions; :func:`polydom.curves.quantile_fit.fit_quantile_curve`
+        fits, per feature, the non-negative polynomial below which a share ``quantile`` of
+        those in-situ times lie: what each curve promises is that quantile of in-situ time
+        at each size (``InSituProfile.coverage`` reports the share actually covered).  Use
+        ``featurize_in_situ`` and :meth:`polydom.curves.InSituProfile.fit` to keep the rows.
+
+        Runtime complexity: as :meth:`featurize_in_situ`, plus one LP per feature.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`featurize_in_situ`, or a quantile outside (0, 1) or a degree outside
+            [0, 3].
+        """
+        quantile = check_quantile(quantile)
+        degree = check_degree(degree)
+        run = self.featurize_in_situ(items, features, predict, seed, sizes)
+        return InSituProfile.fit(run.sizes, run.timings, quantile, degree)

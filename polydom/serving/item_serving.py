@@ -21,7 +21,9 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget
 from polydom.index.built import Index
 from polydom.index.item_prediction import ItemPrediction
+from polydom.index.lazy_payload import resolve_payload
 from polydom.serving.cascade import Cascade
+from polydom.serving.telemetry import TimingBuffer
 
 if TYPE_CHECKING:
     from polydom.serving.featurizer import Featurizer
@@ -106,7 +108,7 @@ class ItemServer:
 
     def _predict(self, cand: Candidate, row: np.ndarray) -> Any:
         cols = self.index.model_columns(cand.needs)
-        return cand.payload.predict(row[cols][None, :])[0]
+        return resolve_payload(cand.payload).predict(row[cols][None, :])[0]
 
     # ------------------------------------------------------------------ serving
     def predict(self, item: Any, budget: float, anytime: bool = False) -> ItemPrediction:
@@ -251,13 +253,16 @@ _SERVERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def predict_item(
-    index: Index, item: Any, budget: float, featurizer: Featurizer, anytime: bool = False
+    index: Index, item: Any, budget: float, featurizer: Featurizer, anytime: bool = False,
+    telemetry: TimingBuffer | None = None,
 ) -> ItemPrediction:
     """Predict ``item`` with the best model whose features fit ``budget`` at its size.
 
     The size comes from ``featurizer.size(item)``; only the chosen model's features are
     computed (timed); see :meth:`ItemServer.predict` for both modes.  The server built for
-    an (index, featurizer) pair is kept (weakly) and reused.
+    an (index, featurizer) pair is kept (weakly) and reused.  With ``telemetry`` (a
+    :class:`polydom.serving.telemetry.TimingBuffer`), every computed feature's
+    ``(feature, size, seconds)`` is appended to it after the prediction (O(1) each).
 
     Runtime complexity: O(log R + d log S) plus the chosen routines.
 
@@ -289,4 +294,7 @@ def predict_item(
     if server is None or server.featurizer is not featurizer:
         server = ItemServer(index, featurizer)
         servers[id(featurizer)] = server
-    return server.predict(item, budget, anytime=anytime)
+    prediction = server.predict(item, budget, anytime=anytime)
+    if telemetry is not None:
+        telemetry.record_prediction(prediction)
+    return prediction

@@ -289,3 +289,21 @@ def test_lookup_rule_one_se_answers_as_the_index_does(tmp_path, capsys):
                                   rule, "--json"], capsys)[1])
         assert answer["rule"] == rule
         assert answer["candidate"] == index.lookup(1.0, 10.0, rule).key
+
+
+def test_plan_reads_the_budget_and_prints_costs_in_the_unit_asked_for(seconds, tmp_path,
+                                                                      capsys):
+    sizes = tmp_path / "sizes.txt"
+    sizes.write_text("10\n20\n50\n")
+    plans = [json.loads(_run(["plan", seconds, "--sizes", str(sizes), *argv, "--json"],
+                             capsys)[1])
+             for argv in (["--budget", "0.02"], ["--budget", "20", "--unit", "ms"],
+                          ["--budget", "20ms"])]
+    assert [p["unit"] for p in plans] == ["s", "ms", "s"]
+    assert [b["candidate"] for b in plans[0]["bins"]] == [b["candidate"]
+                                                          for b in plans[1]["bins"]]
+    assert plans[1]["expected_cost"] == pytest.approx(1000 * plans[0]["expected_cost"])
+    assert plans[2]["budget"] == pytest.approx(0.02)
+    code, out, _ = _run(["plan", seconds, "--sizes", str(sizes), "--budget", "20", "--unit",
+                         "ms"], capsys)
+    assert code == 0 and "budget 20 ms per item" in out and "mean cost (ms)" in out

@@ -5,6 +5,7 @@ import pytest
 from sklearn.datasets import load_digits
 
 from learners import CEGBClassifier, ColumnSubsetModel, GreedyMiserClassifier
+from polydom.index import resolve_payload
 
 
 @pytest.fixture(scope="module")
@@ -91,4 +92,5 @@ def test_build_index_with_cegb_extra_candidates_persists_and_reopens(tmp_path):
             assert a.key == b.key
             np.testing.assert_array_equal(reopened.predict(X_va, size, budget),
                                           built.predict(X_va, size, budget))
-    assert any(isinstance(c.payload, ColumnSubsetModel) for c in reopened.candidates)
+    assert any(isinstance(resolve_payload(c.payload), ColumnSubsetModel)
+               for c in reopened.candidates)

@@ -14,6 +14,7 @@ from learners import (
     sweep,
 )
 from learners.budgeted.cstc import QUADRANT_COSTS, QUADRANT_GROUPS, quadrant_regression
+from polydom.index import resolve_payload
 
 
 @pytest.fixture(scope="module")
@@ -290,7 +291,7 @@ def test_build_index_with_cstc_and_cscc_candidates_persists_and_reopens(tmp_path
             assert a.key == b.key
             np.testing.assert_array_equal(reopened.predict(X_va, size, budget),
                                           built.predict(X_va, size, budget))
-    assert any(isinstance(c.payload, ColumnSubsetModel)
+    assert any(isinstance(resolve_payload(c.payload), ColumnSubsetModel)
                and isinstance(c.payload.estimator, CSTCClassifier | CSCCClassifier)
                for c in reopened.candidates)
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 import polydom
+from polydom.index import resolve_payload
 from polydom.pipeline.open import register_learner_models
 from polydom.serving.cascade import Cascade
 from polydom.serving.cascade_fit import cascade_candidates, with_cascades
 from storage import IndexStore, UntrustedModelError
 from tests.cascade_support import small_index, synthetic_rows
+from tests.storage_support import load_models
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +35,7 @@ def test_reopened_cascade_predicts_the_same(stored):
         stored_cand = next(c for c in again.candidates if c.key == cand.key)
         assert stored_cand.learner == "cascade"
         assert stored_cand.needs == pytest.approx(cand.needs)
-        model = stored_cand.payload
+        model = resolve_payload(stored_cand.payload)
         assert isinstance(model, Cascade)
         rows = X[:, model.input_columns]
         assert (model.predict(rows) == cand.payload.predict(rows)).all()
@@ -67,9 +69,11 @@ def test_a_pickled_stage_is_refused_without_trust(tmp_path):
     with IndexStore(url) as store:
         build = store.begin_build({"learner": "test"}, both.costs, both.columns)
         store.publish(build, both)
+    opened = polydom.open_index(url)  # models load on first use
     with pytest.raises(UntrustedModelError, match="nested model 'model0'"):
-        polydom.open_index(url)
-    assert isinstance(polydom.open_index(url, trusted=True).candidates[-1].payload, Cascade)
+        load_models(opened)
+    assert isinstance(resolve_payload(polydom.open_index(url, trusted=True).candidates[-1].payload),
+                      Cascade)
 
 
 class _Opaque:

@@ -115,7 +115,7 @@ def test_corrupt_blobs_with_a_valid_digest_raise_model_integrity_error_lightgbm(
     import json
 
     blob = json.dumps({"kind": "Booster", "model": text}).encode()
-    with pytest.raises(storage.ModelIntegrityError, match="does not decode"):
+    with pytest.raises(storage.ModelIntegrityError, match="not a LightGBM text model"):
         load_model(blob, "lightgbm", sha256_hex(blob))
     out, err = capfd.readouterr()
     assert "[LightGBM] [Fatal]" not in out + err

@@ -32,6 +32,7 @@ from polydom.model_allowlist import (
 )
 from polydom.pipeline.open import register_learner_models
 from storage.blobs import dump_model, load_model, sha256_hex
+from tests.storage_support import load_models
 
 X, Y = load_wine(return_X_y=True)
 XTR, XTE, YTR, YTE = train_test_split(X, Y, test_size=0.4, stratify=Y, random_state=0)
@@ -162,7 +163,7 @@ def test_open_index_refuses_a_store_whose_dag_bank_names_a_refused_type(
     db = tmp_path / "dag.db"
     before = db.read_bytes()
     with pytest.raises(UntrustedModelError, match=rf"model of candidate .*bank\.\d.*{refused}"):
-        polydom.open_index(url)
+        load_models(polydom.open_index(url))
     assert db.read_bytes() == before
     if name == "sklearn-class-not-ours":  # registering the class admits it here too
         register_model_class(BernoulliNB)
@@ -192,5 +193,5 @@ def test_open_index_refuses_a_store_whose_adapt_high_cost_model_names_another_pa
     db = tmp_path / "adapt.db"
     before = db.read_bytes()
     with pytest.raises(UntrustedModelError, match=r"high_cost_model.*lightgbm.*LGBMClassifier"):
-        polydom.open_index(url)
+        load_models(polydom.open_index(url))
     assert db.read_bytes() == before

@@ -33,6 +33,7 @@ from tests.storage_support import (
     feature_sets,
     fresh_url,
     index_of,
+    load_models,
     random_candidates,
     read_fit_log,
     run_build,
@@ -337,10 +338,10 @@ def test_tampered_model_blob_is_refused(store_url, trained):
             sa.text("UPDATE expansions SET model_blob = :b WHERE id = 1"), {"b": flipped}
         )
     engine.dispose()
-    with pytest.raises(storage.ModelIntegrityError, match="sha256"):
-        polydom.open_index(store_url)
-    with pytest.raises(storage.ModelIntegrityError, match="sha256"):
-        polydom.open_index(store_url, trusted=True)
+    for trusted in (False, True):  # models load on first use, checked first
+        opened = polydom.open_index(store_url, trusted=trusted)
+        with pytest.raises(storage.ModelIntegrityError, match="sha256"):
+            load_models(opened)
     with IndexStore(store_url) as store:  # the index itself stays readable without models
         assert len(store.load_index(models=False).candidates) == len(trained[2])
 

@@ -12,9 +12,10 @@ from sklearn.tree import DecisionTreeClassifier
 
 import polydom
 import storage
+from polydom.index import resolve_payload
 from storage import IndexStore, dump_model, load_model
 from storage.blobs import sha256_hex
-from tests.storage_support import COSTS, GROUPS, index_of
+from tests.storage_support import COSTS, GROUPS, index_of, load_models
 
 X, Y = load_breast_cancer(return_X_y=True)
 
@@ -117,8 +118,8 @@ def test_other_objects_are_pickled_and_need_trusted_to_load(tmp_path):
         build_id = store.begin_build({"alpha": 1.0}, COSTS, GROUPS)
         store.publish(build_id, index_of([cand]))
     with pytest.raises(storage.UntrustedModelError, match="pickle"):
-        polydom.open_index(url)
-    assert polydom.open_index(url, trusted=True).candidates[0].payload == model
+        load_models(polydom.open_index(url))
+    assert resolve_payload(polydom.open_index(url, trusted=True).candidates[0].payload) == model
 
 
 def test_digest_mismatch_is_refused_before_decoding():

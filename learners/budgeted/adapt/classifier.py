@@ -35,7 +35,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import lightgbm as lgb
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -57,6 +56,7 @@ from learners.budgeted.contract import (
 )
 from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature, walk_on_demand
 from learners.budgeted.tree_paths import TreeEnsemble
+from learners.codecs.lightgbm_text import booster_from_text
 from polydom.index.item_prediction import ItemPrediction
 
 __all__ = ["AdaptClassifier"]
@@ -802,7 +802,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             model.lpc_intercept_ = float(meta["lpc_intercept"])
         else:
             gate, lpc = (
-                lgb.Booster(model_str=bytes(arrays[f"{w}_booster"]).decode())
+                booster_from_text(bytes(arrays[f"{w}_booster"]).decode(), f"ADAPT {w} booster")
                 for w in ("gate", "lpc")
             )
             model._set_boosters(gate, meta["gate_intercept"], lpc, meta["lpc_intercept"])

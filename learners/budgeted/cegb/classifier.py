@@ -54,6 +54,7 @@ from learners.budgeted.contract import (
 )
 from learners.budgeted.on_demand import OnDemandFeaturizer, walk_on_demand
 from learners.budgeted.tree_paths import TreeEnsemble
+from learners.codecs.lightgbm_text import booster_from_text
 from polydom.index.item_prediction import ItemPrediction
 
 __all__ = ["CEGBClassifier", "GreedyMiserClassifier"]
@@ -348,7 +349,7 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         Runtime complexity: O(model size).
         """
         model = cls(**meta["params"])
-        model.booster_ = lgb.Booster(model_str=bytes(arrays["booster"]).decode())
+        model.booster_ = booster_from_text(bytes(arrays["booster"]).decode(), "CEGB booster")
         model.classes_ = (
             np.asarray(arrays["classes"])
             if "classes" in arrays

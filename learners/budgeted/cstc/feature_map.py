@@ -23,6 +23,7 @@ import numpy as np
 
 from learners.budgeted.cstc.engine import CostModelArrays
 from learners.budgeted.tree_paths import TreeEnsemble
+from learners.codecs.lightgbm_text import booster_from_text
 
 __all__ = ["BoostedTreeMap", "LinearMap", "map_from_arrays"]
 
@@ -195,11 +196,10 @@ class BoostedTreeMap:
     def from_arrays(cls, arrays: Mapping[str, np.ndarray],
                     meta: Mapping[str, Any]) -> BoostedTreeMap:
         """Rebuild from :meth:`to_arrays`."""
-        lgb = import_module("lightgbm")
         out = cls(arrays["owner"], meta["n_atoms"], meta["n_trees"], meta["depth"],
                   meta["learning_rate"], meta["tree_cost"], meta["fit_intercept"],
                   meta["random_state"])
-        out.booster = lgb.Booster(model_str=bytes(arrays["booster"]).decode())
+        out.booster = booster_from_text(bytes(arrays["booster"]).decode(), "CSTC feature map")
         out.ensemble = TreeEnsemble.from_booster(out.booster)
         return out
 

@@ -23,6 +23,9 @@ def add_demo(subparsers: argparse._SubParsersAction) -> None:
         "tqdm, matplotlib unless --no-plots) before it starts.",
     )
     p.add_argument("--quick", action="store_true", help="the small configuration (~30-60 s)")
+    p.add_argument("--workload", choices=("digits", "plaid"), default="digits",
+                   help="digits images (default) or PLAID time series (size = length; costs "
+                   "profiled in situ and guarded, needs sktime and pycatch22)")
     p.add_argument("--store", default="polydom_demo.db", metavar="PATH",
                    help="SQLite file or SQLAlchemy URL for the index (default polydom_demo.db; "
                    "an existing store gets a new build)")
@@ -42,7 +45,15 @@ def add_demo(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    """Run :func:`polydom.app.demo.run_demo`."""
+    """Run :func:`polydom.app.demo.run_demo` (or :func:`polydom.app.demo_plaid.run_plaid_demo`)."""
+    if args.workload == "plaid":
+        from polydom.app.demo_plaid import run_plaid_demo
+
+        run_plaid_demo(quick=args.quick, tiny=args.tiny,
+                       store="polydom_plaid.db" if args.store == "polydom_demo.db" else args.store,
+                       plots=None if args.no_plots else args.plots, seed=args.seed,
+                       timer=args.timer, alpha=args.alpha)
+        return 0
     from polydom.app import demo
 
     config = demo.TINY if args.tiny else (demo.QUICK if args.quick else demo.FULL)

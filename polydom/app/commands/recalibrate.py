@@ -1,0 +1,71 @@
+"""``polydom recalibrate URL``: refit a stored build's curves from its served timings.
+
+Registered in :data:`polydom.app.cli.SUBCOMMANDS` by :func:`add_recalibrate`; the work is
+:func:`polydom.recalibrate` (imported when the command runs, not when the CLI starts).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from polydom.app.arguments import add_store_options, count, store_key
+
+__all__ = ["add_recalibrate", "run_recalibrate"]
+
+
+def _positive(text: str) -> int:
+    value = count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def _quantile(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
+    return value
+
+
+def add_recalibrate(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``recalibrate``."""
+    p = subparsers.add_parser(
+        "recalibrate",
+        help="refit the cost curves from served timings and publish a re-swept build",
+        description="Read the timings served items recorded in the store (polydom."
+        "store_timings), scale every atomic feature's curve to the quantile of in-situ "
+        "time it promises, derive every model's cost again (overrun factors and offsets "
+        "kept), sweep, and publish a new current build.  No model is retrained; readers "
+        "switch with Index.refresh().",
+    )
+    add_store_options(p)
+    p.add_argument("--since-id", type=count, default=0, metavar="ID",
+                   help="use only timings recorded after this id (default: all)")
+    p.add_argument("--last", type=_positive, default=None, metavar="K",
+                   help="use only the newest K timings of each feature")
+    p.add_argument("--min-records", type=_positive, default=20, metavar="K",
+                   help="timings a feature needs to be scaled on its own (default 20)")
+    p.add_argument("--quantile", type=_quantile, default=None, metavar="Q",
+                   help="quantile the curves promise (default: the build's, else 0.95)")
+    p.add_argument("--refit", action="store_true",
+                   help="fit the curves' shapes again instead of scaling them")
+    p.set_defaults(run=run_recalibrate)
+
+
+def run_recalibrate(args: argparse.Namespace) -> int:
+    """Recalibrate and print one line per feature (its scale) and the new build."""
+    from polydom.pipeline.recalibrate import recalibrate
+
+    report = recalibrate(args.url, since_id=args.since_id, last=args.last,
+                         min_records=args.min_records, quantile=args.quantile,
+                         refit=args.refit, build=args.build, key=store_key(args))
+    for name, scale in report.scales.items():
+        how = ("refit" if name in report.refit else
+               "median of the others" if name in report.borrowed else "scaled")
+        print(f"{name}: x{scale:.3g} ({how})")
+    print(f"recalibrated build {report.from_build} from {report.records} timings "
+          f"(ids up to {report.last_record}): published build {report.build_id}")
+    return 0

@@ -1,0 +1,220 @@
+"""One in-situ pipeline for a workload: curves timed as serving pays, a guard, served adherence.
+
+Used by ``polydom demo --workload plaid`` and ``benchmarks/adherence_bench.py``.  Steps:
+
+1. split the items into training, calibration and test items (seeded);
+2. featurise the training items (the learner's rows) and fit a stand-in model on every
+   feature (one fit): the model whose predictions the profiling pass interleaves;
+3. profile in situ (:meth:`polydom.Featurizer.profile_in_situ`) on a subset of the training
+   items, with the stand-in's predictions between items: each atom's curve promises the
+   ``1 - target_overrun`` quantile of in-situ time;
+4. build the index on those curves (:func:`polydom.build_index`);
+5. time the calibration items in situ the same way and calibrate the index to the target
+   overrun rate (:meth:`polydom.Index.calibrated`);
+6. serve test items with :func:`polydom.predict_item` and count overruns.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_model import CostModel
+from polydom.index.built import Index
+from polydom.serving.featurizer import Featurizer
+from polydom.serving.item_serving import predict_item
+
+__all__ = ["InSituBuild", "ServedRow", "build_in_situ", "choose_budgets", "serve_side_by_side",
+           "size_agnostic", "split_items"]
+
+
+def split_items(count: int, train: float, calibrate: float, seed: int = 0
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions of training, calibration and test items (a seeded permutation).
+
+    Runtime complexity: O(count).
+    """
+    order = np.random.default_rng(seed).permutation(count)
+    a = int(round(train * count))
+    b = a + int(round(calibrate * count))
+    return np.sort(order[:a]), np.sort(order[a:b]), np.sort(order[b:])
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence the learners' convergence and numeric warnings (small fits on purpose)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        for category in (ConvergenceWarning, UserWarning, RuntimeWarning):
+            warnings.simplefilter("ignore", category=category)
+        yield
+
+
+@dataclass
+class InSituBuild:
+    """What :func:`build_in_situ` made (its module docstring's steps 1-5)."""
+
+    index: Index
+    guarded: Index | None
+    curves: dict[str, CostCurve]
+    coverage: dict[str, float]
+    standin: Any
+    rows: np.ndarray
+    calibration: tuple[np.ndarray, dict[str, np.ndarray]] | None
+    seconds: dict[str, float]
+
+
+def build_in_situ(
+    items: Sequence[Any],
+    labels: np.ndarray,
+    featurizer: Featurizer,
+    skeleton: CostModel,
+    train: np.ndarray,
+    calibrate: np.ndarray,
+    n_min: float,
+    n_max: float,
+    target_overrun: float = 0.05,
+    profile_items: int = 200,
+    alpha: float = 1.05,
+    cv: int = 3,
+    max_iter: int = 300,
+    degree: int = 2,
+    store: str | None = None,
+    cache: dict | None = None,
+    seed: int = 0,
+    progress: Callable[[str], Any] = lambda text: None,
+) -> InSituBuild:
+    """Steps 1-5 of the module docstring; ``calibrate`` empty skips the guard.
+
+    ``skeleton`` is the cost model's bundles and columns (its curves are replaced).
+    ``cache`` (a dict) shares expansions with other builds over the same rows.
+
+    Runtime complexity: featurising the training items twice (rows, then the profiling
+    subset in situ), the calibration items once, the lattice's trainings.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    import learners
+    from polydom.pipeline.build import build_index
+
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    rows = featurizer.transform([items[i] for i in train])
+    y = np.asarray(labels)[train]
+    with _quiet():
+        standin = make_pipeline(StandardScaler(), LogisticRegression(max_iter=max_iter))
+        standin.fit(rows, y)
+        seconds["featurise"] = time.perf_counter() - t0
+        progress(f"featurised {len(train)} training items, stand-in model fitted")
+        t0 = time.perf_counter()
+        rng = np.random.default_rng(seed)
+        sub = rng.choice(train, size=min(profile_items, len(train)), replace=False)
+        prof = featurizer.profile_in_situ(
+            [items[i] for i in sub], quantile=1.0 - target_overrun, degree=degree,
+            predict=lambda row: standin.predict(row[None, :]), seed=seed)
+        seconds["profile"] = time.perf_counter() - t0
+        progress(f"profiled {len(sub)} items in situ (q{1 - target_overrun:g} curves)")
+        model = CostModel(prof.curves, bundles={k: sorted(v) for k, v in
+                                                skeleton.bundles.items()},
+                          columns=skeleton.columns)
+        est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=max_iter))
+        learner = learners.SklearnLearner(est, rows, y, features=model, cv=cv)
+        t0 = time.perf_counter()
+        index = build_index(model, learner, alpha=alpha, n_min=n_min, n_max=n_max,
+                            cache=cache, store=store, cost_pruning=True, cost_unit="s")
+        index.info["insitu"] = {"quantile": 1.0 - target_overrun,
+                                "profile_items": int(len(sub)), "degree": degree}
+        seconds["build"] = time.perf_counter() - t0
+        progress(f"built: {index.info['expansions']} feature sets trained, "
+                 f"{len(index.candidates)} candidates")
+        guarded, cal = None, None
+        if len(calibrate):
+            t0 = time.perf_counter()
+            run = featurizer.featurize_in_situ(
+                [items[i] for i in calibrate],
+                predict=lambda row: standin.predict(row[None, :]), seed=seed + 1)
+            cal = (run.sizes, run.timings)
+            guarded = index.calibrated(run.sizes, run.timings, target_overrun)
+            seconds["calibrate"] = time.perf_counter() - t0
+            progress(f"calibrated on {len(calibrate)} held-out items in situ")
+    return InSituBuild(index, guarded, prof.curves, prof.coverage, standin, rows, cal, seconds)
+
+
+def size_agnostic(index: Index, n_max: float) -> Index:
+    """The choice without an index over sizes: each model costs what it costs at ``n_max``.
+
+    Runtime complexity: a sweep over constant curves.
+    """
+    return index.with_candidate_costs([CostCurve([float(c.cost(n_max))])
+                                       for c in index.candidates])
+
+
+def choose_budgets(index: Index, sizes: np.ndarray, k: int) -> list[float]:
+    """``k`` budgets, geometric from the cheapest useful model (the cheapest non-empty
+    candidate at the median size) to the dearest set at the largest size.
+
+    Runtime complexity: O(K).
+    """
+    mid, top = float(np.median(sizes)), float(np.max(sizes))
+    costs = [float(c.cost(mid)) for c in index.candidates if c.needs]
+    lo = min(c for c in costs if c > 0)
+    hi = max(float(c.cost(top)) for c in index.candidates)
+    return [float(f"{b:.2g}") for b in np.geomspace(lo, hi, k)]
+
+
+@dataclass(frozen=True)
+class ServedRow:
+    """Outcome of one method at one budget over the served items."""
+
+    method: str
+    budget: float
+    items: int
+    over: float
+    accuracy: float
+    mean_seconds: float
+    p95_seconds: float
+
+
+def serve_side_by_side(
+    methods: Mapping[str, Index],
+    items: Sequence[Any],
+    labels: np.ndarray,
+    budgets: Sequence[float],
+    featurizer: Featurizer,
+    seed: int = 0,
+) -> list[ServedRow]:
+    """Serve every item at every budget with every method, interleaved.
+
+    For each (item, budget) the methods run one after another in a rotating order, so the
+    machine's state (load, caches) falls on all of them alike.
+
+    Runtime complexity: O(items * budgets * methods) servings.
+    """
+    names = list(methods)
+    over = {(m, b): [] for m in names for b in budgets}
+    right = {(m, b): [] for m in names for b in budgets}
+    secs = {(m, b): [] for m in names for b in budgets}
+    labels = np.asarray(labels)
+    rng = np.random.default_rng(seed)
+    for i in rng.permutation(len(items)):
+        for b in budgets:
+            shift = int(rng.integers(len(names)))
+            for name in names[shift:] + names[:shift]:
+                pred = predict_item(methods[name], items[i], b, featurizer)
+                over[name, b].append(pred.seconds > b)
+                right[name, b].append(pred.label is not None and pred.label == labels[i])
+                secs[name, b].append(pred.seconds)
+    return [ServedRow(m, b, len(items), float(np.mean(over[m, b])),
+                      float(np.mean(right[m, b])), float(np.mean(secs[m, b])),
+                      float(np.percentile(secs[m, b], 95)))
+            for m in names for b in budgets]

@@ -1,0 +1,270 @@
+"""Recalibration from served timings: refit the atoms' curves, re-sweep, publish a build.
+
+:func:`store_timings` writes served ``(feature, size, seconds)`` records (drained from a
+:class:`polydom.serving.telemetry.TimingBuffer`) to the store; :func:`recalibrate` reads
+them back, refits every atom's curve, derives every candidate's curve again (its learner's
+overhead and its overrun factor kept, :meth:`polydom.Index.with_atom_costs`), sweeps, and
+publishes the result as a new build that readers pick up with :meth:`polydom.Index.refresh`.
+No model is retrained: the stored models are loaded and stored again with the new build.
+
+The refit (robust, non-negative, non-decreasing): for an atom with at least ``min_records``
+timings, the ratios ``t_i / c(n_i)`` of each timing to the current curve are taken, and the
+curve is multiplied by their ``quantile``-quantile (the quantile the curve promises, from
+the build's ``info["insitu"]``, default 0.95).  A curve that held keeps a scale near 1; on a
+machine 2x slower the scale is near 2.  Multiplying by a positive number keeps the curve's
+non-negative coefficients (non-negative and non-decreasing for n >= 0), its shape fitted
+over the whole domain, and a quantile is robust to outlying timings.  With ``refit=True``
+and timings at ``degree + 1`` distinct sizes or more, the curve is fitted again instead
+(:func:`polydom.curves.quantile_fit.fit_quantile_curve`).  An atom with too few timings is
+scaled by the median scale of the atoms that have enough (a machine slows down as a whole),
+or kept when none has.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from polydom.curves.cost_curve import CostCurve
+from polydom.curves.quantile_fit import check_quantile, fit_quantile_curve
+from polydom.index.built import Index
+from polydom.pipeline.model_classes import register_learner_models
+from storage import IndexStore
+
+__all__ = ["RecalibrationReport", "publish_index", "recalibrate", "store_timings"]
+
+
+@dataclass(frozen=True)
+class RecalibrationReport:
+    """What :func:`recalibrate` did.
+
+    Attributes
+    ----------
+    from_build : int
+        The build whose curves and models were taken.
+    build_id : int
+        The new, now current, build.
+    records : int
+        Timings read.
+    last_record : int
+        Id of the newest timing read (pass as ``since_id`` next time).
+    scales : dict of str to float
+        Per atom, the factor its curve was multiplied by (for a refit atom: the ratio of
+        the new curve to the old at the largest size timed).
+    refit : list of str
+        Atoms whose curves were fitted again.
+    borrowed : list of str
+        Atoms with too few timings, scaled by the median of the others.
+    curves : dict of str to CostCurve
+        Every atom's new curve.
+    """
+
+    from_build: int
+    build_id: int
+    records: int
+    last_record: int
+    scales: dict[str, float]
+    refit: list[str] = field(default_factory=list)
+    borrowed: list[str] = field(default_factory=list)
+    curves: dict[str, CostCurve] = field(default_factory=dict, repr=False)
+
+
+def store_timings(
+    url: str | os.PathLike,
+    records: Iterable[Sequence[Any]],
+    build: int | None = None,
+    key: bytes | str | None = None,
+) -> tuple[int, int]:
+    """Store served ``(feature, size, seconds)`` records (all or none) for build ``build``.
+
+    The public way to persist telemetry: drain a
+    :class:`~polydom.serving.telemetry.TimingBuffer` off the hot path (another thread, a
+    periodic job) and pass its records.  See :meth:`storage.IndexStore.record_timings`.
+
+    Runtime complexity: O(R) checks and one transaction.
+
+    Returns
+    -------
+    (int, int)
+        Ids of the first and last row written.
+
+    Raises
+    ------
+    polydom.errors.TelemetryError
+        A ``ValueError`` naming the first bad record (NaN, negative, an unknown feature, a
+        size outside the build's domain); nothing is stored.
+    """
+    with IndexStore(url, create=False, key=key) as store:
+        return store.record_timings(list(records), build)
+
+
+def publish_index(
+    url: str | os.PathLike,
+    index: Index,
+    note: Mapping[str, Any],
+    key: bytes | str | None = None,
+) -> int:
+    """Store an index derived without training (calibrated, recalibrated) as the current build.
+
+    ``note`` (JSON-serialisable: where it came from) becomes the build's parameters, with a
+    stamp so that every call registers a new build; the models are stored with it.
+
+    Runtime complexity: one publish, O(K * d + E) rows plus the models.
+    """
+    with IndexStore(url, key=key) as store:
+        build_id = store.begin_build({**note, "stamp": time.time_ns()}, index.cost_model)
+        store.publish(build_id, index)
+    index.info["build_id"] = build_id
+    return build_id
+
+
+def _scale(curve: CostCurve, n: np.ndarray, t: np.ndarray, tau: float) -> float | None:
+    predicted = np.asarray(curve(n), dtype=np.float64)
+    ok = predicted > 0
+    if not ok.any():
+        return None
+    return float(np.quantile(t[ok] / predicted[ok], tau, method="higher"))
+
+
+def _check_count(value: Any, name: str, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+    return int(value)
+
+
+def recalibrate(
+    url: str | os.PathLike,
+    since_id: int = 0,
+    last: int | None = None,
+    min_records: int = 20,
+    quantile: float | None = None,
+    refit: bool = False,
+    degree: int = 2,
+    build: int | None = None,
+    key: bytes | str | None = None,
+    trusted: bool = False,
+) -> RecalibrationReport:
+    """Refit the curves of a stored build from its served timings and publish a new build.
+
+    Reads the timings with id ``> since_id`` (the newest ``last`` per atom when given),
+    refits each atom's curve (module docstring), derives every candidate's curve again with
+    :meth:`polydom.Index.with_atom_costs` (models reused, overrun factors and learners'
+    overheads kept), sweeps, and publishes the new index as the current build.  Readers
+    switch with :meth:`polydom.Index.refresh`.
+
+    Runtime complexity: one read of the timings, O(R log R) for the quantiles, one sweep,
+    and one publish (the models are stored again with the new build).
+
+    Parameters
+    ----------
+    url : str or path
+        The store.
+    since_id : int, default 0
+        Only timings recorded after this id (for example, after a detected drift).
+    last : int, optional
+        Only the newest ``last`` timings of each atom.
+    min_records : int, default 20
+        Timings an atom needs to be scaled on its own.
+    quantile : float, optional
+        The quantile the curves promise (default the build's ``info["insitu"]["quantile"]``,
+        else 0.95).
+    refit : bool, default False
+        Fit the curves' shapes again (needs ``degree + 1`` distinct sizes).
+    degree : int, default 2
+        Degree of a refit.
+    build : int, optional
+        The build to start from (default the current one).
+    key, trusted
+        As :func:`polydom.open_index`.
+
+    Returns
+    -------
+    RecalibrationReport
+
+    Raises
+    ------
+    ValueError
+        If the store has no timings to use, or an argument is out of range.
+    """
+    since_id = _check_count(since_id, "since_id", 0)
+    min_records = _check_count(min_records, "min_records", 1)
+    register_learner_models()
+    with IndexStore(url, create=False, key=key) as store:
+        index = store.load_index(build=build, trusted=trusted)
+        from_build = int(index.info["build_id"])
+        insitu = index.info.get("insitu")
+        default_tau = insitu.get("quantile", 0.95) if isinstance(insitu, dict) else 0.95
+        tau = check_quantile(default_tau if quantile is None else quantile)
+        rows = store.timings(since_id, features=list(index.costs), last=last)
+        if not rows:
+            raise ValueError(
+                f"no served timings after id {since_id} in {store.display_url!r} to "
+                "recalibrate from (record them with polydom.store_timings)"
+            )
+        new_atoms, report = _refit_atoms(index, rows, tau, min_records, refit, degree)
+        info = {k: v for k, v in index.info.items()
+                if k not in ("build_id", "sealed", "read_from", "store")}
+        info["recalibrated"] = {
+            "from_build": from_build,
+            "records": len(rows),
+            "since_id": since_id,
+            "last_record": rows[-1][0],
+            "quantile": tau,
+            "scales": report["scales"],
+        }
+        info["insitu"] = {**(insitu if isinstance(insitu, dict) else {}), "quantile": tau}
+        recalibrated = index.with_atom_costs(new_atoms, info=info)
+    build_id = publish_index(url, recalibrated, {
+        "recalibrated_from": from_build,
+        "timings": [since_id, rows[-1][0]],
+        "learner": f"recalibrated from build {from_build}",
+    }, key=key)
+    return RecalibrationReport(from_build, build_id, len(rows), rows[-1][0], report["scales"],
+                               report["refit"], report["borrowed"], dict(recalibrated.costs))
+
+
+def _refit_atoms(
+    index: Index, rows: list[tuple], tau: float, min_records: int, refit: bool, degree: int
+) -> tuple[dict[str, CostCurve], dict[str, Any]]:
+    """New atom curves from the timings (module docstring), with what was done to each."""
+    by_atom: dict[str, list[tuple[float, float]]] = {}
+    for _, _, feature, size, seconds in rows:
+        by_atom.setdefault(feature, []).append((size, seconds))
+    new: dict[str, CostCurve] = {}
+    scales: dict[str, float] = {}
+    refitted: list[str] = []
+    for atom, curve in index.costs.items():
+        points = by_atom.get(atom, [])
+        if len(points) < min_records:
+            continue
+        n = np.array([p[0] for p in points])
+        t = np.array([p[1] for p in points])
+        if refit and np.unique(n).size >= degree + 1:
+            fitted = fit_quantile_curve(n, t, tau, degree)
+            top = float(n.max())
+            old_top = float(curve(top))
+            new[atom] = fitted
+            scales[atom] = float(fitted(top)) / old_top if old_top > 0 else math.inf
+            refitted.append(atom)
+            continue
+        s = _scale(curve, n, t, tau)
+        if s is None:
+            continue
+        new[atom] = curve * s
+        scales[atom] = s
+    borrowed: list[str] = []
+    finite = [s for s in scales.values() if math.isfinite(s)]
+    if finite:
+        median = float(np.median(finite))
+        for atom, curve in index.costs.items():
+            if atom not in new:
+                new[atom] = curve * median
+                scales[atom] = median
+                borrowed.append(atom)
+    return new, {"scales": scales, "refit": refitted, "borrowed": borrowed}

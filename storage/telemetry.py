@@ -1,0 +1,152 @@
+"""Telemetry in the store: the seconds each atomic feature took on served items.
+
+:func:`append_timings` checks every record against a published build (a known atomic
+feature, a size inside the build's domain, finite non-negative seconds) before it opens a
+transaction, and writes all of them or none; :func:`read_timings` returns them in arrival
+order.  Rows live in ``served_timings`` (:mod:`storage.schema`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from polydom.errors import TelemetryError
+from storage import schema as S
+from storage.database import Database, now
+from storage.reader import atom_order, build_row
+
+__all__ = ["StoredTiming", "TelemetryError", "append_timings", "read_timings"]
+
+#: One stored timing: (id, build_id, feature, size, seconds).
+StoredTiming = tuple[int, int, str, float, float]
+
+
+def _record(record: Any, k: int) -> tuple[str, float, float]:
+    try:
+        feature, size, seconds = record
+    except (TypeError, ValueError):
+        raise TelemetryError(
+            f"timing record {k} must be (feature, size, seconds), got {record!r}"
+        ) from None
+    return feature, size, seconds
+
+
+def _number(value: Any, what: str, k: int) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TelemetryError(f"timing record {k}: {what} must be a number, got {value!r}")
+    return float(value)
+
+
+def append_timings(
+    db: Database, records: Iterable[Sequence[Any]], build_id: int | None = None
+) -> tuple[int, int]:
+    """Store ``(feature, size, seconds)`` records against a build, all or none.
+
+    Every record is checked before anything is written: ``feature`` an atomic feature of the
+    build, ``size`` finite and inside the build's domain ``[n_min, n_max]``, ``seconds``
+    finite and ``>= 0``.
+
+    Runtime complexity: O(R) checks, one transaction of R rows.
+
+    Parameters
+    ----------
+    db : Database
+    records : iterable of (str, float, float)
+    build_id : int, optional
+        The build that served the items (default: the current build).
+
+    Returns
+    -------
+    (int, int)
+        Ids of the first and last row written; ``(0, -1)`` when ``records`` is empty.
+
+    Raises
+    ------
+    polydom.errors.TelemetryError
+        A ``ValueError`` naming the first bad record (its position and value); nothing is
+        stored.
+    """
+    db.check_writable()
+    with db.read() as conn:
+        build = build_row(db, conn, build_id)
+        if build.status != "complete":
+            raise TelemetryError(f"build {build.id} is {build.status}, not a published build")
+        atoms = set(atom_order(conn, int(build.id)))
+        lo, hi = float(build.n_min), float(build.n_max)
+    rows = []
+    stamp = now()
+    for k, record in enumerate(records):
+        feature, size, seconds = _record(record, k)
+        if not isinstance(feature, str) or feature not in atoms:
+            raise TelemetryError(
+                f"timing record {k}: unknown feature {feature!r}; build {build.id}'s atoms: "
+                f"{sorted(atoms)}"
+            )
+        size = _number(size, "size", k)
+        seconds = _number(seconds, "seconds", k)
+        if not (math.isfinite(size) and lo <= size <= hi):
+            raise TelemetryError(
+                f"timing record {k}: size {size!r} is outside build {build.id}'s domain "
+                f"[{lo:g}, {hi:g}]"
+            )
+        if not (math.isfinite(seconds) and seconds >= 0):
+            raise TelemetryError(
+                f"timing record {k}: seconds must be finite and >= 0, got {seconds!r}"
+            )
+        rows.append({"build_id": int(build.id), "feature": feature, "size": size,
+                     "seconds": seconds, "recorded_at": stamp})
+    if not rows:
+        return 0, -1
+    db.add_tables(("served_timings",))
+    t = S.served_timings
+    with db.write() as conn:
+        first = conn.execute(sa.select(sa.func.max(t.c.id))).scalar() or 0
+        conn.execute(t.insert(), rows)
+        last = conn.execute(sa.select(sa.func.max(t.c.id))).scalar()
+    return int(first) + 1, int(last)
+
+
+def read_timings(
+    db: Database,
+    since_id: int = 0,
+    features: Iterable[str] | None = None,
+    last: int | None = None,
+) -> list[StoredTiming]:
+    """Stored timings with ``id > since_id``, oldest first (the newest ``last`` per feature).
+
+    Runtime complexity: one query over the rows read.
+
+    Raises
+    ------
+    ValueError
+        If ``since_id`` is not an integer >= 0 or ``last`` not a positive integer.
+    """
+    if isinstance(since_id, bool) or not isinstance(since_id, (int, np.integer)) or since_id < 0:
+        raise ValueError(f"since_id must be an integer >= 0, got {since_id!r}")
+    if last is not None and (isinstance(last, bool) or not isinstance(last, (int, np.integer))
+                             or last < 1):
+        raise ValueError(f"last must be a positive integer, got {last!r}")
+    if "served_timings" not in db.tables:
+        return []
+    t = S.served_timings
+    query = sa.select(t.c.id, t.c.build_id, t.c.feature, t.c.size, t.c.seconds).where(
+        t.c.id > int(since_id)).order_by(t.c.id)
+    wanted = None if features is None else set(features)
+    if wanted is not None:
+        query = query.where(t.c.feature.in_(sorted(wanted)))
+    with db.read() as conn:
+        rows = [(int(r[0]), int(r[1]), str(r[2]), float(r[3]), float(r[4]))
+                for r in conn.execute(query)]
+    if last is None:
+        return rows
+    kept: dict[str, list[StoredTiming]] = {}
+    for row in reversed(rows):
+        bucket = kept.setdefault(row[2], [])
+        if len(bucket) < last:
+            bucket.append(row)
+    return sorted((r for bucket in kept.values() for r in bucket), key=lambda r: r[0])
