@@ -1,7 +1,7 @@
 """Opening a DAG-heavy store: models built on first use (lazy) vs all at open (eager).
 
 A store holding a lattice over the wine data's three feature groups and six DAG candidates
-(``dag_sweep_candidates`` at six trade-offs; every DAG candidate keeps its classifier bank
+(``learners.sweep`` of the DAG at six trade-offs; every DAG candidate keeps its classifier bank
 and filter trees, dozens of scikit-learn sub-models, inside its own model blob) is built
 once.  Then, in one process, each timed ``--repeats`` times (median):
 
@@ -37,7 +37,7 @@ from sklearn.preprocessing import StandardScaler
 
 import learners
 import polydom
-from learners import DAGClassifier, dag_sweep_candidates
+from learners import DAGClassifier, sweep
 
 GROUPS = {"chem": [0, 1, 2, 3, 4], "phenols": [5, 6, 7, 8], "colour": [9, 10, 11, 12]}
 COSTS = {"chem": "1 + 0.1*n", "phenols": "2", "colour": "0.5 + 0.2*n"}
@@ -55,8 +55,8 @@ def build_store(path: Path) -> str:
     """The DAG-heavy store (built once per run)."""
     X, y = load_wine(return_X_y=True)
     xtr, xte, ytr, yte = train_test_split(X, y, test_size=0.4, stratify=y, random_state=0)
-    extra = dag_sweep_candidates(DAGClassifier(feature_groups=GROUPS, cv=3), TRADE_OFFS,
-                                 xtr, ytr, xte, yte, COSTS)
+    extra = sweep(DAGClassifier(feature_groups=GROUPS, cv=3), TRADE_OFFS, xtr, ytr, COSTS,
+                  evaluation=(xte, yte))
     learner = learners.SklearnLearner(
         make_pipeline(StandardScaler(), LogisticRegression(max_iter=300)), xtr, ytr,
         features=GROUPS, cv=3)
