@@ -103,8 +103,10 @@ def test_stored_as_arrays_it_predicts_the_same(cancer):
 
 @pytest.mark.parametrize("params, match", [
     ({"tradeoff": 1.5}, r"tradeoff must be a number in \[0, 1\], got 1.5"),
-    ({"feature_costs": {"mean": 1.0}}, "feature_costs must give a finite cost >= 0 for every"),
-    ({"feature_costs": [1.0, -2.0, 3.0]}, "feature_costs must give a finite cost >= 0"),
+    ({"feature_costs": {"mean": 1.0}}, r"feature_costs must give a cost for every feature; none"
+                                        r" for \['error', 'worst'\]"),
+    ({"feature_costs": [1.0, -2.0, 3.0]}, r"feature_costs must be finite and >= 0; got "
+                                          r"\[\('error', -2.0\)\]"),
 ])
 def test_bad_parameters_are_named(params, match):
     X, y = load_breast_cancer(return_X_y=True)

@@ -18,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from learners.budgeted.contract import BudgetedClassifierMixin
+from learners.budgeted.contract import BudgetedClassifierMixin, check_feature_costs, params_json
 from learners.columns import column_groups
 
 __all__ = ["CheapFirstClassifier"]
@@ -66,15 +66,8 @@ class CheapFirstClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimat
         return self
 
     def _costs(self) -> np.ndarray:
-        """One cost per feature, in the order of ``feature_groups_``, checked."""
-        names = list(self.feature_groups_)
-        fc = self.feature_costs
-        costs = np.zeros(len(names)) if fc is None else np.asarray(
-            [fc.get(n, np.nan) for n in names] if isinstance(fc, Mapping) else fc, dtype=float)
-        if costs.shape != (len(names),) or not np.all(np.isfinite(costs) & (costs >= 0)):
-            raise ValueError(f"feature_costs must give a finite cost >= 0 for every feature "
-                             f"{names}, got {fc!r}")
-        return costs
+        """One cost per feature, in the order of ``feature_groups_``: the contract's check."""
+        return check_feature_costs(self.feature_costs, list(self.feature_groups_))
 
     def _cheap_columns(self) -> list[int]:
         return list(self.feature_groups_.values())[self.cheap_]
@@ -113,13 +106,9 @@ class CheapFirstClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimat
         """Fitted state as arrays + JSON: how an index store keeps it (no pickle)."""
         arrays = {f"coef{i}": a for i, a in enumerate(self.coefs_)}
         arrays.update(mean=self.mean_, scale=self.scale_, classes=self.classes_)
-        fc, groups = self.feature_costs, self.feature_groups
-        params = {"tradeoff": float(self.tradeoff),  # the parameters, as JSON
-                  "feature_costs": None if fc is None else (
-                      {str(k): float(v) for k, v in fc.items()} if isinstance(fc, Mapping)
-                      else [float(v) for v in fc]),
-                  "feature_groups": None if groups is None else {
-                      str(k): [int(c) for c in v] for k, v in groups.items()}}
+        params = params_json({"tradeoff": float(self.tradeoff),  # the parameters, as JSON
+                              "feature_costs": self.feature_costs,
+                              "feature_groups": self.feature_groups})
         return arrays, {"params": params, "cheap": self.cheap_,
                         "groups": [[k, v] for k, v in self.feature_groups_.items()]}
 
