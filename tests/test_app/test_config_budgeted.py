@@ -125,8 +125,10 @@ def test_the_budgeted_sweeps_of_a_build_run_on_its_executor(tmp_path: Path) -> N
     (tmp_path / "rec" / "cstc.toml").write_text(CSTC_TOML)
     build_from_config(load_config(tmp_path / "rec" / "cstc.toml"), out=lambda _: None,
                       executor=recording)
-    sweeps = [tasks for name, tasks in recording.calls if name == "_fit_sweep_point"]
-    assert sweeps == [[(t, s) for s in (1.0, 50.0) for t in (0.001, 0.1)]]
+    sweeps = [tasks for name, tasks in recording.calls if name == "_fit_point"]
+    # one batch: (size, trade-off, fit) for both sizes and trade-offs, on the build's 2 folds
+    # and the refit on all rows that is served
+    assert sweeps == [[(k, j, f) for k in range(2) for j in range(2) for f in range(3)]]
     assert any(name == "expand_task" for name, _ in recording.calls)  # the lattice: same executor
     (tmp_path / "pool").mkdir()
     (tmp_path / "pool" / "cstc.toml").write_text('executor = "processes:2"\n' + CSTC_TOML)
