@@ -17,7 +17,7 @@ import learners
 import polydom
 import storage
 from polydom.app.cli import main
-from tests.storage_support import BACKENDS, fresh_url
+from tests.storage_support import BACKENDS, fresh_url, load_models
 
 X, Y = load_breast_cancer(return_X_y=True)
 X, Y = X[:150], Y[:150]
@@ -206,5 +206,5 @@ def test_open_index_refuses_a_postgresql_store_whose_dag_bank_names_a_refused_cl
         polydom.build_index(costs, learner, n_max=100.0, store=pg_url, extra_candidates=extra)
     before = _snapshot(pg_url)
     with pytest.raises(storage.UntrustedModelError, match=r"bank\.\d.*BernoulliNB"):
-        polydom.open_index(pg_url)
+        load_models(polydom.open_index(pg_url))  # models are decoded on first use
     assert _snapshot(pg_url) == before
