@@ -74,7 +74,7 @@ ATTACKS = {
 
 def _run_isolated(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120,
+                          capture_output=True, text=True, errors="replace", timeout=120,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 

@@ -222,7 +222,7 @@ TREE_EDITS = {
 def _run_isolated(code: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter: a crash or hang shows as a failing test."""
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout,
+                          capture_output=True, text=True, errors="replace", timeout=timeout,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
