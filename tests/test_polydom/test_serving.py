@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -16,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 import polydom
 from polydom.app.workloads.images import load_digits_workload
 from polydom.pipeline.subsets import index_over_subsets, with_costs
-from polydom.serving.adherence import adherence_table, measure_adherence
+from polydom.serving.adherence import measure_adherence
 from polydom.serving.featurizer import Featurizer
 from polydom.serving.item_serving import ItemServer, predict_item
 from tests.strategies import examples
@@ -198,53 +197,6 @@ def test_anytime_falls_back_when_a_feature_runs_over(served):
         assert p.seconds < plain.seconds
         fallbacks += p.fallback
     assert fallbacks == 20
-
-
-def test_measured_adherence_of_the_max_fit_on_a_busy_loop():
-    """A routine that busy-waits 20 us of CPU time per unit of size, timed by CPU time (so
-    that other processes on the machine do not blur it): served at exactly the predicted
-    cost of the covering max fit, it stays within budget; the mean fit overruns more often."""
-    unit = 2e-5
-
-    def slow(x):
-        end = time.process_time() + unit * len(x)
-        while time.process_time() < end:
-            pass
-        return [float(len(x))]
-
-    fz = Featurizer(size=len, timer=time.process_time)
-    fz.add("slow", slow, 1).add("count", lambda x: [1.0], 1)
-    items = [[0] * n for n in (10, 20, 40, 60, 80, 100) for _ in range(3)]
-    prof = fz.profile(items, repeats=8, statistic="max", degree=1, cover=True)
-    sizes, worst = prof.points("slow")
-    assert np.all(prof.curves["slow"](sizes) >= worst * (1 - 1e-9))
-    assert np.all(worst >= unit * sizes)
-    y = np.arange(40) % 2
-    big = DummyClassifier(strategy="constant", constant=1).fit(np.zeros((40, 2)), y)
-    small = DummyClassifier(strategy="constant", constant=0).fit(np.zeros((40, 1)), y)
-
-    def served(profile):
-        curves = profile.curves
-        cands = [
-            polydom.Candidate("slow+count", 0.9, curves["slow"] + curves["count"],
-                              features={"slow", "count"}, payload=big),
-            polydom.Candidate("count", 0.5, curves["count"], features={"count"}, payload=small),
-        ]
-        index = polydom.Index(polydom.PolyDomIndex.build(cands, 0.0, 200.0), curves,
-                              columns=fz.columns)
-        rows = []
-        for n in (15, 35, 55, 75, 95):
-            budget = float(cands[0].cost(n))
-            rows += measure_adherence(index, [[0] * n] * 6, np.ones(6, dtype=int), [budget], fz)
-        return rows
-
-    rows = served(prof)
-    assert all(r.accuracy == 1.0 for r in rows)  # the slow, accurate model answered
-    # a new run exceeds the maximum of 24 earlier ones with probability about 1/25
-    assert np.mean([r.over_budget for r in rows]) <= 0.2
-    mean_rows = served(prof.refit(statistic="mean", cover=False))
-    assert np.mean([r.over_budget for r in mean_rows]) >= np.mean([r.over_budget for r in rows])
-    assert "over" in adherence_table(rows)
 
 
 def test_adherence_rows_summarise_the_predictions(served):
