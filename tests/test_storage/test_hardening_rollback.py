@@ -15,6 +15,7 @@ import polydom
 import storage
 import storage.builds
 import storage.publications
+from polydom.app.cli import main
 from storage.blobs import BlobDigest
 from storage.seal import seal_header
 from tests.storage_support import BACKENDS, fresh_url
@@ -224,3 +225,22 @@ def test_min_publication_bounds_the_current_build_only(tmp_path):
     _build(url, 1, None)
     with pytest.raises(storage.MinPublicationError, match="cannot be combined with build=1"):
         polydom.open_index(url, build=1, min_publication=1)
+
+
+def test_lookup_with_min_publication_refuses_a_rolled_back_store(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    kept = _two_builds(url, None)
+    query = ["--size", "50", "--budget", "1000"]
+    assert main(["lookup", url, "--min-publication", "2", *query]) == 0
+    _roll_back_to_build_1(url)
+    _set_head(url, kept)
+    capsys.readouterr()
+    assert main(["lookup", url, *query]) == 0  # a fresh reader cannot tell
+    assert main(["lookup", url, "--min-publication", "2", *query]) == 2
+    err = capsys.readouterr().err
+    assert "older than min_publication=2" in err and err.count("\n") == 1
+    with pytest.raises(SystemExit) as stopped:
+        main(["lookup", url, "--min-publication", "0", *query])
+    assert stopped.value.code == 2
+    assert "--min-publication: expected a publication number >= 1, got '0'" in (
+        capsys.readouterr().err)

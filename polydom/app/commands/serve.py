@@ -11,7 +11,7 @@ import socket
 import sys
 from typing import Any
 
-from polydom.app.arguments import add_store_options, store_key
+from polydom.app.arguments import add_min_publication_option, add_store_options, store_key
 from polydom.app.tables import printable
 
 __all__ = ["add_serve", "run_serve", "load_featurizer", "bind"]
@@ -60,6 +60,7 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
         "prometheus-client).",
     )
     add_store_options(p)
+    add_min_publication_option(p)
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=_port, default=8000,
@@ -141,7 +142,8 @@ def run_serve(args: argparse.Namespace) -> int:
     from polydom.app.service import DEFAULT_MAX_BODY, make_app
 
     featurizer = load_featurizer(args.featurizer) if args.featurizer else None
-    index = polydom.open_index(args.url, build=args.build, key=store_key(args))
+    index = polydom.open_index(args.url, build=args.build, key=store_key(args),
+                               min_publication=args.min_publication)
     app = make_app(index, featurizer=featurizer,
                    max_body=args.max_body or DEFAULT_MAX_BODY,
                    refresh_seconds=None if args.build is not None else args.refresh)
