@@ -18,7 +18,6 @@ import storage.publications
 from polydom.app.cli import main
 from storage.blobs import BlobDigest
 from storage.seal import seal_header
-from tests.storage_support import BACKENDS, fresh_url
 
 X, Y = load_breast_cancer(return_X_y=True)
 X, Y = X[:150], Y[:150]
@@ -29,11 +28,6 @@ KEY = "s3cret"
 BUILD_ROWS = ("skyline_entries", "ranges", "candidate_needs", "candidate_costs",
               "candidates", "bundle_atoms", "bundles", "feature_costs", "features",
               "build_seals", "build_arrays", "publications")
-
-
-@pytest.fixture(params=BACKENDS)
-def url(request, tmp_path):
-    yield from fresh_url(request.param, tmp_path)
 
 
 @pytest.fixture(params=[KEY, None], ids=["signed", "unsigned"])
@@ -95,28 +89,28 @@ def _two_builds(url: str, key: str | None) -> str:
     return kept
 
 
-def test_a_rollback_that_deletes_the_newer_publication_is_refused_by_a_fresh_reader(url, key):
-    _two_builds(url, key)
-    _roll_back_to_build_1(url)
+def test_a_rollback_that_deletes_the_newer_publication_is_refused_by_a_fresh_reader(store_url, key):
+    _two_builds(store_url, key)
+    _roll_back_to_build_1(store_url)
     with pytest.raises(storage.IndexIntegrityError,
                        match=r"build 1 is publication 1, but the store's head record names "
                        r"publication 2 \(build 2\).*rollback") as caught:
-        polydom.open_index(url, key=key)
+        polydom.open_index(store_url, key=key)
     assert "\n" not in str(caught.value)
-    assert polydom.open_index(url, key=key, build=1).info["build_id"] == 1  # pinned: fine
+    assert polydom.open_index(store_url, key=key, build=1).info["build_id"] == 1  # pinned: fine
     # deleting the head record too: build 1 was sealed as published with one
-    _sql(url, "DELETE FROM schema_info WHERE key = 'publication_head'")
+    _sql(store_url, "DELETE FROM schema_info WHERE key = 'publication_head'")
     with pytest.raises(storage.IndexIntegrityError, match="head record .* which is gone"):
-        polydom.open_index(url, key=key)
-    _sql(url, "DELETE FROM build_arrays")  # the rows path reads the same from the seal
+        polydom.open_index(store_url, key=key)
+    _sql(store_url, "DELETE FROM build_arrays")  # the rows path reads the same from the seal
     with pytest.raises(storage.IndexIntegrityError, match="head record .* which is gone"):
-        polydom.open_index(url, key=key)
+        polydom.open_index(store_url, key=key)
 
 
-def test_a_head_record_recomputed_without_the_key(url, key):
-    _two_builds(url, key)
-    _roll_back_to_build_1(url)
-    engine = sa.create_engine(url)
+def test_a_head_record_recomputed_without_the_key(store_url, key):
+    _two_builds(store_url, key)
+    _roll_back_to_build_1(store_url)
+    engine = sa.create_engine(store_url)
     try:
         with engine.connect() as conn:
             seal = conn.exec_driver_sql(
@@ -124,33 +118,33 @@ def test_a_head_record_recomputed_without_the_key(url, key):
     finally:
         engine.dispose()
     # all a writer without the key can compute: the sha256 form
-    _set_head(url, f"1 1 {storage.publications.head_digest(BlobDigest(), 1, 1, seal)}")
+    _set_head(store_url, f"1 1 {storage.publications.head_digest(BlobDigest(), 1, 1, seal)}")
     if key is not None:
         with pytest.raises(storage.IndexIntegrityError, match=r"fails its HMAC \(store key"):
-            polydom.open_index(url, key=key)
+            polydom.open_index(store_url, key=key)
         return
     # an unsigned store: nothing tells it from one that never had build 2, except what the
     # reader knows
-    assert polydom.open_index(url).info["build_id"] == 1
+    assert polydom.open_index(store_url).info["build_id"] == 1
     with pytest.raises(storage.IndexIntegrityError, match="older than min_publication=2"):
-        polydom.open_index(url, min_publication=2)
+        polydom.open_index(store_url, min_publication=2)
 
 
-def test_a_head_record_put_back_from_a_copy_needs_min_publication(url, key):
-    kept = _two_builds(url, key)
-    _roll_back_to_build_1(url)
-    _set_head(url, kept)  # e.g. a backup restored: a fresh reader cannot tell
-    index = polydom.open_index(url, key=key)
+def test_a_head_record_put_back_from_a_copy_needs_min_publication(store_url, key):
+    kept = _two_builds(store_url, key)
+    _roll_back_to_build_1(store_url)
+    _set_head(store_url, kept)  # e.g. a backup restored: a fresh reader cannot tell
+    index = polydom.open_index(store_url, key=key)
     assert (index.info["build_id"], index.info["publication"]) == (1, 1)
     with pytest.raises(storage.IndexIntegrityError,
                        match="current build 1 is publication 1, older than min_publication=2"):
-        polydom.open_index(url, key=key, min_publication=2)
-    assert polydom.open_index(url, key=key, min_publication=1).info["build_id"] == 1
+        polydom.open_index(store_url, key=key, min_publication=2)
+    assert polydom.open_index(store_url, key=key, min_publication=1).info["build_id"] == 1
     # renumbering build 1 to pass min_publication: its seal covers its number
-    _sql(url, "UPDATE publications SET sequence = 2 WHERE build_id = 1")
-    _set_head(url, "2 1 " + kept.split(" ")[2])
+    _sql(store_url, "UPDATE publications SET sequence = 2 WHERE build_id = 1")
+    _set_head(store_url, "2 1 " + kept.split(" ")[2])
     with pytest.raises(storage.IndexIntegrityError, match="publication number"):
-        polydom.open_index(url, key=key, min_publication=2)
+        polydom.open_index(store_url, key=key, min_publication=2)
 
 
 def test_a_head_record_naming_the_current_build_under_another_number_is_refused(tmp_path):
