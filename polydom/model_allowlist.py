@@ -21,7 +21,9 @@ loader                 admitted when
 =====================  ==================================================================
 ``ObjectNode``         the class is in :data:`SKOPS_ALLOWED_CLASSES` (scikit-learn
                        estimators the project stores and their helpers) or registered
-                       with :func:`register_model_class`; its state is a ``DictNode``
+                       with :func:`register_model_class`; its state is a ``DictNode``;
+                       a libsvm estimator's fitted arrays are range-checked
+                       (:mod:`polydom.sklearn_svm_check`)
 ``TreeNode``           ``sklearn.tree._tree.Tree``, with its arguments and state checked
                        as a tree (:mod:`polydom.sklearn_tree_check`) and its feature count
                        equal to the ``n_features_in_`` of the estimators holding it
