@@ -40,15 +40,22 @@ def _npy(array: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def _edited(model, arrays=None, json_values=None) -> bytes:
+def _edited(model, arrays=None, json_values=None, drop=()) -> bytes:
     """``model``'s skops blob with stored attributes replaced: ``arrays`` (name -> array,
-    written over the attribute's ``.npy`` member), ``json_values`` (name -> JSON value)."""
+    written over the attribute's ``.npy`` member), ``json_values`` (name -> JSON value);
+    the attributes ``drop`` deleted."""
     members = archive_members(skops.io.dumps(model))
     schema = json.loads(members["schema.json"])
     state = schema["content"]["content"]
+    keys = schema["content"]["key_types"]["content"]
+    for name in drop:
+        del keys[list(state).index(name)]
+        del state[name]
     for name, value in (arrays or {}).items():
         members[state[name]["file"]] = _npy(value)
     for name, value in (json_values or {}).items():
+        if name not in state:
+            keys.append(keys[0])  # a new attribute: its key is a str too
         state[name] = {"__class__": "str", "__module__": "builtins", "__loader__": "JsonNode",
                        "content": json.dumps(value), "is_json": True,
                        "__id__": 10**6 + len(name)}
@@ -140,6 +147,7 @@ def registered():
 
 @pytest.mark.parametrize("model, edit, message", [
     (_svc, {"json_values": {"_sparse": True}}, "_sparse is True"),
+    (_svc, {"drop": ["_dual_coef_"]}, "_dual_coef_ is not a stored array"),
     (_svc, {"json_values": {"kernel": "sinc"}}, "kernel 'sinc'"),
     (_svc, {"json_values": {"_impl": "epsilon_svr"}}, "sets _impl"),
     (_svc, {"json_values": {"degree": 10**9}}, "degree 1000000000"),
@@ -152,13 +160,14 @@ def registered():
      "is not [23, 23]"),
     (lambda: OneClassSVM().fit(X), {"arrays": {"_dual_coef_": np.ones((2, 76))}},
      "is not (1, 76)"),
-], ids=["sparse", "kernel", "impl", "degree", "gamma", "support-dtype", "classes",
+], ids=["sparse", "partly-fitted", "kernel", "impl", "degree", "gamma", "support-dtype", "classes",
         "prob-pairs", "fortran", "svr-counts", "one-class-dual"])
 def test_inconsistent_libsvm_state_is_refused_in_one_line(registered, model, edit, message):
     blob = _edited(model(), **edit)
     with pytest.raises(storage.ModelIntegrityError, match="libsvm") as caught:
         load_model(blob, "skops", sha256_hex(blob), what="model m")
     assert message in str(caught.value) and "\n" not in str(caught.value)
+    assert "more problems" not in str(caught.value)  # the edit is the only problem
 
 
 def test_a_libsvm_model_inside_a_pipeline_or_calibration_is_checked_too():
