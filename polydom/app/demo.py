@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from lattice.expansion import learner_name
 from storage.database import normalize_url
 
 __all__ = ["DemoConfig", "DemoResult", "QUICK", "FULL", "TINY", "run_demo", "ProgressLearner",
@@ -100,6 +101,11 @@ class ProgressLearner:
 
     def describe(self) -> str:
         return self.learner.describe()
+
+    @property
+    def learner_name(self) -> str:
+        """The wrapped learner's name (:func:`lattice.learner_name`)."""
+        return learner_name(self.learner)
 
     def feature_columns(self) -> dict[str, list[int]]:
         return self.learner.feature_columns()
