@@ -11,47 +11,17 @@ import socket
 import sys
 from typing import Any
 
-from polydom.app.arguments import UsageError, add_store_options, count, store_key
+from polydom.app.arguments import (
+    UsageError,
+    add_store_options,
+    port,
+    positive,
+    positive_count,
+    store_key,
+)
 from polydom.app.tables import printable
 
 __all__ = ["add_serve", "run_serve", "load_featurizer", "bind", "timing_recorder"]
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (value > 0 and value < float("inf")):
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
-    return value
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port in [0, 65535], got {text!r}")
-    return value
-
-
-def _bytes(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a byte count, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a byte count >= 1, got {text!r}")
-    return value
-
-
-def _capacity(text: str) -> int:
-    value = count(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
 
 
 def add_serve(subparsers: argparse._SubParsersAction) -> None:
@@ -69,14 +39,14 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
     add_store_options(p)
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=_port, default=8000,
+    p.add_argument("--port", type=port, default=8000,
                    help="port (default 8000; 0 picks a free one, printed at start)")
     p.add_argument("--featurizer", metavar="MODULE:ATTR",
                    help="a polydom.Featurizer (or a function returning one) for raw items")
-    p.add_argument("--refresh", type=_positive, default=1.0, metavar="SECONDS",
+    p.add_argument("--refresh", type=positive, default=1.0, metavar="SECONDS",
                    help="look for a newer build every SECONDS (default 1; not with --build, "
                    "which serves that build only)")
-    p.add_argument("--max-body", type=_bytes, default=None, metavar="BYTES",
+    p.add_argument("--max-body", type=positive_count, default=None, metavar="BYTES",
                    help="largest request body (default 1 MiB)")
     p.add_argument("--record-timings", action="store_true",
                    help="record the seconds each feature of a served raw item took and "
@@ -87,9 +57,9 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
                    help="write the timings through URL instead of the served URL: the same "
                    "store reached with write access (e.g. a PostgreSQL role allowed to "
                    "insert into served_timings); implies --record-timings")
-    p.add_argument("--timings-every", type=_positive, default=5.0, metavar="SECONDS",
+    p.add_argument("--timings-every", type=positive, default=5.0, metavar="SECONDS",
                    help="seconds between two telemetry writes (default 5)")
-    p.add_argument("--timings-capacity", type=_capacity, default=100_000, metavar="N",
+    p.add_argument("--timings-capacity", type=positive_count, default=100_000, metavar="N",
                    help="timings kept per build between two writes; the oldest are dropped "
                    "(and counted on /metrics) beyond it (default 100000)")
     p.set_defaults(run=run_serve)
