@@ -20,7 +20,7 @@ from polydom.index.polydom_index import PolyDomIndex
 from polydom.pipeline.open import register_learner_models
 from storage import BuildPublishedError, IndexStore
 
-__all__ = ["build_index"]
+__all__ = ["build_index", "learner_name"]
 
 
 def build_index(
@@ -347,6 +347,24 @@ def _cost_model(costs: CostModel | Mapping[str, Any], learner: Any) -> CostModel
     return model
 
 
+def learner_name(learner: Any) -> str:
+    """The short name a build records for its lattice learner: the learner's
+    ``learner_name`` (its name in :mod:`learners.registry`, e.g. ``"logistic"``) when it has
+    a one-line one, else its class name.  The learner's ``describe()`` text (the training
+    identity, which decides the reuse of stored trainings) stays in the build's params.
+
+    Runtime complexity: O(1).
+
+    >>> import learners
+    >>> learner_name(learners.SyntheticLearner(len))
+    'synthetic'
+    """
+    name = getattr(learner, "learner_name", None)
+    if isinstance(name, str) and name.strip() and "\n" not in name:
+        return name
+    return type(learner).__name__
+
+
 def _open_store(
     url: str,
     model: CostModel,
@@ -371,7 +389,7 @@ def _open_store(
         "explore": {k: repr(v) for k, v in sorted(explore_options.items())},
     }
     st = IndexStore(url, key=key, allow_foreign=allow_foreign)
-    build_id = st.begin_build(params, model)
+    build_id = st.begin_build(params, model, learner=learner_name(learner))
 
     def publish(index: Index) -> None:
         try:

@@ -142,6 +142,7 @@ def run_lookup(args: argparse.Namespace) -> int:
         index = store.load_index(build=args.build, models=False)
         formats = {r["candidate_id"]: r["model_format"]
                    for r in store.skyline_rows(index.info["build_id"])}
+    index.check_rule(args.rule)  # "one_se" on a store without standard errors: refused
     unit = cost_unit_for(cost_unit(index.info), args.unit)
     answers = []
     for number, (size, (value, written)) in enumerate(queries, 1):
