@@ -28,7 +28,8 @@ expansion's out-of-fold predictions), ``publications`` (the numbered log of publ
 builds, with the unique index that allows one current build), ``expansion_seals`` and
 ``served_timings`` (telemetry: the seconds each atomic feature took on a served item of
 some size, what recalibration refits curves from).  They change no existing table, so a
-store without them is still version 2.
+store without them is still version 2 (read without them); a store of version 3 is created
+with every table.
 
 Views (plain SQL, the same text on SQLite and PostgreSQL):
 

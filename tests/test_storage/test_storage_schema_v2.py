@@ -7,6 +7,7 @@ candidate "tree-c" with its own model, domain [0, 100].
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -81,6 +82,20 @@ def test_reading_a_schema_2_store_writes_nothing(v2_path, capsys):
     out = capsys.readouterr().out
     assert "standard errors: not stored (a store of schema version 2)" in out
     assert v2_path.read_bytes() == before
+
+
+def test_the_cli_says_a_schema_2_store_has_no_standard_errors(v2_path, capsys):
+    url = str(v2_path)
+    assert main(["lookup", url, "--size", "50", "--budget", "100", "--rule", "one_se"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("polydom lookup: error: rule 'one_se' needs each candidate's "
+                          "standard error") and url in err and "\n" not in err
+    assert main(["lookup", url, "--size", "50", "--budget", "100", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["candidate"] == "ab+bc" and answer["accuracy_se"] is None
+    assert main(["inspect", url, "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)["skyline"]
+    assert entries and all(e["accuracy_se"] is None for e in entries)
 
 
 def test_writing_to_a_schema_2_store_is_refused_naming_the_fix(v2_path):

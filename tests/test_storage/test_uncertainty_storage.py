@@ -22,6 +22,8 @@ from sklearn.linear_model import LogisticRegression
 import learners
 import polydom
 import storage
+from polydom.app.cli import main
+from polydom.app.tables import candidate_name
 from storage.codec import display_key
 from tests.storage_support import BACKENDS, fresh_url
 from tests.strategies import domains
@@ -59,7 +61,12 @@ def _by_key(index: polydom.Index) -> dict:
     return {c.key: (c.accuracy, c.accuracy_se, c.fold_scores) for c in index.candidates}
 
 
-def test_standard_errors_and_fold_scores_round_trip(store_url):
+def _key_of(index: polydom.Index, entry: dict) -> object:
+    """The key of the candidate an inspect entry names."""
+    return next(c.key for c in index.candidates if candidate_name(c.key) == entry["candidate"])
+
+
+def test_standard_errors_and_fold_scores_round_trip(store_url, capsys):
     built = polydom.build_index(COSTS, small_learner(), alpha=1.0, n_min=0.0, n_max=100.0,
                                 store=store_url, extra_candidates=[_extra()])
     expected = _by_key(built)
@@ -78,6 +85,11 @@ def test_standard_errors_and_fold_scores_round_trip(store_url):
         cand = shown[row["candidate"]]
         assert row["accuracy_se"] == cand.accuracy_se
         assert tuple(json.loads(row["fold_scores"])) == cand.fold_scores
+    capsys.readouterr()
+    assert main(["inspect", store_url, "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)["skyline"]
+    assert entries and all(e["accuracy_se"] == expected[_key_of(built, e)][1] for e in entries)
+    assert any(e["accuracy_se"] > 0 for e in entries)
 
 
 def test_every_lookup_rule_of_a_reopened_build_answers_as_the_stored_index(store_url):

@@ -120,7 +120,8 @@ def _answer(index: Any, formats: dict[int, Any], unit: CostUnit, size: float,
     curve = cand.cost * unit.scale
     out.update(candidate=candidate_name(cand.key), learner=cand.learner,
                features=sorted_names(cand.features), accuracy=cand.accuracy,
-               accuracy_se=cand.accuracy_se, cost=curve(size), cost_curve=curve.text(),
+               accuracy_se=None if index.info.get("no_standard_errors") else cand.accuracy_se,
+               cost=curve(size), cost_curve=curve.text(),
                cost_coefficients=curve.coefficients.tolist(), model=formats.get(position))
     return out
 
