@@ -33,7 +33,7 @@ class SyntheticLearner:
     0.7
     """
 
-    #: Its name in :mod:`learners.registry` (what a build records as its learner).
+    #: Its name in :mod:`learners.registry`, on every candidate it scores.
     learner_name = "synthetic"
 
     def __init__(self, accuracy_fn: Callable[[frozenset], float]) -> None:

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 import polydom
 from polydom import Candidate, PolyDomIndex
-from tests.index_oracle import full_scan_one_se
 from tests.strategies import domains
 from tests.test_polydom.test_index_properties import query_sizes
 from tests.test_polydom.test_index_rules import assert_rule_answer, pools_with_errors
@@ -27,26 +26,38 @@ def test_fixed_budget_one_se_answers_as_the_index_and_a_full_scan(cands, domain,
     sizes = set(query_sizes(index, lo, hi))
     for p in fixed.breakpoints.tolist():
         sizes.update(x for x in (p, p + 1e-7, p - 1e-7) if lo <= x <= hi)
-    slack = 1e-9 * (budget + 1.0)
+    at_budget = _AtBudget(fixed, index)
     for size in sorted(sizes):
         assert_rule_answer(index, cands, size, budget)  # the index against the scan
+        assert_rule_answer(at_budget, cands, size, budget)  # the fixed budget's: the same
         for rule in ("best", "one_se"):
-            got = fixed.lookup(size, rule)
-            want = index.lookup(size, budget, rule)
-            if (got and got.key) == (want and want.key):
-                continue
-            # only a floating tie (a cost equal to the budget up to rounding) may differ,
-            # and then the answer is the index's just below or just above the budget
-            below = index.lookup(size, max(budget - slack, 0.0), rule)
-            above = index.lookup(size, budget + slack, rule)
-            assert (below and below.key) != (above and above.key), (size, rule)
-            assert (got and got.key) in ((below and below.key), (above and above.key))
-        got, scan = fixed.lookup(size, "one_se"), full_scan_one_se(cands, size, budget)
-        if (got and got.key) != (scan and scan.key):  # directly: only at a floating tie
-            near_break = np.min(np.abs(index.breakpoints - size)) <= 1e-9 * max(1.0, size)
-            below = full_scan_one_se(cands, size, max(budget - slack, 0.0))
-            above = full_scan_one_se(cands, size, budget + slack)
-            assert near_break or (below and below.key) != (above and above.key), size
+            got, want = fixed.lookup(size, rule), index.lookup(size, budget, rule)
+            # only at a floating tie (a cost equal to the budget up to rounding) may the
+            # answers differ
+            assert (got and got.key) == (want and want.key) or _tie(cands, size, budget), (
+                size, rule)
+
+
+class _AtBudget:
+    """A fixed-budget index seen as ``lookup(size, budget, rule)`` for its one budget."""
+
+    def __init__(self, fixed, index) -> None:
+        self.fixed = fixed
+        self.breakpoints = np.union1d(fixed.breakpoints, index.breakpoints)
+
+    def lookup(self, size: float, budget: float, rule: str = "best"):
+        assert budget == self.fixed.budget
+        return self.fixed.lookup(size, rule)
+
+
+def _tie(cands: list[Candidate], size: float, budget: float) -> bool:
+    """Whether some candidate's cost at ``size`` equals ``budget`` up to the rounding of
+    evaluating it (1e-9 of the sum of its terms' magnitudes)."""
+    for c in cands:
+        terms = np.abs(c.cost.coefficients) * size ** np.arange(c.cost.coefficients.size)
+        if abs(c.cost(size) - budget) <= 1e-9 * (1.0 + budget + float(terms.sum())):
+            return True
+    return False
 
 
 def test_fixed_budget_one_se_takes_the_cheapest_within_one_standard_error():
