@@ -3,8 +3,11 @@
 Steps (each prints as it goes):
 
 1. render scikit-learn's digits at several sides (the item size n is the side);
-2. time the image features on digits and photographs at each side and fit cost curves
-   (seconds, non-negative polynomials in n);
+2. featurise the training digits, fit a stand-in model on every feature, and profile the
+   image features in situ (:meth:`polydom.Featurizer.profile_in_situ`, as the PLAID demo
+   does): training digits at every side, each feature timed once per digit among the other
+   features in shuffled order, a stand-in prediction between digits; each curve (seconds, a
+   non-negative polynomial in n) is the 0.95 quantile of those in-situ times;
 3. explore the feature-set lattice with a scikit-learn pipeline and store the index
    (:func:`polydom.build_index` with ``store=``);
 4. reopen the stored index (:func:`polydom.open_index`) and print its ranges and skylines;
@@ -42,10 +45,9 @@ class DemoConfig:
     train_sides: tuple[int, ...]  # one of these per training digit
     train_digits: int
     test_digits: int
-    profile_sides: tuple[int, ...]
-    profile_digits: int = 2
-    repeats: int = 3
-    statistic: str = "p90"
+    profile_items: int  # training digits (at any side) timed in situ
+    quantile: float = 0.95  # what each cost curve promises of in-situ time
+    degree: int = 2  # of the cost curves (the features' work grows with the n**2 pixels)
     alpha: float = 1.02
     cv: int = 3
     budgets: int = 5
@@ -56,18 +58,16 @@ class DemoConfig:
 QUICK = DemoConfig(
     features=("thumbnail", "zones", "projections", "hog", "spectrum", "harris"),
     sides=(8, 16, 32, 64), train_sides=(8, 16, 32, 64), train_digits=300, test_digits=100,
-    profile_sides=(8, 16, 32, 64), repeats=3, budgets=6, cost_pruning=True, alpha=1.02,
+    profile_items=120, budgets=6, cost_pruning=True, alpha=1.02,
 )
 FULL = DemoConfig(
     features=None, sides=(8, 16, 32, 64, 128), train_sides=(8, 16, 32, 64, 128), train_digits=600,
-    test_digits=200, profile_sides=(8, 16, 32, 64, 128), repeats=5, budgets=6,
-    cost_pruning=True, alpha=1.02,
+    test_digits=200, profile_items=200, budgets=6, cost_pruning=True, alpha=1.02,
 )
 #: For tests: three cheap features, a few dozen digits.
 TINY = DemoConfig(
     features=("thumbnail", "zones", "projections"), sides=(8, 16, 24), train_sides=(16,),
-    train_digits=60, test_digits=12, profile_sides=(8, 16, 24, 32), profile_digits=1, repeats=1,
-    budgets=3, max_iter=100, alpha=1.1,
+    train_digits=60, test_digits=12, profile_items=24, budgets=3, max_iter=100, alpha=1.1,
 )
 
 
@@ -159,16 +159,15 @@ def run_demo(
     Runtime complexity: dominated by featurising ``len(sides) * digits`` images and by the
     lattice's trainings (at most ``2**features`` sets, ``cv + 1`` fits each).
     """
-    import warnings
-
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     import learners
     import polydom
+    from polydom.app.insitu_run import quiet_fits
     from polydom.app.tables import format_table
-    from polydom.app.workloads.images import load_digits_workload, profiling_images
+    from polydom.app.workloads.images import load_digits_workload
 
     if timer not in ("wall", "cpu"):
         raise ValueError(f"timer must be 'wall' or 'cpu', got {timer!r}")
@@ -198,26 +197,8 @@ def run_demo(
         f"{len(train_ids)} for training (each once, at a side in {list(config.train_sides)}), "
         f"{len(test_ids)} held out (at every side); features: {', '.join(fz.names)}")
 
-    # 2. costs -------------------------------------------------------------------------
-    images = profiling_images(sides=config.profile_sides, digits_per_side=config.profile_digits,
-                              seed=seed)
-    bar = _bar(len(fz.names), "[2/6] profiling", progress)
-    timings: dict[str, np.ndarray] = {}
-    sizes = None
-    for name in fz.names:
-        p = fz.profile(images, repeats=config.repeats, statistic=config.statistic, degree=3,
-                       features=[name])
-        timings[name] = p.timings[name]
-        sizes = p.sizes
-        bar.update(1)
-    bar.close()
-    prof = polydom.CostProfile.fit(sizes, timings, statistic=config.statistic, degree=3)
-    out(f"[2/6] cost curves ({config.statistic} of {config.repeats} {timer}-clock runs on "
-        f"{len(images)} images per feature, sides {list(config.profile_sides)}; seconds):")
-    out(cost_table(prof, sides))
-
-    # 3. lattice + stored index ----------------------------------------------------------
-    bar = _bar(len(train_pos), "[3/6] featurising training digits", progress)
+    # 2. training rows, a stand-in model, costs in situ --------------------------------
+    bar = _bar(len(train_pos), "[2/6] featurising training digits", progress)
     rows = []
     for i in train_pos:
         rows.append(fz.transform([wl.items[i]])[0])
@@ -225,19 +206,28 @@ def run_demo(
     bar.close()
     X = np.vstack(rows)
     y = wl.labels[train_pos]
+    with quiet_fits():
+        standin = make_pipeline(StandardScaler(), LogisticRegression(max_iter=config.max_iter))
+        standin.fit(X, y)
+    # training digits rendered at any side of the domain, not only the side they train at
+    pool = [i for i, d in enumerate(wl.digit) if d in train_ids]
+    prof_pos = rng.choice(pool, size=min(config.profile_items, len(pool)), replace=False)
+    out(f"[2/6] profiling {len(prof_pos)} training digits in situ ...")
+    prof = fz.profile_in_situ([wl.items[i] for i in prof_pos], quantile=config.quantile,
+                              degree=config.degree,
+                              predict=lambda row: standin.predict(row[None, :]), seed=seed)
+    out(f"[2/6] cost curves (q{config.quantile:g} of one {timer}-clock timing per digit, "
+        f"{len(prof_pos)} training digits at sides {sorted({int(n) for n in prof.sizes})}, "
+        "features shuffled, a model prediction between digits; covered: the share of "
+        "timings at or below the curve; seconds):")
+    out(cost_table(prof, sides))
+
+    # 3. lattice + stored index ----------------------------------------------------------
     est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=config.max_iter))
     learner = learners.SklearnLearner(est, X, y, features=fz.columns, cv=config.cv)
     lattice_size = 2 ** len(fz.names)
     bar = _bar(lattice_size, "[3/6] feature sets (trained + pruned)", progress)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", category=UserWarning)
-        warnings.simplefilter("ignore", category=RuntimeWarning)
-        try:
-            from sklearn.exceptions import ConvergenceWarning
-
-            warnings.simplefilter("ignore", category=ConvergenceWarning)
-        except ImportError:  # pragma: no cover
-            pass
+    with quiet_fits():
         built = polydom.build_index(
             prof.curves, ProgressLearner(learner, bar), alpha=config.alpha,
             n_min=float(min(sides)), n_max=float(max(sides)), store=url,
@@ -299,13 +289,12 @@ def run_demo(
 
         folder = Path(plots)
         folder.mkdir(parents=True, exist_ok=True)
-        points = {name: (np.repeat(prof.sizes, prof.timings[name].shape[1]),
-                         prof.timings[name].ravel()) for name in prof.curves}
-        lo_n = float(min(min(sides), min(config.profile_sides)))
-        hi_n = float(max(max(sides), max(config.profile_sides)))
+        points = {name: (prof.sizes, prof.timings[name]) for name in prof.curves}
         written = [
-            plot_cost_curves(prof.curves, lo_n, hi_n, folder / "cost_curves.png", points,
-                             scale=1e3, unit="feature time (ms)", curve_label="fitted"),
+            plot_cost_curves(prof.curves, float(min(sides)), float(max(sides)),
+                             folder / "cost_curves.png", points, scale=1e3,
+                             unit="feature time (ms)",
+                             curve_label=f"q{config.quantile:g} in situ"),
             plot_accuracy_vs_budget(results, folder / "accuracy_vs_budget.png", scale=1e3,
                                     unit="ms"),
             plot_skylines(index, folder / "skylines.png", scale=1e3, unit="cost at n (ms)"),
@@ -330,12 +319,13 @@ def curve_text(curve: Any, digits: int = 3) -> str:
 
 
 def cost_table(prof: Any, sides: Sequence[float]) -> str:
-    """Fitted curve, RMS relative residual and the curve in ms at each side, per feature."""
+    """Per feature of an :class:`polydom.curves.InSituProfile`: the share of its timings the
+    curve covers, the curve in ms at each side, and the curve."""
     from polydom.app.tables import format_table
 
     return format_table(
-        ["feature", "rms rel", *[f"ms @ {s:g}" for s in sides], "fitted cost (seconds)"],
-        [[name, round(prof.residuals[name], 3),
+        ["feature", "covered", *[f"ms @ {s:g}" for s in sides], "fitted cost (seconds)"],
+        [[name, round(prof.coverage[name], 3),
           *[float(f"{1e3 * float(curve(s)):.3g}") for s in sides], curve_text(curve)]
          for name, curve in prof.curves.items()],
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from polydom.app.cli import main
@@ -188,3 +189,12 @@ def test_run_demo_function(tmp_path: Path) -> None:
             assert (a is None) == (b is None)
             if a is not None:
                 assert a.key == b.key
+    # costs profiled in situ: one timing per profiled digit (at sides of the domain), and
+    # the stored atoms' curves are the profile's q0.95 curves
+    prof = res.profile
+    assert prof.quantile == 0.95
+    assert set(prof.sizes.tolist()) <= {float(s) for s in demo.TINY.sides}
+    assert all(len(t) == demo.TINY.profile_items for t in prof.timings.values())
+    assert set(again.costs) == set(prof.curves)
+    for name, curve in prof.curves.items():
+        assert np.allclose(again.costs[name].coefficients, curve.coefficients, rtol=1e-12)
