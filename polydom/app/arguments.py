@@ -172,11 +172,13 @@ def store_key(args: argparse.Namespace) -> bytes | None:
     return key
 
 
-def add_unit_option(p: argparse.ArgumentParser) -> None:
-    """``--unit``: print costs (and read budgets) in s, ms, us, or the store's own unit."""
-    p.add_argument("--unit", metavar="UNIT",
+def add_unit_option(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    """``--unit``: print costs (and read budgets) in s, ms, us, or the store's own unit
+    (``default``, None: the store's unit; :func:`polydom.app.units.cost_unit_for`)."""
+    shown = "the store's unit, see inspect" if default is None else default
+    p.add_argument("--unit", metavar="UNIT", default=default,
                    help="unit of printed costs and of budgets: s, ms, us, ns, or the store's "
-                   "own unit (default: the store's unit, see inspect)")
+                   f"own unit (default: {shown})")
 
 
 #: Output formats of the tabular commands.

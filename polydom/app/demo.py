@@ -6,13 +6,18 @@ Steps (each prints as it goes):
 2. featurise the training digits, fit a stand-in model on every feature, and profile the
    image features in situ (:meth:`polydom.Featurizer.profile_in_situ`, as the PLAID demo
    does): training digits at every side, each feature timed once per digit among the other
-   features in shuffled order, a stand-in prediction between digits; each curve (seconds, a
-   non-negative polynomial in n) is the 0.95 quantile of those in-situ times;
+   features in shuffled order, a stand-in prediction between digits; each curve (stored in
+   seconds, a non-negative polynomial in n) is the 0.95 quantile of those in-situ times;
 3. explore the feature-set lattice with a scikit-learn pipeline and store the index
    (:func:`polydom.build_index` with ``store=``);
 4. reopen the stored index (:func:`polydom.open_index`) and print its ranges and skylines;
 5. serve held-out digits at several sides and budgets, plain and any-time;
 6. write PNG plots.
+
+Every cost, budget and time it prints is in one unit, named next to it (``unit``, ms by
+default: the ``--unit`` of the command line, :func:`polydom.app.units.cost_unit_for`), and
+the commands it suggests at the end pass the same ``--unit``: a number copied from its tables
+means the same to ``polydom lookup``.
 
 Training rows: every training digit appears once, rendered at one side drawn from
 ``train_sides`` (the features are size-normalised), so cross-validation folds never hold two
@@ -30,10 +35,17 @@ from typing import Any
 
 import numpy as np
 
+from lattice.expansion import learner_name
+from polydom.app.units import CostUnit, cost_unit_for
 from storage.database import normalize_url
 
-__all__ = ["DemoConfig", "DemoResult", "QUICK", "FULL", "TINY", "run_demo", "ProgressLearner",
-           "require_modules"]
+__all__ = ["DEMO_UNIT", "STORE_UNIT", "DemoConfig", "DemoResult", "QUICK", "FULL", "TINY",
+           "run_demo", "ProgressLearner", "require_modules", "try_commands"]
+
+#: The unit the demos' stores keep their measured costs in (what the timers measure).
+STORE_UNIT = "s"
+#: The unit the demos print costs, budgets and times in unless told otherwise.
+DEMO_UNIT = "ms"
 
 
 @dataclass(frozen=True)
@@ -101,6 +113,11 @@ class ProgressLearner:
     def describe(self) -> str:
         return self.learner.describe()
 
+    @property
+    def learner_name(self) -> str:
+        """The wrapped learner's name (:func:`lattice.learner_name`)."""
+        return learner_name(self.learner)
+
     def feature_columns(self) -> dict[str, list[int]]:
         return self.learner.feature_columns()
 
@@ -149,12 +166,15 @@ def run_demo(
     timer: str = "wall",
     out: Callable[[str], Any] = print,
     progress: bool = True,
+    unit: str = DEMO_UNIT,
 ) -> DemoResult:
     """Run the demo pipeline (module docstring) and return its parts.
 
     ``store`` is a SQLite path or SQLAlchemy URL (a new build is added if it exists);
     ``plots`` a folder for PNGs (None: no plots); ``timer`` "wall" (perf_counter, the
-    latency a caller sees) or "cpu" (process_time, blind to other processes).
+    latency a caller sees) or "cpu" (process_time, blind to other processes); ``unit`` the
+    unit of every printed cost, budget and time (s, ms, us, ns; the store keeps seconds).
+    ``DemoResult.budgets`` are in seconds, the store's unit.
 
     Runtime complexity: dominated by featurising ``len(sides) * digits`` images and by the
     lattice's trainings (at most ``2**features`` sets, ``cv + 1`` fits each).
@@ -171,6 +191,7 @@ def run_demo(
 
     if timer not in ("wall", "cpu"):
         raise ValueError(f"timer must be 'wall' or 'cpu', got {timer!r}")
+    shown = cost_unit_for(STORE_UNIT, unit)
     require_modules("skimage", "tqdm", *(("matplotlib",) if plots is not None else ()))
     t0 = time.perf_counter()
     url = str(store)
@@ -219,8 +240,8 @@ def run_demo(
     out(f"[2/6] cost curves (q{config.quantile:g} of one {timer}-clock timing per digit, "
         f"{len(prof_pos)} training digits at sides {sorted({int(n) for n in prof.sizes})}, "
         "features shuffled, a model prediction between digits; covered: the share of "
-        "timings at or below the curve; seconds):")
-    out(cost_table(prof, sides))
+        f"timings at or below the curve; in {shown.name}, stored in {STORE_UNIT}):")
+    out(cost_table(prof, sides, shown))
 
     # 3. lattice + stored index ----------------------------------------------------------
     est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=config.max_iter))
@@ -231,7 +252,7 @@ def run_demo(
         built = polydom.build_index(
             prof.curves, ProgressLearner(learner, bar), alpha=config.alpha,
             n_min=float(min(sides)), n_max=float(max(sides)), store=url,
-            cost_pruning=config.cost_pruning, cost_unit="s",
+            cost_pruning=config.cost_pruning, cost_unit=STORE_UNIT,
         )
     info = built.info
     # Sets the explorer pruned are never trained: the bar ends at the whole lattice.
@@ -249,8 +270,8 @@ def run_demo(
     index = polydom.open_index(url)
     out(f"\n[4/6] reopened with polydom.open_index (build {index.info.get('build_id')}): "
         f"{len(index.table.ranges)} ranges of sizes, one skyline each (cheapest first; "
-        f"costs in ms at both ends of the range):")
-    out(skyline_table(index, scale=1e3))
+        f"costs in {shown.name} at both ends of the range):")
+    out(skyline_table(index, shown))
 
     # 5. serve ---------------------------------------------------------------------------
     budgets = choose_budgets(index, sides, config.budgets)
@@ -267,7 +288,7 @@ def run_demo(
         bar.update(len(pos))
     bar.close()
     out(f"\n[5/6] budgeted predictions on {len(test_ids)} held-out digits per side "
-        f"(accuracy counts an unanswered digit as wrong; times in ms):")
+        f"(accuracy counts an unanswered digit as wrong; budgets and times in {shown.name}):")
     table_rows = []
     for side in sides:
         for budget in budgets:
@@ -275,11 +296,12 @@ def run_demo(
                      and r.budget == budget)
             a = next(r for r in results if r.method == "any-time" and r.size == side
                      and r.budget == budget)
-            table_rows.append([side, 1e3 * budget, p.accuracy, p.over_budget,
-                               1e3 * p.mean_seconds, a.accuracy, a.over_budget,
-                               1e3 * a.mean_seconds])
-    out(format_table(["side", "budget ms", "acc", "over", "mean ms", "any-time acc",
-                      "any-time over", "any-time ms"],
+            table_rows.append([side, shown.shown(budget), p.accuracy, p.over_budget,
+                               shown.shown(p.mean_seconds), a.accuracy, a.over_budget,
+                               shown.shown(a.mean_seconds)])
+    u = shown.name
+    out(format_table(["side", f"budget ({u})", "acc", "over", f"mean ({u})", "any-time acc",
+                      "any-time over", f"any-time mean ({u})"],
                      [[_fmt(v) for v in r] for r in table_rows]))
 
     # 6. plots ---------------------------------------------------------------------------
@@ -292,18 +314,18 @@ def run_demo(
         points = {name: (prof.sizes, prof.timings[name]) for name in prof.curves}
         written = [
             plot_cost_curves(prof.curves, float(min(sides)), float(max(sides)),
-                             folder / "cost_curves.png", points, scale=1e3,
-                             unit="feature time (ms)",
+                             folder / "cost_curves.png", points, scale=shown.scale,
+                             unit=f"feature time ({u})",
                              curve_label=f"q{config.quantile:g} in situ"),
-            plot_accuracy_vs_budget(results, folder / "accuracy_vs_budget.png", scale=1e3,
-                                    unit="ms"),
-            plot_skylines(index, folder / "skylines.png", scale=1e3, unit="cost at n (ms)"),
+            plot_accuracy_vs_budget(results, folder / "accuracy_vs_budget.png",
+                                    scale=shown.scale, unit=u),
+            plot_skylines(index, folder / "skylines.png", scale=shown.scale,
+                          unit=f"cost at n ({u})"),
         ]
         out(f"\n[6/6] plots: {', '.join(str(p) for p in written)}")
     seconds = time.perf_counter() - t0
-    out(f"done in {seconds:.1f} s.  Try: polydom inspect {url}   |   "
-        f"polydom lookup {url} --size {sides[-1]} --budget {budgets[len(budgets) // 2]:g}"
-        "   (the store keeps costs in seconds)")
+    middle = budgets[len(budgets) // 2]
+    out(f"done in {seconds:.1f} s.  {try_commands(url, sides[-1], middle, shown)}")
     return DemoResult(url, index, prof, results, written, seconds, budgets)
 
 
@@ -318,21 +340,43 @@ def curve_text(curve: Any, digits: int = 3) -> str:
     return " + ".join(terms) or "0"
 
 
-def cost_table(prof: Any, sides: Sequence[float]) -> str:
+def try_commands(url: str, size: float, budget: float, unit: CostUnit) -> str:
+    """The commands a demo suggests at its end: ``inspect`` and a ``lookup`` at ``size`` and
+    ``budget`` (in the store's unit), both with ``--unit`` when the demo prints another unit
+    than the store keeps, so that they print, and read, the numbers of the demo's tables.
+
+    >>> text = try_commands("sqlite:///d.db", 64, 0.00038, cost_unit_for("s", "ms"))
+    >>> text.split("   |   ")[1].split("   ")[0]
+    'polydom lookup sqlite:///d.db --size 64 --budget 0.38 --unit ms'
+    """
+    flag = "" if unit.scale == 1.0 else f" --unit {unit.name}"
+    text = (f"Try: polydom inspect {url}{flag}   |   polydom lookup {url} --size {size:g} "
+            f"--budget {unit.shown(budget):.6g}{flag}")
+    if flag:
+        text += (f"   (the store keeps {unit.store}; --unit {unit.name} prints and reads "
+                 f"{unit.name}, as above)")
+    return text
+
+
+def cost_table(prof: Any, sides: Sequence[float], unit: CostUnit) -> str:
     """Per feature of an :class:`polydom.curves.InSituProfile`: the share of its timings the
-    curve covers, the curve in ms at each side, and the curve."""
+    curve covers, the curve's cost at each side, and the curve, in ``unit`` (the profile is
+    in seconds)."""
     from polydom.app.tables import format_table
 
     return format_table(
-        ["feature", "covered", *[f"ms @ {s:g}" for s in sides], "fitted cost (seconds)"],
+        ["feature", "covered", *[f"cost @ {s:g} ({unit.name})" for s in sides],
+         f"fitted cost ({unit.name})"],
         [[name, round(prof.coverage[name], 3),
-          *[float(f"{1e3 * float(curve(s)):.3g}") for s in sides], curve_text(curve)]
+          *[float(f"{unit.shown(float(curve(s))):.3g}") for s in sides],
+          curve_text(curve * unit.scale)]
          for name, curve in prof.curves.items()],
     )
 
 
-def skyline_table(index: Any, scale: float = 1.0, max_ranges: int = 8) -> str:
-    """Every range's skyline (first ``max_ranges`` ranges) as a text table."""
+def skyline_table(index: Any, unit: CostUnit, max_ranges: int = 8) -> str:
+    """Every range's skyline (first ``max_ranges`` ranges) as a text table, costs in
+    ``unit``."""
     from polydom.app.tables import format_table
 
     rows = []
@@ -342,10 +386,10 @@ def skyline_table(index: Any, scale: float = 1.0, max_ranges: int = 8) -> str:
             break
         for rank, c in enumerate(sky):
             rows.append([r, lo, hi, rank, "+".join(sorted(map(str, c.features))) or "{}",
-                         round(c.accuracy, 4), float(f"{scale * float(c.cost(lo)):.3g}"),
-                         float(f"{scale * float(c.cost(hi)):.3g}")])
+                         round(c.accuracy, 4), float(f"{unit.shown(float(c.cost(lo))):.3g}"),
+                         float(f"{unit.shown(float(c.cost(hi))):.3g}")])
     text = format_table(["range", "n_lo", "n_hi", "rank", "features", "accuracy",
-                         "cost(n_lo)", "cost(n_hi)"], rows)
+                         f"cost(n_lo) ({unit.name})", f"cost(n_hi) ({unit.name})"], rows)
     if len(index.table.ranges) > max_ranges:
         text += f"\n... {len(index.table.ranges) - max_ranges} more ranges"
     return text

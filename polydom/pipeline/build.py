@@ -20,7 +20,7 @@ from polydom.index.polydom_index import PolyDomIndex
 from polydom.pipeline.open import register_learner_models
 from storage import BuildPublishedError, IndexStore
 
-__all__ = ["build_index", "learner_name"]
+__all__ = ["build_index"]
 
 
 def build_index(
@@ -256,6 +256,7 @@ def _check_arguments(costs: Any, learner: Any, store: Any, cost_unit: Any) -> No
             f"learner must have an expand(features) method (a lattice.Learner), got "
             f"{shown(learner)} ({type(learner).__name__})"
         )
+    lattice.learner_name(learner)  # a learner's bad name is refused before the store
     if store is not None and not isinstance(store, (str, os.PathLike)):
         raise TypeError(
             f"store must be a SQLAlchemy URL or a file path, got {shown(store)} "
@@ -347,24 +348,6 @@ def _cost_model(costs: CostModel | Mapping[str, Any], learner: Any) -> CostModel
     return model
 
 
-def learner_name(learner: Any) -> str:
-    """The short name a build records for its lattice learner: the learner's
-    ``learner_name`` (its name in :mod:`learners.registry`, e.g. ``"logistic"``) when it has
-    a one-line one, else its class name.  The learner's ``describe()`` text (the training
-    identity, which decides the reuse of stored trainings) stays in the build's params.
-
-    Runtime complexity: O(1).
-
-    >>> import learners
-    >>> learner_name(learners.SyntheticLearner(len))
-    'synthetic'
-    """
-    name = getattr(learner, "learner_name", None)
-    if isinstance(name, str) and name.strip() and "\n" not in name:
-        return name
-    return type(learner).__name__
-
-
 def _open_store(
     url: str,
     model: CostModel,
@@ -389,7 +372,7 @@ def _open_store(
         "explore": {k: repr(v) for k, v in sorted(explore_options.items())},
     }
     st = IndexStore(url, key=key, allow_foreign=allow_foreign)
-    build_id = st.begin_build(params, model, learner=learner_name(learner))
+    build_id = st.begin_build(params, model, learner=lattice.learner_name(learner))
 
     def publish(index: Index) -> None:
         try:

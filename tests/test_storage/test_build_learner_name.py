@@ -8,21 +8,18 @@ is decided as before: a changed hyperparameter trains again, an identical learne
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 
 import learners
 import polydom
+import storage
 from polydom.app.cli import main
-from polydom.pipeline.build import learner_name
 from tests.test_storage.test_uncertainty_storage import COSTS, small_learner
 
 
 class _Named(learners.SyntheticLearner):
     learner_name = "mine"
-
-
-class _Multiline(learners.SyntheticLearner):
-    learner_name = "two\nlines"
 
 
 def _accuracy(features: frozenset) -> float:
@@ -44,11 +41,13 @@ def test_a_build_records_the_registry_name_and_keeps_the_description(tmp_path, c
     assert '"learner": "synthetic"' in capsys.readouterr().out
 
 
-def test_the_short_name_is_the_learner_name_else_the_class_name():
-    assert learner_name(_Named(_accuracy)) == "mine"
-    assert learner_name(_Multiline(_accuracy)) == "_Multiline"
-    assert learner_name(small_learner()) == getattr(
-        small_learner(), "learner_name", "SklearnLearner")
+def test_the_short_name_is_the_learner_s_name_and_one_line(tmp_path):
+    url = f"sqlite:///{tmp_path / 'n.db'}"
+    polydom.build_index(COSTS, _Named(_accuracy), store=url, n_max=100.0)
+    assert [b.learner for b in polydom.list_builds(url)] == ["mine"]
+    with storage.IndexStore(url) as st:
+        with pytest.raises(ValueError, match="learner must be a short one-line name"):
+            st.begin_build({"alpha": 1.0}, {"a": "1"}, learner="two\nlines")
 
 
 def test_reuse_of_stored_trainings_follows_the_description_not_the_name(tmp_path):
