@@ -248,7 +248,9 @@ def make_app(
     timings : TimingRecorder, optional
         Records the feature timings of every served raw item (with the build that served
         it) and is flushed by a background task every ``timings_seconds`` and at shutdown
-        (:mod:`polydom.serving.timing_recorder`); its counts are on ``/metrics``.
+        (:mod:`polydom.serving.timing_recorder`); its counts are on ``/metrics``.  The
+        flushes run in the ASGI lifespan: under a server that does not run it, call
+        ``timings.flush()`` yourself.
     timings_seconds : float, default 5.0
         Seconds between two flushes of ``timings``.
 
