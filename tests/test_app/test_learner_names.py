@@ -163,3 +163,14 @@ def test_builds_show_the_short_learner_name_and_keep_the_description(built, caps
     assert row.split()[header.split().index("learner")] == "tree"
     with sqlite3.connect(f"file:{built}?mode=ro", uri=True) as db:
         assert db.execute("SELECT learner FROM build_summary").fetchall() == [("tree",)]
+
+
+def test_a_version_2_store_shows_its_learners_as_stored(tmp_path, capsys):
+    v2 = tmp_path / "v2.db"
+    v2.write_bytes((Path(__file__).parents[1] / "test_storage" / "data" / "schema_v2.db")
+                   .read_bytes())
+    shown = json.loads(_run(["inspect", str(v2), "--json"], capsys))
+    assert {e["learner"] for e in shown["skyline"]} == {"lattice", "tree"}
+    record, = shown["builds"]
+    assert record["learner"] == record["learner_description"]
+    assert record["learner"].startswith("SklearnLearner(LogisticRegression()")
