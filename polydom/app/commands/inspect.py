@@ -80,6 +80,7 @@ def _skyline_entries(index: Any, formats: dict[int, Any], unit: CostUnit,
     """One dict per skyline entry of the first ``ranges`` ranges (0: all), costs in
     ``unit``.  O(E * d) for E entries of degree d."""
     table = index.table
+    stored_se = not index.info.get("no_standard_errors")  # None where a store keeps none
     out = []
     for range_id, ((n_lo, n_hi), positions) in enumerate(
             zip(table.ranges, table.skyline_positions, strict=True)):
@@ -92,7 +93,8 @@ def _skyline_entries(index: Any, formats: dict[int, Any], unit: CostUnit,
                 "range": range_id, "n_lo": n_lo, "n_hi": n_hi, "rank": rank,
                 "candidate": candidate_name(cand.key), "learner": cand.learner,
                 "features": sorted_names(cand.features), "accuracy": cand.accuracy,
-                "accuracy_se": cand.accuracy_se, "cost_curve": curve.text(),
+                "accuracy_se": cand.accuracy_se if stored_se else None,
+                "cost_curve": curve.text(),
                 "cost_coefficients": curve.coefficients.tolist(),
                 "cost_at_n_lo": curve(n_lo), "model": formats.get(position),
             })
@@ -100,9 +102,14 @@ def _skyline_entries(index: Any, formats: dict[int, Any], unit: CostUnit,
 
 
 def build_record(b: Any) -> dict[str, Any]:
-    """A build's record (:class:`storage.BuildRecord`) as a dict for JSON and CSV.  O(1)."""
+    """A build's record (:class:`storage.BuildRecord`) as a dict for JSON and CSV: its
+    ``learner`` is the learner's short name (its registry name), ``learner_description``
+    what the build stored to decide which trainings it may reuse.  O(1)."""
+    description = b.params.get("learner") if isinstance(b.params, dict) else None
     return {"build": b.build_id, "status": b.status, "current": bool(b.is_current),
-            "alpha": b.alpha, "delta": b.delta, "learner": b.learner, "n_min": b.n_min,
+            "alpha": b.alpha, "delta": b.delta, "learner": b.learner,
+            "learner_description": None if description is None else str(description),
+            "n_min": b.n_min,
             "n_max": b.n_max, "features": b.n_features, "expansions": b.n_expansions,
             "candidates": b.n_candidates, "ranges": b.n_ranges, "entries": b.n_entries,
             "completed": b.completed_at, "error": b.error}
@@ -158,7 +165,7 @@ def _print_text(url: str, builds: Sequence[Any], chosen: Any, index: Any,
         ["build", "status", "current", "alpha", "delta", "learner", "n_min", "n_max",
          "features", "expansions", "candidates", "ranges", "entries", "completed"],
         [[b.build_id, b.status, "*" if b.is_current else "", b.alpha, b.delta,
-          clip(b.learner or "-", 48), b.n_min, b.n_max, b.n_features, b.n_expansions,
+          learner_text(b.learner), b.n_min, b.n_max, b.n_features, b.n_expansions,
           b.n_candidates, b.n_ranges, b.n_entries, b.completed_at or "-"] for b in builds]))
     for b in builds:
         if b.error:
@@ -168,15 +175,19 @@ def _print_text(url: str, builds: Sequence[Any], chosen: Any, index: Any,
         return
     n_ranges = len(index.table.ranges)
     print(f"\nevaluation of build {chosen.build_id}: {evaluation_text(index.info)}")
+    if index.info.get("no_standard_errors"):
+        print(f"standard errors: not stored (a store of schema version "
+              f"{index.info.get('schema_version')}); lookups answer rule 'best' only")
     print(f"skylines of build {chosen.build_id}: {n_ranges} ranges, {index.table.entries} "
           f"entries; costs in {clip(unit.name, 40)}")
     print(format_table(
         ["range", "n_lo", "n_hi", "rank", "candidate", "learner", "features", "accuracy",
-         f"cost curve ({clip(unit.name, 20)})", f"cost(n_lo) ({clip(unit.name, 20)})",
-         "model"],
+         "std. error", f"cost curve ({clip(unit.name, 20)})",
+         f"cost(n_lo) ({clip(unit.name, 20)})", "model"],
         [[e["range"], e["n_lo"], e["n_hi"], e["rank"], clip(e["candidate"], 32),
           learner_text(e["learner"]), clip("+".join(e["features"]) or "{} (no features)", 60),
-          e["accuracy"], clip(e["cost_curve"], 60), e["cost_at_n_lo"], e["model"] or "-"]
+          e["accuracy"], "-" if e["accuracy_se"] is None else e["accuracy_se"],
+          clip(e["cost_curve"], 60), e["cost_at_n_lo"], e["model"] or "-"]
          for e in entries]))
     if ranges and n_ranges > ranges:
         print(f"... {n_ranges - ranges} more ranges (--ranges 0 prints all)")
