@@ -104,6 +104,29 @@ def test_sweep_scores_each_setting_on_the_protocol_folds_and_serves_a_refit(data
         assert cand.learner == "cstc"
 
 
+def test_sweep_scores_every_repeat_of_a_repeated_protocol(data):
+    """Repeated folds: one score per split of every repeat, against fits made here; the
+    standard error is that of one partition's folds."""
+    X, y = data
+    protocol = learners.EvaluationProtocol(folds=2, seed=1, repeats=3)
+    proto = learners.CEGBClassifier(feature_groups=GROUPS, n_estimators=5, num_leaves=4,
+                                    random_state=0)
+    cand, = learners.sweep(proto, [0.01], X, y, COSTS, evaluation=protocol)
+    params = {"tradeoff": 0.01, "feature_costs": {"a": 1.0, "b": 3.0, "c": 5.0}}
+    scores, usage = [], []
+    for train, test in protocol.splits(y):
+        fold = clone(proto).set_params(**params).fit(X[train], y[train])
+        scores.append(float(np.mean(fold.predict(X[test]) == y[test])))
+        usage.append(fold.feature_usage(X[test]))
+    assert len(scores) == 6 and cand.fold_scores == pytest.approx(scores, abs=0)
+    assert cand.accuracy == pytest.approx(np.mean(scores))
+    assert cand.accuracy_se == pytest.approx(np.std(scores, ddof=1) / np.sqrt(2))
+    p = np.vstack(usage).mean(axis=0)  # every row once per repeat, by a model not fitted on it
+    for name, share in zip(GROUPS, p, strict=True):
+        if share > 0:
+            assert cand.needs[name] == pytest.approx(share)
+
+
 def test_sweep_options_are_the_learners_own(data):
     X, y = data
     proto = learners.CEGBClassifier(feature_groups=GROUPS, n_estimators=2)
