@@ -16,7 +16,7 @@ from lattice.executor import (
     make_executor,
     map_in_order,
 )
-from lattice.expansion import Expansion, Learner
+from lattice.expansion import Expansion, Learner, learner_name
 from lattice.explore import Exploration, explore
 from lattice.progressive import Progressive, progressive
 
@@ -36,6 +36,7 @@ __all__ = [
     "greedy",
     "greedy_acc",
     "greedy_cost",
+    "learner_name",
     "make_executor",
     "map_in_order",
     "monotonicity_violations",

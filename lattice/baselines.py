@@ -7,7 +7,7 @@ from bisect import bisect_right
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
-from lattice.expansion import Expansion
+from lattice.expansion import Expansion, learner_name
 from lattice.explore import Exploration, _check_learner_features, resolve_candidate_alpha
 from lattice.feature_space import Expander, FeatureSpace, set_key
 from polydom.curves.cost_curve import CostCurve
@@ -43,6 +43,7 @@ def expand_all(
     Runtime complexity: 2**m trainings.
     """
     lo, hi = check_domain(n_min, n_max)
+    name = learner_name(learner)
     space = FeatureSpace(costs, lo, hi)
     _check_learner_features(learner, space)
     expander = Expander(learner, space, cache)
@@ -64,7 +65,7 @@ def expand_all(
     return Exploration(
         space, expanded, {}, alpha=1.0, delta=0.0,
         candidate_alpha=resolve_candidate_alpha(candidate_alpha, 1.0),
-        complete=True, stats=stats,
+        complete=True, stats=stats, learner=name,
     )
 
 

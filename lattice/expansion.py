@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Expansion", "Learner"]
+__all__ = ["Expansion", "Learner", "learner_name"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +53,31 @@ class Learner(Protocol):
     :class:`Expansion` with its accuracy in ``[0, 1]``.  A learner that holds a
     training matrix may also offer ``feature_columns()`` (name -> column indices, in the
     learner's feature order); :func:`polydom.build_index` then serves predictions by cutting
-    those columns.
+    those columns.  A learner may name itself with ``learner_name`` (a non-empty text: its
+    name in :mod:`learners.registry`, as budgeted learners do); the candidates it trains
+    carry that name (:func:`learner_name`).
     """
 
     def expand(self, features: frozenset) -> Expansion:
         """Train and score a model on ``features``."""
         ...
+
+
+def learner_name(learner: Any) -> str:
+    """The one name of what trains a lattice's candidates: the learner's ``learner_name``
+    when it is a non-empty text (its registry name, e.g. ``"logistic"``, or
+    ``"sklearn:LogisticRegression"`` for an estimator :class:`learners.SklearnLearner`
+    wraps without a registry name), else the learner's class name.
+
+    Every lattice candidate's ``learner`` is this name, and a stored build records it as its
+    learner: one name wherever a learner is shown.  Runtime complexity: O(1).
+
+    >>> class Mine:
+    ...     def expand(self, features): ...
+    >>> learner_name(Mine())
+    'Mine'
+    """
+    name = getattr(learner, "learner_name", None)
+    if isinstance(name, str) and name:
+        return name
+    return type(learner).__name__

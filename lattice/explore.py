@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from lattice.executor import make_executor
-from lattice.expansion import Expansion
+from lattice.expansion import Expansion, learner_name
 from lattice.feature_space import BudgetExhausted, Expander, FeatureSpace, set_key
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
@@ -71,6 +71,9 @@ class Exploration:
     stats : dict
         Counts: ``expanded``, ``trained``, ``cache_hits``, ``checks``, ``sandwiched``,
         ``cost_pruned``, ``covering_skips``, ``fit_seconds``, and the options used.
+    learner : str
+        Name of the learner that trained the expansions (:func:`lattice.learner_name`),
+        every candidate's ``learner``.
     """
 
     def __init__(
@@ -84,6 +87,7 @@ class Exploration:
         candidate_alpha: float,
         complete: bool,
         stats: dict[str, Any],
+        learner: str,
     ) -> None:
         self._space = space
         self._masks = list(expanded)
@@ -99,6 +103,7 @@ class Exploration:
         self.domain = (space.n_min, space.n_max)
         self.complete = complete
         self.stats = dict(stats)
+        self.learner = learner
 
     def __repr__(self) -> str:
         return (
@@ -122,13 +127,14 @@ class Exploration:
     def all_candidates(self) -> list[Candidate]:
         """One candidate per expanded set, in expansion order (before dominance pruning).
 
-        Each needs the atoms of its features with probability 1; ``learner`` is
-        ``"lattice"``; its accuracy's standard error and fold scores are the expansion's.
+        Each needs the atoms of its features with probability 1; its ``learner`` is the
+        exploration's (the name of the learner that trained it); its accuracy's standard
+        error and fold scores are the expansion's.
         """
         sp = self._space
         return [
             Candidate(sp.key(m), e.accuracy, sp.cost(m), e.features, e.model,
-                      needs=dict.fromkeys(sorted(sp.atoms(m)), 1.0), learner="lattice",
+                      needs=dict.fromkeys(sorted(sp.atoms(m)), 1.0), learner=self.learner,
                       accuracy_se=e.accuracy_se, fold_scores=e.fold_scores)
             for m, e in zip(self._masks, self.expanded.values(), strict=True)
         ]
@@ -582,6 +588,7 @@ def explore(
     as the trainings.
     """
     alpha, delta = check_alpha_delta(alpha, delta)
+    name = learner_name(learner)  # a bad name is refused before anything trains
     if traversal not in _TRAVERSALS:
         raise ValueError(f"traversal must be one of {_TRAVERSALS}, got {traversal!r}")
     if scope not in _SCOPES:
@@ -632,6 +639,7 @@ def explore(
         candidate_alpha=ca,
         complete=complete,
         stats=stats,
+        learner=name,
     )
 
 

@@ -22,7 +22,7 @@ from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
 from learners.columns import normalize_features
 from learners.evaluation import EvaluationError, EvaluationProtocol, FoldEstimate, paired_difference
 from learners.registry import get_learner, register_learner, registered_learners
-from learners.sklearn_learner import SklearnLearner
+from learners.sklearn_learner import SklearnLearner, estimator_name
 from learners.synthetic import SyntheticLearner
 
 # the LightGBM-backed and other heavy learners load on first use (one table of them, in
@@ -57,6 +57,7 @@ __all__ = [
     "TreeArrays",
     "TreeEnsemble",
     "check_budgeted",
+    "estimator_name",
     "expected_cost_curve",
     "get_learner",
     "normalize_features",

@@ -14,13 +14,14 @@ from sklearn.base import clone
 from sklearn.dummy import DummyClassifier
 from sklearn.metrics import get_scorer
 from sklearn.model_selection import cross_validate
+from sklearn.pipeline import Pipeline
 
 from lattice.expansion import Expansion
 from learners.columns import normalize_features
 from learners.evaluation import EvaluationProtocol, FoldEstimate
 from polydom.curves.cost_model import CostModel
 
-__all__ = ["SklearnLearner"]
+__all__ = ["SklearnLearner", "estimator_name"]
 
 
 class SklearnLearner:
@@ -59,6 +60,12 @@ default 5
         of each split (``fold_scores``) and the standard error of their mean.
     scoring : str, default "accuracy"
         A scikit-learn scorer name whose values lie in ``[0, 1]``.
+    name : str or None, default None
+        The learner's name on its candidates and builds (:attr:`learner_name`): a build
+        from a config passes the registry name (``"logistic"``); None names the estimator
+        (:func:`estimator_name`, e.g. ``"sklearn:StandardScaler+LogisticRegression"``).
+        A label only: it is not part of :meth:`describe`, so it never changes which stored
+        expansions a build reuses.
 
     Attributes
     ----------
@@ -77,6 +84,7 @@ default 5
         features: Mapping[str, Sequence[int]] | Sequence[str] | CostModel | None = None,
         cv: int | Any | tuple[np.ndarray, np.ndarray] = 5,
         scoring: str = "accuracy",
+        name: str | None = None,
     ) -> None:
         self.estimator = estimator
         self.X = X
@@ -84,6 +92,23 @@ default 5
         self.features = features
         self.cv = cv
         self.scoring = scoring
+        self.name = name
+
+    @property
+    def learner_name(self) -> str:
+        """The name the candidates it trains carry: ``name``, else
+        :func:`estimator_name` of the estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is given but is not a non-empty text.
+        """
+        if self.name is None:
+            return estimator_name(self.estimator)
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"name must be a non-empty text or None, got {self.name!r}")
+        return self.name
 
     def _prepare(self) -> None:
         if hasattr(self, "columns_"):
@@ -250,3 +275,26 @@ def _check_folds(cv: Any, rows: int) -> None:
         raise TypeError(f"cv must be an integer number of folds, got {cv!r}")
     if isinstance(cv, numbers.Integral) and not 2 <= cv <= rows:
         raise ValueError(f"cv must be between 2 and the number of rows ({rows}), got {cv!r}")
+
+
+def estimator_name(estimator: Any) -> str:
+    """The learner name of a scikit-learn estimator that is not in the registry:
+    ``"sklearn:"`` and its class name, a pipeline's steps joined by ``+`` (``passthrough``
+    steps left out), so ``make_pipeline(StandardScaler(), LogisticRegression())`` is
+    ``"sklearn:StandardScaler+LogisticRegression"``.  Parameters are not part of it (they
+    are in :meth:`SklearnLearner.describe`).
+
+    Runtime complexity: O(steps).
+
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> estimator_name(DecisionTreeClassifier(max_depth=3))
+    'sklearn:DecisionTreeClassifier'
+    """
+    return "sklearn:" + _classes(estimator)
+
+
+def _classes(estimator: Any) -> str:
+    if isinstance(estimator, Pipeline):
+        return "+".join(_classes(step) for _, step in estimator.steps
+                        if step is not None and step != "passthrough")
+    return type(estimator).__name__

@@ -33,6 +33,9 @@ class SyntheticLearner:
     0.7
     """
 
+    #: Its name in :mod:`learners.registry`, on every candidate it scores.
+    learner_name = "synthetic"
+
     def __init__(self, accuracy_fn: Callable[[frozenset], float]) -> None:
         self.accuracy_fn = accuracy_fn
 

@@ -2,7 +2,7 @@
 
 :class:`Database` opens any SQLAlchemy URL (a plain file path is a SQLite file), makes
 SQLite run real transactions (``BEGIN`` for reads, ``BEGIN IMMEDIATE`` for writes, WAL for
-files, set when the store is created), creates the tables and views of
+files, set before the schema is written when the store is created), creates the tables and views of
 :mod:`storage.schema` in an empty database, and refuses a store of a schema version it cannot
 read.  Opening an existing store writes nothing.  The errors of the store live here too.
 """
@@ -13,6 +13,7 @@ import math
 import os
 import sqlite3
 import stat
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -167,10 +168,10 @@ class Database:
             else:
                 self.engine = sa.create_engine(parsed, connect_args={"timeout": 60})
             _sqlite_transactions(self.engine)
-            self._wal = on_disk
+            self._sqlite_file = database if on_disk else None
         else:
             self.engine = sa.create_engine(parsed)
-            self._wal = False
+            self._sqlite_file = None
         #: Schema version of the store (one of :data:`storage.schema.READABLE_VERSIONS`).
         self.schema_version = S.SCHEMA_VERSION
         #: Tables of the database when it was opened.
@@ -268,36 +269,51 @@ class Database:
                     "foreign_database = true in a build config)"
                 )
             try:
-                with self.write() as conn:
-                    if "schema_info" in set(sa.inspect(conn).get_table_names()):
-                        continue
-                    S.metadata.create_all(conn)
-                    verb = (
-                        "CREATE VIEW IF NOT EXISTS"
-                        if self.dialect == "sqlite"
-                        else "CREATE OR REPLACE VIEW"
-                    )
-                    for name, select in S.VIEWS.items():
-                        conn.exec_driver_sql(f"{verb} {name} AS {select}")
-                    info = [
-                        {"key": "schema_version", "value": str(S.SCHEMA_VERSION)},
-                        {"key": "created_at", "value": now()},
-                    ]
-                    if self.digest.keyed:
-                        info.append({"key": "blob_key_id", "value": self.digest.key_id})
-                    conn.execute(S.schema_info.insert(), info)
+                with _creation_lock(self._sqlite_file):
+                    if self._sqlite_file is not None:
+                        self._wal_if_empty()
+                    with self.write() as conn:
+                        if "schema_info" in set(sa.inspect(conn).get_table_names()):
+                            continue
+                        S.metadata.create_all(conn)
+                        verb = (
+                            "CREATE VIEW IF NOT EXISTS"
+                            if self.dialect == "sqlite"
+                            else "CREATE OR REPLACE VIEW"
+                        )
+                        for name, select in S.VIEWS.items():
+                            conn.exec_driver_sql(f"{verb} {name} AS {select}")
+                        info = [
+                            {"key": "schema_version", "value": str(S.SCHEMA_VERSION)},
+                            {"key": "created_at", "value": now()},
+                        ]
+                        if self.digest.keyed:
+                            info.append({"key": "blob_key_id", "value": self.digest.key_id})
+                        conn.execute(S.schema_info.insert(), info)
                 self.store_key_id = self.digest.key_id
                 self.tables = set(S.TABLES)
-                if self._wal:  # readers never block the writer; persistent in the file
-                    raw = self.engine.raw_connection()
-                    try:
-                        raw.cursor().execute("PRAGMA journal_mode=WAL")
-                    finally:
-                        raw.close()
                 return
             except sa.exc.DBAPIError:  # another process created it at the same moment
                 if attempt:
                     raise
+
+    def _wal_if_empty(self) -> None:
+        """Put an empty SQLite file in WAL mode (readers never block the writer; the mode is
+        kept in the file) before anything is written to it.
+
+        Switching a file that holds data needs an exclusive lock that SQLite does not wait
+        for while another connection holds the write lock (it fails at once with "database
+        is locked"), so the switch happens while the file is empty, under
+        :func:`_creation_lock`: no store is visible yet, so no writer of one can hold the
+        lock.  A foreign database (``allow_foreign``) keeps its owner's journal mode.
+        """
+        raw = self.engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            if cursor.execute("PRAGMA page_count").fetchone()[0] == 0:
+                cursor.execute("PRAGMA journal_mode=WAL")
+        finally:
+            raw.close()
 
     def _check_version(self, conn: sa.Connection) -> None:
         value = conn.execute(
@@ -386,6 +402,36 @@ class Database:
                 "database: polydom build CONFIG with another store, or "
                 "polydom.build_index(..., store=NEW_URL)"
             )
+
+
+@contextmanager
+def _creation_lock(path: str | None) -> Iterator[None]:
+    """Serialise the creation of SQLite stores in the folder of ``path`` across processes.
+
+    An advisory ``flock`` on the folder, not on the file: closing any other descriptor of a
+    SQLite file drops SQLite's own POSIX locks on it.  Held only while a store is created
+    (two processes creating stores in one folder wait for each other, for milliseconds).
+    Where ``flock`` is missing (Windows) or refused (a file system without it), creation
+    runs unserialised, as SQLite alone allows.  ``path`` None (not a SQLite file): no lock.
+    """
+    if path is None or sys.platform == "win32":
+        yield
+        return
+    import fcntl
+
+    try:
+        fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _sqlite_location(

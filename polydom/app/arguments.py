@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import math
 import re
-from typing import NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 __all__ = [
     "OUTPUT_FORMATS",
@@ -22,7 +23,11 @@ __all__ = [
     "alpha",
     "build_id",
     "count",
+    "fraction",
     "non_negative",
+    "port",
+    "positive",
+    "positive_count",
     "quantity",
     "store_key",
 ]
@@ -49,15 +54,35 @@ class OneLineParser(argparse.ArgumentParser):
         return super().format_help()
 
 
+def _checked(text: str, convert: type, expected: str, ok: Callable[[Any], bool],
+             bounds: str) -> Any:
+    """``convert(text)`` when it converts and ``ok`` holds, else an argparse error worded
+    ``expected {expected}, got 'text'`` (``expected {bounds}`` when out of bounds)."""
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"expected {bounds}, got {text!r}")
+    return value
+
+
 def non_negative(text: str) -> float:
     """A finite number >= 0 (a size, a budget, a rate)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (math.isfinite(value) and value >= 0.0):
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
-    return value
+    return _checked(text, float, "a number", lambda v: math.isfinite(v) and v >= 0.0,
+                    "a finite number >= 0")
+
+
+def positive(text: str) -> float:
+    """A finite number > 0 (a period in seconds)."""
+    return _checked(text, float, "a number", lambda v: math.isfinite(v) and v > 0.0,
+                    "a finite number > 0")
+
+
+def fraction(text: str) -> float:
+    """A number strictly between 0 and 1 (a quantile)."""
+    return _checked(text, float, "a number in (0, 1)", lambda v: 0.0 < v < 1.0,
+                    "a number in (0, 1)")
 
 
 _QUANTITY = re.compile(r"\s*([^a-zA-Zµ]*?)\s*([a-zA-Zµ]*)\s*")
@@ -83,13 +108,18 @@ def quantity(text: str) -> tuple[float, str | None]:
 
 def count(text: str) -> int:
     """An integer >= 0 (a count, a seed); the same check for every command."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
+    return _checked(text, int, "an integer", lambda v: v >= 0, "an integer >= 0")
+
+
+def positive_count(text: str) -> int:
+    """An integer >= 1 (a number of records, a byte limit)."""
+    return _checked(text, int, "an integer", lambda v: v >= 1, "an integer >= 1")
+
+
+def port(text: str) -> int:
+    """A TCP port in [0, 65535] (0: the system picks a free one)."""
+    return _checked(text, int, "a port number", lambda v: 0 <= v <= 65535,
+                    "a port in [0, 65535]")
 
 
 def build_id(text: str) -> int:
@@ -142,11 +172,13 @@ def store_key(args: argparse.Namespace) -> bytes | None:
     return key
 
 
-def add_unit_option(p: argparse.ArgumentParser) -> None:
-    """``--unit``: print costs (and read budgets) in s, ms, us, or the store's own unit."""
-    p.add_argument("--unit", metavar="UNIT",
+def add_unit_option(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    """``--unit``: print costs (and read budgets) in s, ms, us, or the store's own unit
+    (``default``, None: the store's unit; :func:`polydom.app.units.cost_unit_for`)."""
+    shown = "the store's unit, see inspect" if default is None else default
+    p.add_argument("--unit", metavar="UNIT", default=default,
                    help="unit of printed costs and of budgets: s, ms, us, ns, or the store's "
-                   "own unit (default: the store's unit, see inspect)")
+                   f"own unit (default: {shown})")
 
 
 #: Output formats of the tabular commands.

@@ -431,7 +431,8 @@ def build_from_config(
     except learners.EvaluationError as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
     model = _cost_model(config, columns, costs, column_costs)
-    learner = learners.SklearnLearner(estimator, X, y, features=model, cv=protocol)
+    learner = learners.SklearnLearner(estimator, X, y, features=model, cv=protocol,
+                                      name=config["learner"])
     spec = executor if executor is not None else config.get("executor")
     try:
         ex = lattice.make_executor(spec)

@@ -3,13 +3,21 @@
 Steps (each prints as it goes):
 
 1. render scikit-learn's digits at several sides (the item size n is the side);
-2. time the image features on digits and photographs at each side and fit cost curves
-   (seconds, non-negative polynomials in n);
+2. featurise the training digits, fit a stand-in model on every feature, and profile the
+   image features in situ (:meth:`polydom.Featurizer.profile_in_situ`, as the PLAID demo
+   does): training digits at every side, each feature timed once per digit among the other
+   features in shuffled order, a stand-in prediction between digits; each curve (stored in
+   seconds, a non-negative polynomial in n) is the 0.95 quantile of those in-situ times;
 3. explore the feature-set lattice with a scikit-learn pipeline and store the index
    (:func:`polydom.build_index` with ``store=``);
 4. reopen the stored index (:func:`polydom.open_index`) and print its ranges and skylines;
 5. serve held-out digits at several sides and budgets, plain and any-time;
 6. write PNG plots.
+
+Every cost, budget and time it prints is in one unit, named next to it (``unit``, ms by
+default: the ``--unit`` of the command line, :func:`polydom.app.units.cost_unit_for`), and
+the commands it suggests at the end pass the same ``--unit``: a number copied from its tables
+means the same to ``polydom lookup``.
 
 Training rows: every training digit appears once, rendered at one side drawn from
 ``train_sides`` (the features are size-normalised), so cross-validation folds never hold two
@@ -27,10 +35,17 @@ from typing import Any
 
 import numpy as np
 
+from lattice.expansion import learner_name
+from polydom.app.units import CostUnit, cost_unit_for
 from storage.database import normalize_url
 
-__all__ = ["DemoConfig", "DemoResult", "QUICK", "FULL", "TINY", "run_demo", "ProgressLearner",
-           "require_modules"]
+__all__ = ["DEMO_UNIT", "STORE_UNIT", "DemoConfig", "DemoResult", "QUICK", "FULL", "TINY",
+           "run_demo", "ProgressLearner", "require_modules", "try_commands"]
+
+#: The unit the demos' stores keep their measured costs in (what the timers measure).
+STORE_UNIT = "s"
+#: The unit the demos print costs, budgets and times in unless told otherwise.
+DEMO_UNIT = "ms"
 
 
 @dataclass(frozen=True)
@@ -42,10 +57,9 @@ class DemoConfig:
     train_sides: tuple[int, ...]  # one of these per training digit
     train_digits: int
     test_digits: int
-    profile_sides: tuple[int, ...]
-    profile_digits: int = 2
-    repeats: int = 3
-    statistic: str = "p90"
+    profile_items: int  # training digits (at any side) timed in situ
+    quantile: float = 0.95  # what each cost curve promises of in-situ time
+    degree: int = 2  # of the cost curves (the features' work grows with the n**2 pixels)
     alpha: float = 1.02
     cv: int = 3
     budgets: int = 5
@@ -56,18 +70,16 @@ class DemoConfig:
 QUICK = DemoConfig(
     features=("thumbnail", "zones", "projections", "hog", "spectrum", "harris"),
     sides=(8, 16, 32, 64), train_sides=(8, 16, 32, 64), train_digits=300, test_digits=100,
-    profile_sides=(8, 16, 32, 64), repeats=3, budgets=6, cost_pruning=True, alpha=1.02,
+    profile_items=120, budgets=6, cost_pruning=True, alpha=1.02,
 )
 FULL = DemoConfig(
     features=None, sides=(8, 16, 32, 64, 128), train_sides=(8, 16, 32, 64, 128), train_digits=600,
-    test_digits=200, profile_sides=(8, 16, 32, 64, 128), repeats=5, budgets=6,
-    cost_pruning=True, alpha=1.02,
+    test_digits=200, profile_items=200, budgets=6, cost_pruning=True, alpha=1.02,
 )
 #: For tests: three cheap features, a few dozen digits.
 TINY = DemoConfig(
     features=("thumbnail", "zones", "projections"), sides=(8, 16, 24), train_sides=(16,),
-    train_digits=60, test_digits=12, profile_sides=(8, 16, 24, 32), profile_digits=1, repeats=1,
-    budgets=3, max_iter=100, alpha=1.1,
+    train_digits=60, test_digits=12, profile_items=24, budgets=3, max_iter=100, alpha=1.1,
 )
 
 
@@ -100,6 +112,11 @@ class ProgressLearner:
 
     def describe(self) -> str:
         return self.learner.describe()
+
+    @property
+    def learner_name(self) -> str:
+        """The wrapped learner's name (:func:`lattice.learner_name`)."""
+        return learner_name(self.learner)
 
     def feature_columns(self) -> dict[str, list[int]]:
         return self.learner.feature_columns()
@@ -149,29 +166,32 @@ def run_demo(
     timer: str = "wall",
     out: Callable[[str], Any] = print,
     progress: bool = True,
+    unit: str = DEMO_UNIT,
 ) -> DemoResult:
     """Run the demo pipeline (module docstring) and return its parts.
 
     ``store`` is a SQLite path or SQLAlchemy URL (a new build is added if it exists);
     ``plots`` a folder for PNGs (None: no plots); ``timer`` "wall" (perf_counter, the
-    latency a caller sees) or "cpu" (process_time, blind to other processes).
+    latency a caller sees) or "cpu" (process_time, blind to other processes); ``unit`` the
+    unit of every printed cost, budget and time (s, ms, us, ns; the store keeps seconds).
+    ``DemoResult.budgets`` are in seconds, the store's unit.
 
     Runtime complexity: dominated by featurising ``len(sides) * digits`` images and by the
     lattice's trainings (at most ``2**features`` sets, ``cv + 1`` fits each).
     """
-    import warnings
-
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     import learners
     import polydom
+    from polydom.app.insitu_run import quiet_fits
     from polydom.app.tables import format_table
-    from polydom.app.workloads.images import load_digits_workload, profiling_images
+    from polydom.app.workloads.images import load_digits_workload
 
     if timer not in ("wall", "cpu"):
         raise ValueError(f"timer must be 'wall' or 'cpu', got {timer!r}")
+    shown = cost_unit_for(STORE_UNIT, unit)
     require_modules("skimage", "tqdm", *(("matplotlib",) if plots is not None else ()))
     t0 = time.perf_counter()
     url = str(store)
@@ -198,26 +218,8 @@ def run_demo(
         f"{len(train_ids)} for training (each once, at a side in {list(config.train_sides)}), "
         f"{len(test_ids)} held out (at every side); features: {', '.join(fz.names)}")
 
-    # 2. costs -------------------------------------------------------------------------
-    images = profiling_images(sides=config.profile_sides, digits_per_side=config.profile_digits,
-                              seed=seed)
-    bar = _bar(len(fz.names), "[2/6] profiling", progress)
-    timings: dict[str, np.ndarray] = {}
-    sizes = None
-    for name in fz.names:
-        p = fz.profile(images, repeats=config.repeats, statistic=config.statistic, degree=3,
-                       features=[name])
-        timings[name] = p.timings[name]
-        sizes = p.sizes
-        bar.update(1)
-    bar.close()
-    prof = polydom.CostProfile.fit(sizes, timings, statistic=config.statistic, degree=3)
-    out(f"[2/6] cost curves ({config.statistic} of {config.repeats} {timer}-clock runs on "
-        f"{len(images)} images per feature, sides {list(config.profile_sides)}; seconds):")
-    out(cost_table(prof, sides))
-
-    # 3. lattice + stored index ----------------------------------------------------------
-    bar = _bar(len(train_pos), "[3/6] featurising training digits", progress)
+    # 2. training rows, a stand-in model, costs in situ --------------------------------
+    bar = _bar(len(train_pos), "[2/6] featurising training digits", progress)
     rows = []
     for i in train_pos:
         rows.append(fz.transform([wl.items[i]])[0])
@@ -225,23 +227,32 @@ def run_demo(
     bar.close()
     X = np.vstack(rows)
     y = wl.labels[train_pos]
+    with quiet_fits():
+        standin = make_pipeline(StandardScaler(), LogisticRegression(max_iter=config.max_iter))
+        standin.fit(X, y)
+    # training digits rendered at any side of the domain, not only the side they train at
+    pool = [i for i, d in enumerate(wl.digit) if d in train_ids]
+    prof_pos = rng.choice(pool, size=min(config.profile_items, len(pool)), replace=False)
+    out(f"[2/6] profiling {len(prof_pos)} training digits in situ ...")
+    prof = fz.profile_in_situ([wl.items[i] for i in prof_pos], quantile=config.quantile,
+                              degree=config.degree,
+                              predict=lambda row: standin.predict(row[None, :]), seed=seed)
+    out(f"[2/6] cost curves (q{config.quantile:g} of one {timer}-clock timing per digit, "
+        f"{len(prof_pos)} training digits at sides {sorted({int(n) for n in prof.sizes})}, "
+        "features shuffled, a model prediction between digits; covered: the share of "
+        f"timings at or below the curve; in {shown.name}, stored in {STORE_UNIT}):")
+    out(cost_table(prof, sides, shown))
+
+    # 3. lattice + stored index ----------------------------------------------------------
     est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=config.max_iter))
     learner = learners.SklearnLearner(est, X, y, features=fz.columns, cv=config.cv)
     lattice_size = 2 ** len(fz.names)
     bar = _bar(lattice_size, "[3/6] feature sets (trained + pruned)", progress)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", category=UserWarning)
-        warnings.simplefilter("ignore", category=RuntimeWarning)
-        try:
-            from sklearn.exceptions import ConvergenceWarning
-
-            warnings.simplefilter("ignore", category=ConvergenceWarning)
-        except ImportError:  # pragma: no cover
-            pass
+    with quiet_fits():
         built = polydom.build_index(
             prof.curves, ProgressLearner(learner, bar), alpha=config.alpha,
             n_min=float(min(sides)), n_max=float(max(sides)), store=url,
-            cost_pruning=config.cost_pruning, cost_unit="s",
+            cost_pruning=config.cost_pruning, cost_unit=STORE_UNIT,
         )
     info = built.info
     # Sets the explorer pruned are never trained: the bar ends at the whole lattice.
@@ -259,8 +270,8 @@ def run_demo(
     index = polydom.open_index(url)
     out(f"\n[4/6] reopened with polydom.open_index (build {index.info.get('build_id')}): "
         f"{len(index.table.ranges)} ranges of sizes, one skyline each (cheapest first; "
-        f"costs in ms at both ends of the range):")
-    out(skyline_table(index, scale=1e3))
+        f"costs in {shown.name} at both ends of the range):")
+    out(skyline_table(index, shown))
 
     # 5. serve ---------------------------------------------------------------------------
     budgets = choose_budgets(index, sides, config.budgets)
@@ -277,7 +288,7 @@ def run_demo(
         bar.update(len(pos))
     bar.close()
     out(f"\n[5/6] budgeted predictions on {len(test_ids)} held-out digits per side "
-        f"(accuracy counts an unanswered digit as wrong; times in ms):")
+        f"(accuracy counts an unanswered digit as wrong; budgets and times in {shown.name}):")
     table_rows = []
     for side in sides:
         for budget in budgets:
@@ -285,11 +296,12 @@ def run_demo(
                      and r.budget == budget)
             a = next(r for r in results if r.method == "any-time" and r.size == side
                      and r.budget == budget)
-            table_rows.append([side, 1e3 * budget, p.accuracy, p.over_budget,
-                               1e3 * p.mean_seconds, a.accuracy, a.over_budget,
-                               1e3 * a.mean_seconds])
-    out(format_table(["side", "budget ms", "acc", "over", "mean ms", "any-time acc",
-                      "any-time over", "any-time ms"],
+            table_rows.append([side, shown.shown(budget), p.accuracy, p.over_budget,
+                               shown.shown(p.mean_seconds), a.accuracy, a.over_budget,
+                               shown.shown(a.mean_seconds)])
+    u = shown.name
+    out(format_table(["side", f"budget ({u})", "acc", "over", f"mean ({u})", "any-time acc",
+                      "any-time over", f"any-time mean ({u})"],
                      [[_fmt(v) for v in r] for r in table_rows]))
 
     # 6. plots ---------------------------------------------------------------------------
@@ -299,22 +311,21 @@ def run_demo(
 
         folder = Path(plots)
         folder.mkdir(parents=True, exist_ok=True)
-        points = {name: (np.repeat(prof.sizes, prof.timings[name].shape[1]),
-                         prof.timings[name].ravel()) for name in prof.curves}
-        lo_n = float(min(min(sides), min(config.profile_sides)))
-        hi_n = float(max(max(sides), max(config.profile_sides)))
+        points = {name: (prof.sizes, prof.timings[name]) for name in prof.curves}
         written = [
-            plot_cost_curves(prof.curves, lo_n, hi_n, folder / "cost_curves.png", points,
-                             scale=1e3, unit="feature time (ms)", curve_label="fitted"),
-            plot_accuracy_vs_budget(results, folder / "accuracy_vs_budget.png", scale=1e3,
-                                    unit="ms"),
-            plot_skylines(index, folder / "skylines.png", scale=1e3, unit="cost at n (ms)"),
+            plot_cost_curves(prof.curves, float(min(sides)), float(max(sides)),
+                             folder / "cost_curves.png", points, scale=shown.scale,
+                             unit=f"feature time ({u})",
+                             curve_label=f"q{config.quantile:g} in situ"),
+            plot_accuracy_vs_budget(results, folder / "accuracy_vs_budget.png",
+                                    scale=shown.scale, unit=u),
+            plot_skylines(index, folder / "skylines.png", scale=shown.scale,
+                          unit=f"cost at n ({u})"),
         ]
         out(f"\n[6/6] plots: {', '.join(str(p) for p in written)}")
     seconds = time.perf_counter() - t0
-    out(f"done in {seconds:.1f} s.  Try: polydom inspect {url}   |   "
-        f"polydom lookup {url} --size {sides[-1]} --budget {budgets[len(budgets) // 2]:g}"
-        "   (the store keeps costs in seconds)")
+    middle = budgets[len(budgets) // 2]
+    out(f"done in {seconds:.1f} s.  {try_commands(url, sides[-1], middle, shown)}")
     return DemoResult(url, index, prof, results, written, seconds, budgets)
 
 
@@ -329,20 +340,43 @@ def curve_text(curve: Any, digits: int = 3) -> str:
     return " + ".join(terms) or "0"
 
 
-def cost_table(prof: Any, sides: Sequence[float]) -> str:
-    """Fitted curve, RMS relative residual and the curve in ms at each side, per feature."""
+def try_commands(url: str, size: float, budget: float, unit: CostUnit) -> str:
+    """The commands a demo suggests at its end: ``inspect`` and a ``lookup`` at ``size`` and
+    ``budget`` (in the store's unit), both with ``--unit`` when the demo prints another unit
+    than the store keeps, so that they print, and read, the numbers of the demo's tables.
+
+    >>> text = try_commands("sqlite:///d.db", 64, 0.00038, cost_unit_for("s", "ms"))
+    >>> text.split("   |   ")[1].split("   ")[0]
+    'polydom lookup sqlite:///d.db --size 64 --budget 0.38 --unit ms'
+    """
+    flag = "" if unit.scale == 1.0 else f" --unit {unit.name}"
+    text = (f"Try: polydom inspect {url}{flag}   |   polydom lookup {url} --size {size:g} "
+            f"--budget {unit.shown(budget):.6g}{flag}")
+    if flag:
+        text += (f"   (the store keeps {unit.store}; --unit {unit.name} prints and reads "
+                 f"{unit.name}, as above)")
+    return text
+
+
+def cost_table(prof: Any, sides: Sequence[float], unit: CostUnit) -> str:
+    """Per feature of an :class:`polydom.curves.InSituProfile`: the share of its timings the
+    curve covers, the curve's cost at each side, and the curve, in ``unit`` (the profile is
+    in seconds)."""
     from polydom.app.tables import format_table
 
     return format_table(
-        ["feature", "rms rel", *[f"ms @ {s:g}" for s in sides], "fitted cost (seconds)"],
-        [[name, round(prof.residuals[name], 3),
-          *[float(f"{1e3 * float(curve(s)):.3g}") for s in sides], curve_text(curve)]
+        ["feature", "covered", *[f"cost @ {s:g} ({unit.name})" for s in sides],
+         f"fitted cost ({unit.name})"],
+        [[name, round(prof.coverage[name], 3),
+          *[float(f"{unit.shown(float(curve(s))):.3g}") for s in sides],
+          curve_text(curve * unit.scale)]
          for name, curve in prof.curves.items()],
     )
 
 
-def skyline_table(index: Any, scale: float = 1.0, max_ranges: int = 8) -> str:
-    """Every range's skyline (first ``max_ranges`` ranges) as a text table."""
+def skyline_table(index: Any, unit: CostUnit, max_ranges: int = 8) -> str:
+    """Every range's skyline (first ``max_ranges`` ranges) as a text table, costs in
+    ``unit``."""
     from polydom.app.tables import format_table
 
     rows = []
@@ -352,10 +386,10 @@ def skyline_table(index: Any, scale: float = 1.0, max_ranges: int = 8) -> str:
             break
         for rank, c in enumerate(sky):
             rows.append([r, lo, hi, rank, "+".join(sorted(map(str, c.features))) or "{}",
-                         round(c.accuracy, 4), float(f"{scale * float(c.cost(lo)):.3g}"),
-                         float(f"{scale * float(c.cost(hi)):.3g}")])
+                         round(c.accuracy, 4), float(f"{unit.shown(float(c.cost(lo))):.3g}"),
+                         float(f"{unit.shown(float(c.cost(hi))):.3g}")])
     text = format_table(["range", "n_lo", "n_hi", "rank", "features", "accuracy",
-                         "cost(n_lo)", "cost(n_hi)"], rows)
+                         f"cost(n_lo) ({unit.name})", f"cost(n_hi) ({unit.name})"], rows)
     if len(index.table.ranges) > max_ranges:
         text += f"\n... {len(index.table.ranges) - max_ranges} more ranges"
     return text

@@ -39,14 +39,19 @@ def run_plaid_demo(
     alpha: float | None = None,
     tiny: bool = False,
     out: Callable[[str], Any] = print,
+    unit: str = "ms",
 ) -> dict[str, Any]:
     """Run the PLAID demo (module docstring); returns the guarded index and the rows served.
+
+    ``unit`` is the unit of every printed cost, budget and time (s, ms, us, ns; the store
+    keeps seconds), as in :func:`polydom.app.demo.run_demo`; the returned budgets are in
+    seconds.
 
     Runtime complexity: featurising the training series twice and the calibration series
     once, the lattice's trainings, and serving ``test series * budgets * 2`` items.
     """
     import polydom
-    from polydom.app.demo import require_modules
+    from polydom.app.demo import STORE_UNIT, require_modules, try_commands
     from polydom.app.insitu_run import (
         build_in_situ,
         choose_budgets,
@@ -54,11 +59,14 @@ def run_plaid_demo(
         split_items,
     )
     from polydom.app.tables import format_table
+    from polydom.app.units import cost_unit_for
     from polydom.app.workloads.timeseries import load_plaid_workload
     from storage.database import normalize_url
 
     if timer not in ("wall", "cpu"):
         raise ValueError(f"timer must be 'wall' or 'cpu', got {timer!r}")
+    shown = cost_unit_for(STORE_UNIT, unit)
+    u = shown.name
     require_modules("sktime", "pycatch22", *(("matplotlib",) if plots is not None else ()))
     t0 = time.perf_counter()
     url = str(store)
@@ -87,11 +95,11 @@ def run_plaid_demo(
         progress=lambda text: out(f"      {text}"))
     sizes = [s for s in (100, 300, 700, 1344) if n_min <= s <= n_max] or [n_min, n_max]
     rows = [[name, round(built.coverage[name], 3),
-             *[float(f"{1e3 * float(curve(s)):.3g}") for s in sizes]]
+             *[float(f"{shown.shown(float(curve(s))):.3g}") for s in sizes]]
             for name, curve in built.curves.items()]
     out(f"[2/6] in-situ cost curves (q0.95 of one {timer}-clock timing per series, features "
-        "shuffled, model predictions between series; ms):")
-    out(format_table(["atom", "covered", *[f"ms @ {s}" for s in sizes]], rows))
+        f"shuffled, model predictions between series; in {u}, stored in {STORE_UNIT}):")
+    out(format_table(["atom", "covered", *[f"cost @ {s:g} ({u})" for s in sizes]], rows))
     info = built.index.info
     out(f"[3/6] lattice: {info['expansions']} feature sets trained, {info['candidates']} "
         f"candidates, {info['ranges']} ranges; stored as build {info['build_id']} in {url}")
@@ -111,12 +119,12 @@ def run_plaid_demo(
     for b in budgets:
         a = next(r for r in served if r.method == "in situ" and r.budget == b)
         g = next(r for r in served if r.method == "guard" and r.budget == b)
-        table.append([float(f"{b * 1e3:.3g}"), a.over, round(a.accuracy, 3), g.over,
-                      round(g.accuracy, 3), float(f"{g.mean_seconds * 1e3:.3g}")])
+        table.append([float(f"{shown.shown(b):.3g}"), a.over, round(a.accuracy, 3), g.over,
+                      round(g.accuracy, 3), float(f"{shown.shown(g.mean_seconds):.3g}")])
     out(f"[5/6] served {len(test)} held-out series per budget from the reopened store "
         "(over: share over budget):")
-    out(format_table(["budget ms", "in situ over", "in situ acc", "guard over", "guard acc",
-                      "guard mean ms"], table))
+    out(format_table([f"budget ({u})", "in situ over", "in situ acc", "guard over",
+                      "guard acc", f"guard mean ({u})"], table))
     written: list[Path] = []
     if plots is not None:
         from polydom.app.plots import plot_cost_curves
@@ -126,9 +134,11 @@ def run_plaid_demo(
         prof_sizes = built.calibration[0]
         points = {name: (prof_sizes, built.calibration[1][name]) for name in built.curves}
         written = [plot_cost_curves(built.curves, n_min, n_max, folder / "cost_curves.png",
-                                    points, scale=1e3, unit="feature time (ms)",
+                                    points, scale=shown.scale, unit=f"feature time ({u})",
                                     curve_label="q0.95 in situ")]
         out(f"[6/6] plots: {', '.join(str(p) for p in written)}")
-    out(f"done in {time.perf_counter() - t0:.1f} s.  Try: polydom inspect {url}")
+    middle = budgets[len(budgets) // 2]
+    out(f"done in {time.perf_counter() - t0:.1f} s.  "
+        f"{try_commands(url, float(np.median(wl.sizes[test])), middle, shown)}")
     return {"store": url, "index": reopened, "rows": served, "budgets": budgets,
             "plots": written}

@@ -31,8 +31,8 @@ from polydom.index.built import Index
 from polydom.serving.featurizer import Featurizer
 from polydom.serving.item_serving import predict_item
 
-__all__ = ["InSituBuild", "ServedRow", "build_in_situ", "choose_budgets", "serve_side_by_side",
-           "size_agnostic", "split_items"]
+__all__ = ["InSituBuild", "ServedRow", "build_in_situ", "choose_budgets", "quiet_fits",
+           "serve_side_by_side", "size_agnostic", "split_items"]
 
 
 def split_items(count: int, train: float, calibrate: float, seed: int = 0
@@ -48,7 +48,7 @@ def split_items(count: int, train: float, calibrate: float, seed: int = 0
 
 
 @contextmanager
-def _quiet() -> Iterator[None]:
+def quiet_fits() -> Iterator[None]:
     """Silence the learners' convergence and numeric warnings (small fits on purpose)."""
     from sklearn.exceptions import ConvergenceWarning
 
@@ -111,7 +111,7 @@ def build_in_situ(
     t0 = time.perf_counter()
     rows = featurizer.transform([items[i] for i in train])
     y = np.asarray(labels)[train]
-    with _quiet():
+    with quiet_fits():
         standin = make_pipeline(StandardScaler(), LogisticRegression(max_iter=max_iter))
         standin.fit(rows, y)
         seconds["featurise"] = time.perf_counter() - t0

@@ -17,6 +17,12 @@ follows the store) in an ASGI app; ``polydom serve`` runs it under uvicorn.  End
 ``GET /healthz``, ``GET /metrics``
     Liveness with the current build; Prometheus text (prometheus-client).
 
+With a :class:`polydom.serving.timing_recorder.TimingRecorder` (``timings=``), the seconds
+each atomic feature of a served raw item took are buffered per build (bounded, on the
+request path only an O(features) append) and written by a background task every
+``timings_seconds`` and once more at shutdown, in a worker thread: no request waits on a
+database write, and a failing write is logged once and counted, never answered.
+
 Every answer comes from one snapshot of the index (:meth:`polydom.Index.snapshot`, taken
 once per request) and names its build, so a build published while a request runs never
 mixes into it.  A background task calls :meth:`polydom.Index.refresh` every
@@ -33,7 +39,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -45,6 +51,8 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -58,6 +66,7 @@ from polydom.index.built import Index
 from polydom.index.explanation import Explanation, SkylineEntry
 from polydom.index.table import RULES
 from polydom.serving.item_serving import ItemServer
+from polydom.serving.timing_recorder import TimingRecorder
 from storage.codec import display_key
 
 __all__ = ["DEFAULT_MAX_BODY", "RequestError", "make_app", "key_text"]
@@ -151,6 +160,33 @@ class _Metrics:
                                       registry=registry)
 
 
+class _TimingsCollector(Collector):
+    """The counts of a :class:`TimingRecorder`, read when ``/metrics`` is scraped."""
+
+    def __init__(self, recorder: TimingRecorder) -> None:
+        self.recorder = recorder
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        r = self.recorder
+        yield CounterMetricFamily("polydom_timings_recorded",
+                                  "Feature timings of served items offered to telemetry",
+                                  value=r.recorded)
+        yield CounterMetricFamily("polydom_timings_stored",
+                                  "Feature timings written to the telemetry store",
+                                  value=r.stored)
+        dropped = CounterMetricFamily("polydom_timings_dropped",
+                                      "Feature timings dropped, by reason", labels=["reason"])
+        for reason, n in r.dropped.items():
+            dropped.add_metric([reason], n)
+        yield dropped
+        yield CounterMetricFamily("polydom_timings_write_errors",
+                                  "Telemetry writes that failed (their timings dropped)",
+                                  value=r.write_errors)
+        yield GaugeMetricFamily("polydom_timings_buffered",
+                                "Feature timings waiting for the next telemetry write",
+                                value=r.buffered)
+
+
 def _entry(entry: SkylineEntry, unit: str) -> dict[str, Any]:
     cand = entry.candidate
     return {"rank": entry.rank, "key": key_text(cand.key), "learner": cand.learner,
@@ -179,6 +215,8 @@ def make_app(
     max_body: int = DEFAULT_MAX_BODY,
     refresh_seconds: float | None = 1.0,
     on_item: Callable[[Index, Any], None] | None = None,
+    timings: TimingRecorder | None = None,
+    timings_seconds: float = 5.0,
 ) -> Starlette:
     """The ASGI app serving ``index``.
 
@@ -195,11 +233,27 @@ def make_app(
         Seconds between refreshes; None (or an index that does not follow a store) never
         refreshes.
     on_item : callable, optional
-        Called as ``on_item(snapshot, prediction)`` for every served raw item (telemetry).
+        Called as ``on_item(snapshot, prediction)`` for every served raw item.
+    timings : TimingRecorder, optional
+        Records the feature timings of every served raw item (with the build that served
+        it) and is flushed by a background task every ``timings_seconds`` and at shutdown
+        (:mod:`polydom.serving.timing_recorder`); its counts are on ``/metrics``.
+    timings_seconds : float, default 5.0
+        Seconds between two flushes of ``timings``.
 
     Runtime complexity: O(1); each request is O(lookup) plus its model's work.
+
+    Raises
+    ------
+    ValueError
+        If ``timings_seconds`` is not a finite number > 0.
     """
+    if not (isinstance(timings_seconds, (int, float)) and not isinstance(timings_seconds, bool)
+            and 0 < timings_seconds < math.inf):
+        raise ValueError(f"timings_seconds must be a finite number > 0, got {timings_seconds!r}")
     metrics = _Metrics(CollectorRegistry())
+    if timings is not None:
+        metrics.registry.register(_TimingsCollector(timings))
     follows = refresh_seconds is not None and index.follows_store
     servers: dict[int, ItemServer] = {}  # id(table) -> the item server of that build
 
@@ -305,6 +359,8 @@ def make_app(
                 metrics.over_budget.inc()
             if on_item is not None:
                 on_item(view, p)
+            if timings is not None:
+                timings.record(view, p)
             label = p.label.item() if isinstance(p.label, np.generic) else p.label
             out.append({
                 "label": label, "key": None if p.key is None else key_text(p.key),
@@ -349,10 +405,19 @@ def make_app(
                 LOG.exception("refresh failed; still serving build %s",
                               index.snapshot().info.get("build_id"))
 
+    async def flusher(recorder: TimingRecorder, stop: asyncio.Event) -> None:
+        """Flush every ``timings_seconds`` and once after ``stop`` is set, then return."""
+        while not stop.is_set():
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stop.wait(), timings_seconds)
+            await run_in_threadpool(recorder.flush)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         note_build(index.snapshot())
         task = asyncio.create_task(refresher()) if follows else None
+        stop = asyncio.Event()
+        writer = None if timings is None else asyncio.create_task(flusher(timings, stop))
         try:
             yield
         finally:
@@ -360,6 +425,9 @@ def make_app(
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            if writer is not None:  # not cancelled: its last flush writes what is left
+                stop.set()
+                await writer
 
     def error_response(status: int, field: str | None, message: str) -> JSONResponse:
         return JSONResponse({"error": message, "field": field}, status_code=status)

@@ -17,6 +17,7 @@ __all__ = [
     "DEFAULT_COST_UNIT",
     "candidate_name",
     "clip",
+    "learner_text",
     "cost_unit",
     "evaluation_text",
     "features_text",
@@ -128,6 +129,12 @@ def clip(text: str, width: int = 60) -> str:
     ellipsis."""
     flat = printable(text)
     return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
+def learner_text(name: Any) -> str:
+    """A learner's name for people (``-`` when not recorded), escaped and cut at 48
+    characters: the one width of every learner column.  O(len(name))."""
+    return clip(str(name), 48) if name else "-"
 
 
 def _number(value: Any) -> str:

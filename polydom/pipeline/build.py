@@ -258,6 +258,7 @@ def _check_arguments(costs: Any, learner: Any, store: Any, cost_unit: Any) -> No
             f"learner must have an expand(features) method (a lattice.Learner), got "
             f"{shown(learner)} ({type(learner).__name__})"
         )
+    lattice.learner_name(learner)  # a learner's bad name is refused before the store
     if store is not None and not isinstance(store, (str, os.PathLike)):
         raise TypeError(
             f"store must be a SQLAlchemy URL or a file path, got {shown(store)} "

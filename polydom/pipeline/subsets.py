@@ -15,6 +15,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import GroupShuffleSplit, train_test_split
 
+from learners.sklearn_learner import estimator_name
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.index.built import Index
@@ -72,7 +73,8 @@ def index_over_subsets(
     subsets : iterable of iterables of str
         The feature sets to train (non-empty, known names).
     estimator : scikit-learn classifier
-        Cloned for every subset.
+        Cloned for every subset; every candidate's ``learner`` is its
+        :func:`learners.estimator_name` (``"sklearn:DecisionTreeClassifier"``).
     n_min, n_max : float
         Size domain of the index.
     test_size : float, default 0.3
@@ -116,6 +118,7 @@ def index_over_subsets(
             raise ValueError(f"groups must have one entry per row, got {groups.shape[0]}")
         split = GroupShuffleSplit(n_splits=1, test_size=test_size, random_state=seed)
         train, test = next(split.split(rows, y, groups))
+    name = estimator_name(estimator)
     cands = []
     seen = set()
     for s in sets:
@@ -127,7 +130,7 @@ def index_over_subsets(
         model = clone(estimator).fit(X[np.ix_(train, cols)], y[train])
         acc = float(np.mean(model.predict(X[np.ix_(test, cols)]) == y[test]))
         cost = CostCurve.total(curves[name] for name in s)
-        cands.append(Candidate(key, acc, cost, features=s, payload=model))
+        cands.append(Candidate(key, acc, cost, features=s, payload=model, learner=name))
     table = PolyDomIndex.build(cands, n_min=n_min, n_max=n_max)
     info = {"subsets": len(cands), "test_size": test_size, "seed": seed}
     return Index(table, curves, columns={k: list(columns[k]) for k in curves}, info=info)
@@ -139,7 +142,7 @@ def with_costs(
     """The same models re-indexed under other feature cost curves (e.g. a p90 fit).
 
     Every candidate (or those whose key is in ``keys``) keeps its key, accuracy (with its
-    standard error and fold scores), features and model; its cost becomes the sum of its
+    standard error and fold scores), features, model and learner; its cost becomes the sum of its
     features' new curves.  The domain is kept.
 
     Runtime complexity: the index build over the kept candidates.
@@ -160,7 +163,8 @@ def with_costs(
             raise ValueError(f"costs has no curve for feature(s) {missing} of {c.key!r}")
         cost = CostCurve.total(curves[f] for f in c.features)
         cands.append(Candidate(c.key, c.accuracy, cost, features=c.features, payload=c.payload,
-                               accuracy_se=c.accuracy_se, fold_scores=c.fold_scores))
+                               accuracy_se=c.accuracy_se, fold_scores=c.fold_scores,
+                               learner=c.learner))
     lo, hi = index.table.domain
     table = PolyDomIndex.build(cands, n_min=lo, n_max=hi)
     return Index(table, curves, columns=index.columns, info=dict(index.info))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from polydom.app.cli import main
@@ -163,6 +164,49 @@ def test_demo_tiny_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture) -> 
     # the stored index is there and answers like the demo's table says
     assert main(["inspect", str(db)]) == 0
     assert "complete" in capsys.readouterr().out
+    # every cost, budget and time says its unit (ms by default; the store keeps seconds) ...
+    assert "budget (ms)" in out and "cost(n_lo) (ms)" in out and "fitted cost (ms)" in out
+    assert "stored in s" in out
+    # ... and a budget copied from the serving table means the same to `polydom lookup`:
+    # with --unit ms (as the suggested command passes it) or with its unit written
+    import polydom
+
+    index = polydom.open_index(str(db))
+    side, budgets = _served_budgets(out)
+    suggested = out.split("|   polydom lookup ")[1].split("   (")[0].split()
+    assert suggested[0].endswith("demo.db")
+    assert suggested[1:3] == ["--size", f"{side:g}"] and suggested[-2:] == ["--unit", "ms"]
+    assert float(suggested[4]) in budgets
+    for budget in budgets:
+        hit = index.lookup(float(side), budget / 1e3)
+        for argv, unit, shown in ((["--budget", f"{budget:g}", "--unit", "ms"], "ms", budget),
+                                  (["--budget", f"{budget:g}ms"], "s", budget / 1e3)):
+            code = main(["lookup", str(db), "--size", str(side), *argv, "--json"])
+            answer = json.loads(capsys.readouterr().out)
+            assert code == (1 if hit is None else 0)
+            assert answer["unit"] == unit and answer["budget"] == pytest.approx(shown)
+            assert answer["fits"] == (hit is not None) and answer["warning"] is None
+            if hit is not None:
+                assert answer["features"] == sorted(hit.features)
+
+
+def _served_budgets(out: str) -> tuple[int, list[float]]:
+    """The largest side and its budgets, read off the demo's serving table (step 5)."""
+    lines = out.split("[5/6]")[1].split("[6/6]")[0].strip().splitlines()
+    header = lines[1].split("  ")
+    assert [h.strip() for h in header if h.strip()][:2] == ["side", "budget (ms)"]
+    rows = [line.split() for line in lines[3:] if line.strip()]
+    side = max(int(r[0]) for r in rows)
+    return side, [float(r[1]) for r in rows if int(r[0]) == side]
+
+
+def test_demo_unit_is_checked_before_anything_runs(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    db = tmp_path / "sub" / "demo.db"
+    assert main(["demo", "--tiny", "--store", str(db), "--no-progress", "--unit", "parsec"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--unit: unknown unit 'parsec'" in err
+    assert not (tmp_path / "sub").exists()
 
 
 def test_run_demo_function(tmp_path: Path) -> None:
@@ -188,3 +232,12 @@ def test_run_demo_function(tmp_path: Path) -> None:
             assert (a is None) == (b is None)
             if a is not None:
                 assert a.key == b.key
+    # costs profiled in situ: one timing per profiled digit (at sides of the domain), and
+    # the stored atoms' curves are the profile's q0.95 curves
+    prof = res.profile
+    assert prof.quantile == 0.95
+    assert set(prof.sizes.tolist()) <= {float(s) for s in demo.TINY.sides}
+    assert all(len(t) == demo.TINY.profile_items for t in prof.timings.values())
+    assert set(again.costs) == set(prof.curves)
+    for name, curve in prof.curves.items():
+        assert np.allclose(again.costs[name].coefficients, curve.coefficients, rtol=1e-12)

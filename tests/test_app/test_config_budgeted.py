@@ -46,12 +46,12 @@ def test_build_runs_lattice_and_budgeted_learners_into_one_index_and_inspect_nam
     out = capsys.readouterr().out
     assert "budgeted: 2 candidates from cegb" in out
     index = polydom.open_index(tmp_path / "mixed.db")
-    assert {c.learner for c in index.candidates} <= {"lattice", "cegb"}
+    assert {c.learner for c in index.candidates} <= {"tree", "cegb"}
     assert len(index.cost_model.atoms) == 30 and set(index.cost_model.bundles) == {
         "mean", "error", "worst"}
     assert main(["inspect", str(tmp_path / "mixed.db"), "--ranges", "0"]) == 0
     table = capsys.readouterr().out
-    assert "learner" in table and "lattice" in table
+    assert "learner" in table and "tree" in table
     on_skyline = {c.learner for pos in index.table.skyline_positions[0]
                   for c in [index.candidates[pos]]}
     assert all(name in table for name in on_skyline)
@@ -134,7 +134,7 @@ def test_the_budgeted_sweeps_of_a_build_run_on_its_executor(tmp_path: Path) -> N
     (tmp_path / "pool" / "cstc.toml").write_text('executor = "processes:2"\n' + CSTC_TOML)
     assert main(["build", str(tmp_path / "pool" / "cstc.toml")]) == 0
     ref = candidates_of(tmp_path / "ref" / "mixed.db")
-    assert {learner for _, learner, *_ in ref} == {"lattice", "cstc"}
+    assert {learner for _, learner, *_ in ref} == {"tree", "cstc"}
     assert candidates_of(tmp_path / "rec" / "mixed.db") == ref
     assert candidates_of(tmp_path / "pool" / "mixed.db") == ref
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import numpy as np
 import pytest
@@ -109,3 +110,15 @@ def test_the_plaid_demo_stores_a_guarded_build_and_serves_from_it(tmp_path, caps
     index = polydom.open_index(str(store))
     assert index.info["build_id"] == 2 and "overrun" in index.info
     assert index.info["overrun"]["target_overrun"] == 0.05
+    # costs, budgets and times in ms, said so; the suggested lookup reads its budget in ms
+    assert "budget (ms)" in out and "guard mean (ms)" in out and "stored in s" in out
+    suggested = out.split("|   polydom lookup ")[1].split("   (")[0].split()
+    assert suggested[-2:] == ["--unit", "ms"]
+    size, budget = float(suggested[2]), float(suggested[4])
+    hit = index.lookup(size, budget / 1e3)
+    assert main(["lookup", *suggested, "--json"]) == (1 if hit is None else 0)
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["unit"] == "ms" and answer["budget"] == pytest.approx(budget)
+    assert answer["fits"] == (hit is not None)
+    if hit is not None:
+        assert answer["features"] == sorted(hit.features)

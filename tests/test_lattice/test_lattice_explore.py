@@ -484,7 +484,7 @@ def test_exploration_reports_what_it_was_given():
         assert c.accuracy == table(FIG2)[c.features]
         assert np.allclose(c.cost.coefficients, set_cost(costs, c.features).coefficients)
         assert c.needs == dict.fromkeys(sorted(c.features), 1.0)
-        assert c.learner == "lattice" and c.payload is None
+        assert c.learner == "synthetic" and c.payload is None
 
 
 @settings(max_examples=examples(30), deadline=None)

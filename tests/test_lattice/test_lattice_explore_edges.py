@@ -200,7 +200,7 @@ def _two_set_exploration(m: int, traversal: str) -> Exploration:
     stats = {"trained": 2, "cache_hits": 0, "sandwiched": 0, "cost_pruned": 0,
              "traversal": traversal}
     return Exploration(space, expanded, {}, alpha=1.0, delta=0.0, candidate_alpha=1.0,
-                       complete=True, stats=stats)
+                       complete=True, stats=stats, learner="synthetic")
 
 
 def test_check_asks_a_complete_traversal_of_20_features_to_visit_every_set():

@@ -87,7 +87,7 @@ def test_candidate_costs_pay_each_shared_atom_once(inst):
     for cand in exp.all_candidates():
         assert cand.cost == set_cost(model, cand.features)
         assert cand.needs == dict.fromkeys(sorted(model.atoms_of(cand.features)), 1.0)
-        assert cand.learner == "lattice"
+        assert cand.learner == "synthetic"
     assert len(exp.expanded) == len(all_sets(len(model.features)))
 
 

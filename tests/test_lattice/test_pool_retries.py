@@ -31,8 +31,13 @@ def test_a_dead_worker_s_tasks_rerun_and_finished_ones_never(tmp_path):
     assert pools == 2  # one restart after the death
     assert [shared.count("done", i) for i, in TASKS] == [1] * len(TASKS)
     assert [shared.count("attempt", i) for i, in TASKS] == [2, 2] + [1] * (len(TASKS) - 2)
+    # the shared object reached each worker that ran a task exactly once (a worker that a
+    # busy machine started late may have run none: loky spawns its processes as they are
+    # needed, and the other worker may drain a batch of fast tasks alone)
     shipped = training_log(tmp_path / "pool" / "shipped")
-    assert len(shipped) == len(set(shipped)) == 2 * pools  # the shared object: once per worker
+    ran = {pid for i, in TASKS for pid in training_log(tmp_path / "pool" / f"attempt-{i}")}
+    assert len(shipped) == len(set(shipped)) and set(shipped) == ran
+    assert pools <= len(ran) <= 2 * pools
 
 
 def test_a_task_whose_worker_keeps_dying_fails_after_its_retries(tmp_path):

@@ -333,7 +333,7 @@ def test_cstc_and_cscc_join_a_mixed_pool_over_a_cost_model(tmp_path, cancer):
     url = f"sqlite:///{tmp_path / 'mixed.db'}"
     built = polydom.build_index(model, learner, extra_candidates=extra, store=url)
     reopened = polydom.open_index(url)
-    assert {c.learner for c in built.candidates} >= {"lattice"}
+    assert {c.learner for c in built.candidates} >= {"sklearn:StandardScaler+LogisticRegression"}
     for budget in (5.0, 12.0, 60.0, 300.0):
         a, b = built.lookup(1.0, budget), reopened.lookup(1.0, budget)
         assert (a is None) == (b is None)
@@ -383,6 +383,6 @@ def test_polydom_build_runs_cstc_and_cscc_from_a_config(tmp_path, capsys):
     assert "cstc" in out and "cscc" in out
     index = polydom.open_index(tmp_path / "breast_cancer_cstc.db")
     names = {c.learner for c in index.candidates}
-    assert names <= {"lattice", "cegb", "cstc", "cscc"} and "lattice" in names
+    assert names <= {"logistic", "cegb", "cstc", "cscc"} and "logistic" in names
     hit = index.lookup(1.0, 1e6)
     assert hit is not None

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from polydom.app.arguments import add_store_options, store_key
+from polydom.app.arguments import add_store_options, port, store_key
 from polydom.app.tables import printable
 
 __all__ = ["CANNED_QUERIES", "add_browse", "browse_metadata", "run_browse", "sqlite_file",
@@ -181,7 +181,7 @@ def add_browse(subparsers: argparse._SubParsersAction) -> None:
     add_store_options(p, build=False)
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8001,
+    p.add_argument("--port", type=port, default=8001,
                    help="port (default 8001; 0 picks a free one, printed at start)")
     p.add_argument("--plots", metavar="DIR",
                    help="folder for the plots (default: a temporary folder)")

@@ -20,6 +20,7 @@ from polydom.app.tables import (
     cost_unit,
     evaluation_text,
     format_table,
+    learner_text,
     sorted_names,
 )
 from polydom.app.units import CostUnit, cost_unit_for
@@ -174,7 +175,7 @@ def _print_text(url: str, builds: Sequence[Any], chosen: Any, index: Any,
          f"cost curve ({clip(unit.name, 20)})", f"cost(n_lo) ({clip(unit.name, 20)})",
          "model"],
         [[e["range"], e["n_lo"], e["n_hi"], e["rank"], clip(e["candidate"], 32),
-          clip(e["learner"] or "-", 24), clip("+".join(e["features"]) or "{} (no features)", 60),
+          learner_text(e["learner"]), clip("+".join(e["features"]) or "{} (no features)", 60),
           e["accuracy"], clip(e["cost_curve"], 60), e["cost_at_n_lo"], e["model"] or "-"]
          for e in entries]))
     if ranges and n_ranges > ranges:

@@ -17,7 +17,14 @@ from polydom.app.arguments import (
     store_key,
 )
 from polydom.app.output import write_csv, write_json
-from polydom.app.tables import candidate_name, clip, cost_unit, format_table, sorted_names
+from polydom.app.tables import (
+    candidate_name,
+    clip,
+    cost_unit,
+    format_table,
+    learner_text,
+    sorted_names,
+)
 from polydom.app.units import CostUnit, budget_warning, cost_unit_for
 
 __all__ = ["add_lookup", "read_queries", "run_lookup"]
@@ -170,7 +177,7 @@ def run_lookup(args: argparse.Namespace) -> int:
             ["size", f"budget ({clip(unit.name, 20)})", "candidate", "learner", "features",
              "accuracy", f"cost ({clip(unit.name, 20)})"],
             [[a["size"], a["budget"], clip(a.get("candidate", "nothing fits"), 32),
-              clip(a.get("learner") or "-", 24), _features(a), a.get("accuracy"),
+              learner_text(a.get("learner")), _features(a), a.get("accuracy"),
               a.get("cost")] for a in answers]))
     else:
         return _print_one(answers[0], unit)
@@ -193,7 +200,7 @@ def _print_one(a: dict[str, Any], unit: CostUnit) -> int:
     print(format_table(
         ["build", "candidate", "learner", "features", "accuracy", f"cost ({name})",
          f"cost curve ({name})", "model"],
-        [[a["build"], clip(a["candidate"], 32), clip(a["learner"] or "-", 24), _features(a),
+        [[a["build"], clip(a["candidate"], 32), learner_text(a["learner"]), _features(a),
           a["accuracy"], a["cost"], clip(a["cost_curve"], 60), a["model"] or "-"]]))
     if not a["features"]:
         print("the empty model answers: it uses no features (it predicts without looking at "

@@ -8,26 +8,15 @@ from __future__ import annotations
 
 import argparse
 
-from polydom.app.arguments import add_store_options, count, store_key
+from polydom.app.arguments import (
+    add_store_options,
+    count,
+    fraction,
+    positive_count,
+    store_key,
+)
 
 __all__ = ["add_recalibrate", "run_recalibrate"]
-
-
-def _positive(text: str) -> int:
-    value = count(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
-
-
-def _quantile(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
-    return value
 
 
 def add_recalibrate(subparsers: argparse._SubParsersAction) -> None:
@@ -44,11 +33,11 @@ def add_recalibrate(subparsers: argparse._SubParsersAction) -> None:
     add_store_options(p)
     p.add_argument("--since-id", type=count, default=0, metavar="ID",
                    help="use only timings recorded after this id (default: all)")
-    p.add_argument("--last", type=_positive, default=None, metavar="K",
+    p.add_argument("--last", type=positive_count, default=None, metavar="K",
                    help="use only the newest K timings of each feature")
-    p.add_argument("--min-records", type=_positive, default=20, metavar="K",
+    p.add_argument("--min-records", type=positive_count, default=20, metavar="K",
                    help="timings a feature needs to be scaled on its own (default 20)")
-    p.add_argument("--quantile", type=_quantile, default=None, metavar="Q",
+    p.add_argument("--quantile", type=fraction, default=None, metavar="Q",
                    help="quantile the curves promise (default: the build's, else 0.95)")
     p.add_argument("--refit", action="store_true",
                    help="fit the curves' shapes again instead of scaling them")

@@ -11,40 +11,17 @@ import socket
 import sys
 from typing import Any
 
-from polydom.app.arguments import add_store_options, store_key
+from polydom.app.arguments import (
+    UsageError,
+    add_store_options,
+    port,
+    positive,
+    positive_count,
+    store_key,
+)
 from polydom.app.tables import printable
 
-__all__ = ["add_serve", "run_serve", "load_featurizer", "bind"]
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (value > 0 and value < float("inf")):
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
-    return value
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port in [0, 65535], got {text!r}")
-    return value
-
-
-def _bytes(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a byte count, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a byte count >= 1, got {text!r}")
-    return value
+__all__ = ["add_serve", "run_serve", "load_featurizer", "bind", "timing_recorder"]
 
 
 def add_serve(subparsers: argparse._SubParsersAction) -> None:
@@ -62,15 +39,29 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
     add_store_options(p)
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=_port, default=8000,
+    p.add_argument("--port", type=port, default=8000,
                    help="port (default 8000; 0 picks a free one, printed at start)")
     p.add_argument("--featurizer", metavar="MODULE:ATTR",
                    help="a polydom.Featurizer (or a function returning one) for raw items")
-    p.add_argument("--refresh", type=_positive, default=1.0, metavar="SECONDS",
+    p.add_argument("--refresh", type=positive, default=1.0, metavar="SECONDS",
                    help="look for a newer build every SECONDS (default 1; not with --build, "
                    "which serves that build only)")
-    p.add_argument("--max-body", type=_bytes, default=None, metavar="BYTES",
+    p.add_argument("--max-body", type=positive_count, default=None, metavar="BYTES",
                    help="largest request body (default 1 MiB)")
+    p.add_argument("--record-timings", action="store_true",
+                   help="record the seconds each feature of a served raw item took and "
+                   "write them to the store's served_timings table (for polydom "
+                   "recalibrate) every --timings-every seconds and at shutdown, off the "
+                   "request path; needs --featurizer")
+    p.add_argument("--timings-store", metavar="URL",
+                   help="write the timings through URL instead of the served URL: the same "
+                   "store reached with write access (e.g. a PostgreSQL role allowed to "
+                   "insert into served_timings); implies --record-timings")
+    p.add_argument("--timings-every", type=positive, default=5.0, metavar="SECONDS",
+                   help="seconds between two telemetry writes (default 5)")
+    p.add_argument("--timings-capacity", type=positive_count, default=100_000, metavar="N",
+                   help="timings kept per build between two writes; the oldest are dropped "
+                   "(and counted on /metrics) beyond it (default 100000)")
     p.set_defaults(run=run_serve)
 
 
@@ -124,6 +115,18 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def timing_recorder(url: str, key: Any, capacity: int) -> Any:
+    """A :class:`polydom.serving.timing_recorder.TimingRecorder` writing to the store at
+    ``url`` with :func:`polydom.store_timings` (one transaction per build and flush,
+    through :mod:`storage.telemetry` only: the served index stays opened read-only)."""
+    import functools
+
+    from polydom.pipeline.recalibrate import store_timings
+    from polydom.serving.timing_recorder import TimingRecorder
+
+    return TimingRecorder(functools.partial(store_timings, url, key=key), capacity=capacity)
+
+
 def _loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -135,16 +138,26 @@ def _loopback(host: str) -> bool:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Open the index, bind, print the address and serve until interrupted."""
+    recording = args.record_timings or args.timings_store is not None
+    if recording and not args.featurizer:
+        raise UsageError("--record-timings needs --featurizer: only raw items have feature "
+                         "timings")
+
     import uvicorn
 
     import polydom
     from polydom.app.service import DEFAULT_MAX_BODY, make_app
 
     featurizer = load_featurizer(args.featurizer) if args.featurizer else None
-    index = polydom.open_index(args.url, build=args.build, key=store_key(args))
+    key = store_key(args)
+    index = polydom.open_index(args.url, build=args.build, key=key)
+    timings = None
+    if recording:
+        timings = timing_recorder(args.timings_store or args.url, key, args.timings_capacity)
     app = make_app(index, featurizer=featurizer,
                    max_body=args.max_body or DEFAULT_MAX_BODY,
-                   refresh_seconds=None if args.build is not None else args.refresh)
+                   refresh_seconds=None if args.build is not None else args.refresh,
+                   timings=timings, timings_seconds=args.timings_every)
     sock = bind(args.host, args.port)
     host, port = sock.getsockname()[:2]
     if not _loopback(args.host):
@@ -153,6 +166,10 @@ def run_serve(args: argparse.Namespace) -> int:
     shown = f"[{host}]" if ":" in host else host
     print(f"serving build {index.info.get('build_id')} of {printable(args.url)} on "
           f"http://{shown}:{port}", flush=True)
+    if timings is not None:
+        print(f"recording served feature timings into "
+              f"{printable(args.timings_store or args.url)} every {args.timings_every:g} s",
+              file=sys.stderr)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     try:
         server.run(sockets=[sock])
