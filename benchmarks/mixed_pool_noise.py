@@ -41,8 +41,8 @@ import polydom
 
 
 def run_split(seed: int, n_estimators: int, folds: int, repeats: int) -> list[dict]:
-    """Every candidate of the mixed pool: learner, cost, per-partition estimates, test
-    accuracy of its served model."""
+    """Every candidate of the mixed pool: family ("lattice" or "cegb"), cost,
+    per-partition estimates, test accuracy of its served model."""
     X, y = load_breast_cancer(return_X_y=True)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25, random_state=seed,
                                               stratify=y)
@@ -58,7 +58,8 @@ def run_split(seed: int, n_estimators: int, folds: int, repeats: int) -> list[di
     for cand in index.candidates:
         pred = cand.payload.predict(X_te[:, index.model_columns(cand.needs)])
         scores = np.asarray(cand.fold_scores).reshape(repeats, folds)
-        out.append({"key": str(cand.key), "learner": cand.learner, "cost": cand.cost(SIZE),
+        family = "cegb" if cand.learner == "cegb" else "lattice"  # lattice: the black box's name
+        out.append({"key": str(cand.key), "learner": family, "cost": cand.cost(SIZE),
                     "partitions": scores.mean(axis=1), "test": float(np.mean(pred == y_te))})
     return out
 

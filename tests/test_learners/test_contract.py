@@ -4,12 +4,15 @@ contract under its registry name, and the sweep scores every setting on the prot
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer
 
 import learners
+import polydom
 from learners.budgeted.contract import check_budgeted, check_feature_costs, params_json
 
 pytest.importorskip("lightgbm")
@@ -146,3 +149,24 @@ def test_frontier_keeps_the_candidates_no_other_beats(data):
               if d.cost(1.0) <= c.cost(1.0) and d.accuracy > c.accuracy}
     assert {c.key for c in kept} == {c.key for c in every} - beaten
     assert [c.cost(1.0) for c in kept] == sorted(c.cost(1.0) for c in kept)
+
+
+def test_build_index_compares_repeated_protocols_split_for_split(data):
+    """A lattice and a sweep on one repeated protocol build silently; a sweep scored on
+    the unrepeated folds is named (its accuracies are not comparable)."""
+    X, y = data
+    model = polydom.CostModel({"a": [1.0], "b": [2.0], "c": [5.0]}, columns=GROUPS)
+    repeated = learners.EvaluationProtocol(folds=2, seed=0, repeats=2)
+    proto = learners.CEGBClassifier(feature_groups=GROUPS, n_estimators=3, num_leaves=4)
+    lattice_learner = learners.SklearnLearner(
+        learners.get_learner("logistic").make(0), X, y, features=model, cv=repeated)
+    same = learners.sweep(proto, [0.01], X, y, model, evaluation=repeated)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        index = polydom.build_index(model, lattice_learner, extra_candidates=same)
+    assert index.info["evaluation"]["repeats"] == 2
+    assert all(len(c.fold_scores) == 4 for c in index.candidates)
+    once = learners.sweep(proto, [0.01], X, y, model,
+                          evaluation=learners.EvaluationProtocol(folds=2, seed=0))
+    with pytest.warns(RuntimeWarning, match="candidates of cegb were scored on other splits"):
+        polydom.build_index(model, lattice_learner, extra_candidates=once)
