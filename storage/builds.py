@@ -118,6 +118,7 @@ def begin_build(
     params: Mapping[str, Any],
     costs: CostModel | Mapping[str, CostCurve | str],
     columns: Mapping[str, Sequence[int]] | None = None,
+    learner: str | None = None,
 ) -> int:
     """Register a build (or find the unfinished one with identical arguments).
 
@@ -128,7 +129,13 @@ def begin_build(
     db.check_writable()
     if not isinstance(params, Mapping):
         raise ValueError(f"params must be a mapping, got {params!r}")
+    if learner is not None and not (isinstance(learner, str) and learner.strip()
+                                    and "\n" not in learner):
+        raise ValueError(f"learner must be a short one-line name, got {learner!r}")
     params = dict(params)
+    if learner is None and params.get("learner") is not None:
+        learner = str(params["learner"])
+    _check_text(db, learner, "learner")
     canonical_json(params, "params")
     model = build_cost_model(costs, columns)
     curves = model.atoms
@@ -147,13 +154,14 @@ def begin_build(
     if bundles:
         lattice["bundles"] = bundles
     expansion_key = digest({"params": training, **lattice})
-    build_id = _find_or_insert(db, params, params_key, expansion_key, model)
+    build_id = _find_or_insert(db, params, params_key, expansion_key, model, learner)
     _delete_failed(db, params_key)  # after the insert: its expansions may serve this build
     return build_id
 
 
 def _find_or_insert(
-    db: Database, params: dict, params_key: str, expansion_key: str, model: CostModel
+    db: Database, params: dict, params_key: str, expansion_key: str, model: CostModel,
+    learner: str | None,
 ) -> int:
     """The unfinished build of ``params_key`` (a failed one restarts), or a new one."""
     curves = model.atoms
@@ -182,7 +190,7 @@ def _find_or_insert(
                 params=canonical_json(params),
                 alpha=_number(params.get("alpha")),
                 delta=_number(params.get("delta")),
-                learner=None if params.get("learner") is None else str(params["learner"]),
+                learner=learner,
                 status="building",
                 is_current=False,
                 created_at=now(),

@@ -23,11 +23,17 @@ Array encodings:
 
 A new field of an existing store's table is a new schema version (:data:`SCHEMA_VERSION
 <storage.schema.SCHEMA_VERSION>`): give it ``since_version`` of that version, so that stores
-of older versions are read, sealed and checked without it.
+of older versions are read, sealed and checked without it.  Version 2 added ``learner``;
+version 3 added ``accuracy_se`` (the standard error of the accuracy, a float) and
+``fold_scores`` (the score on each split of the build's evaluation protocol, as the text
+of a JSON list, :func:`fold_scores_text`: one column that SQL readers see whole and that
+the arrays hold as one text per distinct list), both sealed, because the lookup rule
+``"one_se"`` answers from them.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +50,8 @@ __all__ = [
     "StoredCandidate",
     "candidate_columns",
     "candidate_row",
+    "fold_scores_from_text",
+    "fold_scores_text",
     "sealed_fields",
     "sealed_values",
 ]
@@ -114,6 +122,38 @@ class CandidateField:
         return sa.Column(self.name, self.type, *args, nullable=self.nullable)
 
 
+def fold_scores_text(scores: Sequence[float]) -> str:
+    """The stored text of a candidate's (or an expansion's) fold scores: a JSON list of
+    numbers in split order, each written by ``repr`` (so it reads back exactly);
+    ``"[]"`` when there are none.
+
+    >>> fold_scores_text((0.75, 1.0))
+    '[0.75,1.0]'
+    """
+    return canonical_json([float(v) for v in scores], "fold scores")
+
+
+def fold_scores_from_text(text: Any, what: str) -> tuple[float, ...]:
+    """The fold scores a :func:`fold_scores_text` text holds.
+
+    Runtime complexity: O(len(text)).
+
+    Raises
+    ------
+    ValueError
+        Naming ``what``, if ``text`` is not a JSON list of numbers.
+    """
+    try:
+        values = json.loads(text)
+    except (TypeError, ValueError):
+        values = None
+    if not (isinstance(values, list) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)):
+        raise ValueError(f"{what}: fold scores {str(text)[:80]!r} are not a JSON list of "
+                         "numbers")
+    return tuple(float(v) for v in values)
+
+
 def _own(index: int) -> Callable[[StoredCandidate], Any]:
     return lambda s: None if s.model is None else s.model[index]
 
@@ -125,6 +165,10 @@ CANDIDATE_FIELDS: tuple[CandidateField, ...] = (
                    nullable=False),
     CandidateField("accuracy", sa.Double, lambda s: float(s.candidate.accuracy), "float",
                    nullable=False),
+    CandidateField("accuracy_se", sa.Double, lambda s: float(s.candidate.accuracy_se),
+                   "float", nullable=False, since_version=3),
+    CandidateField("fold_scores", sa.Text, lambda s: fold_scores_text(s.candidate.fold_scores),
+                   "text", nullable=False, since_version=3),
     CandidateField("cost", sa.Text, lambda s: cost_expression(s.candidate.cost),
                    nullable=False),
     CandidateField("degree", sa.Integer, lambda s: s.candidate.cost.degree, nullable=False),

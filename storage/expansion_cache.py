@@ -11,6 +11,7 @@ from lattice.expansion import Expansion
 from storage import schema as S
 from storage.blobs import dump_model, dump_predictions, load_model, load_predictions
 from storage.builds import KnownModels
+from storage.candidate_fields import fold_scores_from_text, fold_scores_text
 from storage.codec import feature_mask, mask_features, ordered_names
 from storage.database import Database, now
 from storage.reader import (
@@ -28,7 +29,8 @@ class ExpansionCache(MutableMapping):
     """A build's stored expansions: ``frozenset(feature names) -> polydom.Expansion``.
 
     ``cache[fs] = expansion`` serialises the model (and the out-of-fold ``predictions``,
-    when the learner recorded them) and commits the rows in one transaction of their own,
+    when the learner recorded them), keeps the accuracy's standard error and fold scores
+    (sealed with it) and commits the rows in one transaction of their own,
     so an expansion survives any later crash.  ``fs in cache`` and ``cache[fs]`` read
     stored rows (also those of earlier builds with the same training parameters),
     predictions included: a DAG's classifier bank given the cache
@@ -107,7 +109,11 @@ class ExpansionCache(MutableMapping):
         )
         if model is not None:
             self._known_models[id(model)] = (model, self._key, int(row.id))
-        return Expansion(frozenset(features), row.accuracy, model, row.fit_seconds, predictions)
+        what = f"expansion {row.id} ({row.features}) of {self._db.display_url!r}"
+        return Expansion(
+            frozenset(features), row.accuracy, model, row.fit_seconds, predictions,
+            0.0 if row.accuracy_se is None else row.accuracy_se,
+            () if row.fold_scores is None else fold_scores_from_text(row.fold_scores, what))
 
     def __setitem__(self, features: frozenset, expansion: Expansion) -> None:
         if not isinstance(expansion, Expansion):
@@ -130,6 +136,8 @@ class ExpansionCache(MutableMapping):
                             else ("expansion_seals", "expansion_predictions"))
         values = {
             "accuracy": float(expansion.accuracy),
+            "accuracy_se": float(expansion.accuracy_se),
+            "fold_scores": fold_scores_text(expansion.fold_scores),
             "fit_seconds": float(expansion.fit_seconds),
             "model_format": fmt,
             "model_sha256": None if blob is None else self._db.digest.of(blob),

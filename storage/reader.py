@@ -26,7 +26,7 @@ from polydom.index.table import SkylineTable
 from storage import index_arrays
 from storage import schema as S
 from storage.blobs import BlobDigest, load_model
-from storage.candidate_fields import sealed_fields
+from storage.candidate_fields import fold_scores_from_text, sealed_fields
 from storage.codec import decode_key, display_key, stored_curve, stored_curves
 from storage.database import Database
 from storage.seal import (
@@ -237,6 +237,10 @@ def expansion_select(db: Database, *extra: Any) -> sa.Select:
     x = S.expansions
     cols = [x.c.id, x.c.expansion_key, x.c.feature_mask, x.c.features, x.c.accuracy,
             x.c.fit_seconds, x.c.model_format, x.c.model_sha256]
+    if db.schema_version >= 3:
+        cols += [x.c.accuracy_se, x.c.fold_scores]
+    else:  # a store of an older version keeps neither
+        cols += [sa.null().label("accuracy_se"), sa.null().label("fold_scores")]
     source = x
     if "expansion_predictions" in db.tables:
         xp = S.expansion_predictions
@@ -254,10 +258,13 @@ def expansion_select(db: Database, *extra: Any) -> sa.Select:
 
 
 def expansion_digest(db: Database, row: sa.Row) -> str:
-    """The seal of an expansion row of :func:`expansion_select`, as it now is."""
-    return expansion_seal(_seal_digest(db), (
-        row.id, row.expansion_key, row.feature_mask, row.features, row.accuracy,
-        row.fit_seconds, row.model_format, row.model_sha256, row.predictions_digest))
+    """The seal of an expansion row of :func:`expansion_select`, as it now is (in a store
+    of schema version 3 or later it covers the standard error and the fold scores too)."""
+    sealed = [row.id, row.expansion_key, row.feature_mask, row.features, row.accuracy,
+              row.fit_seconds, row.model_format, row.model_sha256, row.predictions_digest]
+    if db.schema_version >= 3:
+        sealed += [row.accuracy_se, row.fold_scores]
+    return expansion_seal(_seal_digest(db), sealed)
 
 
 def check_expansion(db: Database, row: sa.Row) -> str:
@@ -445,6 +452,10 @@ def load_index(
     if rebuilt:
         info["rebuilt"] = "skylines swept again from the stored candidates (seal mismatch)"
     info["schema_version"] = db.schema_version
+    if db.schema_version < 3:  # Index.check_rule refuses "one_se" with this reason
+        info["no_standard_errors"] = (
+            f"build {build_id} of {db.display_url!r} is in a store of schema version "
+            f"{db.schema_version}, which keeps no standard errors")
     info["read_from"] = "arrays" if stored is not None else "rows"
     return Index(table, cost_model, info=info)
 
@@ -626,6 +637,7 @@ def _arrays_table(
         payloads,
         arrays.needs,
         arrays.learners,
+        *_uncertainty(db, arrays.columns, f"build {build_id}"),
     )
     return TABLE_KINDS.get(arrays.kind, PolyDomIndex)(
         candidates, arrays.n_min, arrays.n_max, arrays.breaks, arrays.skylines,
@@ -807,6 +819,8 @@ def _rows_table(
         features.append(fs)
     ids = [r.candidate_id for r in cands]
     v2 = db.schema_version >= 2
+    columns = ({name: [getattr(r, name) for r in cands] for name in _UNCERTAINTY}
+               if db.schema_version >= 3 else {})
     candidates = Candidate.from_columns(
         [decode_key(r.key_json) for r in cands],
         [r.accuracy for r in cands],
@@ -815,6 +829,7 @@ def _rows_table(
         payloads,
         [rows.needs.get(i, {}) for i in ids] if v2 else None,
         [r.learner for r in cands] if v2 else None,
+        *_uncertainty(db, columns, f"build {build_id}"),
     )
     kind = TABLE_KINDS.get(row.index_kind, PolyDomIndex)
     if rebuilt:
@@ -822,6 +837,30 @@ def _rows_table(
     breaks = [r.n_lo for r in rows.range_rows]
     return kind(candidates, row.n_min, row.n_max, breaks, rows.sky,
                 json.loads(row.stats or "{}"))
+
+
+#: The candidate fields that hold an accuracy's uncertainty (schema version 3 on).
+_UNCERTAINTY = ("accuracy_se", "fold_scores")
+
+
+def _uncertainty(
+    db: Database, columns: dict[str, list], what: str
+) -> tuple[list[float] | None, list[tuple[float, ...]] | None]:
+    """The candidates' standard errors and fold scores from their stored columns (None,
+    None for a store of a schema version that keeps neither).
+
+    Runtime complexity: O(K) plus one JSON decode per distinct fold-score text.
+    """
+    if db.schema_version < 3:
+        return None, None
+    decoded: dict[str, tuple[float, ...]] = {}
+    folds = []
+    for text in columns["fold_scores"]:
+        found = decoded.get(text)
+        if found is None:
+            found = decoded[text] = fold_scores_from_text(text, f"{what}: a candidate")
+        folds.append(found)
+    return columns["accuracy_se"], folds
 
 
 def list_builds(db: Database) -> list[BuildRecord]:

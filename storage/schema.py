@@ -14,7 +14,12 @@ the learner that produced it.
 
 Schema version 2 added bundles, needs and ``candidates.learner``; a store of version 1 is
 read (its features are atoms, a candidate needs its features with probability 1), never
-written.
+written.  Schema version 3 added each candidate's and each expansion's ``accuracy_se`` and
+``fold_scores`` (sealed: the lookup rule ``"one_se"`` answers from them) and the column
+``accuracy_se`` of the skyline views, and ``builds.learner`` holds the learner's short name
+(its registry name) instead of its description; a store of version 2 is read (its
+candidates carry no standard error, so an index opened from it refuses ``"one_se"``),
+never written.
 
 Tables added to version 2 later (:data:`ADDED_TABLES`): ``build_seals`` (a digest over each
 published build's index rows), ``build_arrays`` (each published build's index as one array
@@ -23,13 +28,15 @@ expansion's out-of-fold predictions), ``publications`` (the numbered log of publ
 builds, with the unique index that allows one current build), ``expansion_seals`` and
 ``served_timings`` (telemetry: the seconds each atomic feature took on a served item of
 some size, what recalibration refits curves from).  They change no existing table, so a
-store without them is still version 2.
+store without them is still version 2 (read without them); a store of version 3 is created
+with every table.
 
 Views (plain SQL, the same text on SQLite and PostgreSQL):
 
 ``skyline``
     The skylines of the current build: one row per (range, rank) with the candidate's key,
-    learner, feature names, accuracy, cost expression and cost at ``n_lo``.
+    learner, feature names, accuracy and its standard error, fold scores, cost expression
+    and cost at ``n_lo``.
 ``skyline_all``
     The same for every complete build (filter on ``build_id``).
 ``build_summary``
@@ -53,11 +60,11 @@ __all__ = [
 ]
 
 #: Version of the layout below; a store of another version is refused when opened, except
-#: version 1 stores, which are read (:data:`READABLE_VERSIONS`).
-SCHEMA_VERSION = 2
+#: version 1 and 2 stores, which are read (:data:`READABLE_VERSIONS`).
+SCHEMA_VERSION = 3
 
 #: Schema versions this code reads; only :data:`SCHEMA_VERSION` is written.
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (1, 2, 3)
 
 metadata = sa.MetaData()
 
@@ -151,6 +158,10 @@ expansions = sa.Table(
     sa.Column("n_features", sa.Integer, nullable=False),
     sa.Column("accuracy", sa.Double, nullable=False),
     sa.Column("fit_seconds", sa.Double, nullable=False),
+    # since version 3 (sealed): the standard error of the accuracy and the score on each
+    # split, as storage.candidate_fields.fold_scores_text writes them
+    sa.Column("accuracy_se", sa.Double),
+    sa.Column("fold_scores", sa.Text),
     sa.Column("model_format", sa.String(16)),
     sa.Column("model_sha256", sa.String(64)),
     sa.Column("model_blob", sa.LargeBinary),
@@ -267,7 +278,8 @@ publications = sa.Table(
 
 #: The seal of a stored expansion (:func:`storage.seal.expansion_seal`): a digest over its
 #: training key, feature set, accuracy, model format and digest, and its predictions'
-#: digest, checked before the expansion is reused and when a build using it is opened.
+#: digest (since version 3 also its standard error and fold scores), checked before the
+#: expansion is reused and when a build using it is opened.
 expansion_seals = sa.Table(
     "expansion_seals",
     metadata,
@@ -310,6 +322,8 @@ SELECT e.build_id AS build_id,
        c.learner AS learner,
        c.features AS features,
        c.accuracy AS accuracy,
+       c.accuracy_se AS accuracy_se,
+       c.fold_scores AS fold_scores,
        c.cost AS cost,
        (SELECT SUM(cc.coefficient * power(r.n_lo, cc.degree))
           FROM candidate_costs cc

@@ -114,10 +114,12 @@ def rows_digest(groups: Mapping[str, Iterable[Sequence[Any]]]) -> str:
 
 def expansion_seal(digest: BlobDigest, row: Sequence[Any]) -> str:
     """Hex digest over one stored expansion: ``(id, expansion_key, feature_mask, features,
-    accuracy, fit_seconds, model_format, model_sha256, predictions digest)``.
+    accuracy, fit_seconds, model_format, model_sha256, predictions digest)``, followed in a
+    store of schema version 3 or later by ``(accuracy_se, fold_scores)``.
 
     Binds the model blob (through its digest) to what it is for: the training key (learner,
-    parameters, data, columns) and the feature set, with its accuracy.
+    parameters, data, columns) and the feature set, with its accuracy (and its standard
+    error and fold scores).
 
     Runtime complexity: O(len(row)).
     """

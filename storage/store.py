@@ -97,11 +97,16 @@ class IndexStore:
         params: Mapping[str, Any],
         costs: CostModel | Mapping[str, CostCurve | str],
         columns: Mapping[str, Sequence[int]] | None = None,
+        learner: str | None = None,
     ) -> int:
         """Register a build (or find the unfinished one with identical arguments).
 
         ``params`` (alpha, delta, a learner description, the domain, ...) must be
-        JSON-serialisable; ``alpha``, ``delta`` and ``learner`` also get their own columns.
+        JSON-serialisable; ``alpha`` and ``delta`` also get their own columns.
+        ``learner`` is the learner's short name (its registry name, one line), kept in
+        ``builds.learner`` and shown by ``build_summary``, ``builds list`` and ``inspect``
+        (default: ``params["learner"]``).  It is not part of the build's identity: the
+        description in ``params`` decides which stored trainings a build reuses.
         ``costs`` is a :class:`polydom.CostModel` (atoms with curves and columns, bundles)
         or a plain mapping (atoms only); ``columns`` (atom -> columns) replaces the model's
         columns (default: one column per atom).  If a build with the same ``params``,
@@ -118,13 +123,15 @@ class IndexStore:
         ------
         storage.SchemaVersionError
             If the store has an older schema version (read, never written).
+        ValueError
+            If ``learner`` is not a one-line name.
 
         Returns
         -------
         int
             The build id.
         """
-        return builds.begin_build(self.database, params, costs, columns)
+        return builds.begin_build(self.database, params, costs, columns, learner)
 
     def expansion_cache(self, build_id: int, trusted: bool = False) -> Any:
         """The expansions of a build as a mapping ``frozenset(names) -> Expansion``.

@@ -11,9 +11,10 @@ follows the store) in an ASGI app; ``polydom serve`` runs it under uvicorn.  End
     the model chosen for (size, budget).  With a featurizer, ``{"budget": b, "items": [...]}``
     serves raw items (each item's size is the featurizer's): per item the label, the chosen
     model, predicted and measured feature time and whether it went over the budget.
-``GET /explain?size=&budget=``
-    :meth:`polydom.Index.explain`: the skyline at the size, the chosen entry, the next
-    dearer one and what it would cost, why nothing better fits.
+``GET /explain?size=&budget=[&rule=]``
+    :meth:`polydom.Index.explain`: the skyline at the size, the chosen entry under the rule,
+    the most accurate entry that fits (``best``), the next dearer one and what it would
+    cost, why nothing better fits.
 ``GET /healthz``, ``GET /metrics``
     Liveness with the current build; Prometheus text (prometheus-client).
 
@@ -64,7 +65,7 @@ from starlette.routing import Route
 from polydom.app.tables import cost_unit
 from polydom.index.built import Index
 from polydom.index.explanation import Explanation, SkylineEntry
-from polydom.index.table import RULES
+from polydom.index.table import RULES, RuleUnavailableError
 from polydom.serving.item_serving import ItemServer
 from polydom.serving.timing_recorder import TimingRecorder
 from storage.codec import display_key
@@ -116,11 +117,16 @@ def _number(params: Mapping[str, Any], field: str) -> float:
     return value
 
 
-def _rule(params: Mapping[str, Any]) -> str:
+def _rule(params: Mapping[str, Any], view: Index) -> str:
+    """The lookup rule of a request (default ``"best"``), one the index can answer (a store
+    without standard errors answers ``"best"`` only), or a RequestError naming it."""
     rule = params.get("rule", "best")
-    if rule not in RULES:
+    if not isinstance(rule, str) or rule not in RULES:
         raise RequestError(400, "rule", f"rule must be one of {', '.join(RULES)}, got {rule!r}")
-    return rule
+    try:
+        return view.check_rule(rule)
+    except RuleUnavailableError as exc:
+        raise RequestError(400, "rule", str(exc)) from None
 
 
 def _size_in_domain(view: Index, size: float, field: str = "size") -> float:
@@ -187,25 +193,30 @@ class _TimingsCollector(Collector):
                                 value=r.buffered)
 
 
-def _entry(entry: SkylineEntry, unit: str) -> dict[str, Any]:
+def _entry(entry: SkylineEntry, unit: str, se: bool = True) -> dict[str, Any]:
     cand = entry.candidate
     return {"rank": entry.rank, "key": key_text(cand.key), "learner": cand.learner,
             "features": sorted(cand.features), "accuracy": cand.accuracy,
+            "accuracy_se": cand.accuracy_se if se else None,
             "cost": entry.cost, "unit": unit, "fits": entry.fits}
 
 
-def explanation_json(explanation: Explanation, unit: str) -> dict[str, Any]:
-    """An :class:`Explanation` as the JSON ``/explain`` returns."""
+def explanation_json(explanation: Explanation, unit: str,
+                     standard_errors: bool = True) -> dict[str, Any]:
+    """An :class:`Explanation` as the JSON ``/explain`` returns (each entry's
+    ``accuracy_se`` null when the index has no standard errors)."""
     e = explanation
     nxt = e.next_dearer
     return {
         "build": e.build, "size": e.size, "budget": e.budget, "unit": unit,
         "range": [e.n_lo, e.n_hi],
-        "skyline": [_entry(s, unit) for s in e.skyline],
-        "chosen": None if e.chosen is None else _entry(e.chosen, unit),
-        "next_dearer": None if nxt is None else {**_entry(nxt, unit),
+        "skyline": [_entry(s, unit, standard_errors) for s in e.skyline],
+        "chosen": None if e.chosen is None else _entry(e.chosen, unit, standard_errors),
+        "next_dearer": None if nxt is None else {**_entry(nxt, unit, standard_errors),
                                                   "extra_budget": e.extra_budget},
         "reason": e.reason,
+        "rule": e.rule,
+        "best": None if e.best is None else _entry(e.best, unit, standard_errors),
     }
 
 
@@ -237,7 +248,9 @@ def make_app(
     timings : TimingRecorder, optional
         Records the feature timings of every served raw item (with the build that served
         it) and is flushed by a background task every ``timings_seconds`` and at shutdown
-        (:mod:`polydom.serving.timing_recorder`); its counts are on ``/metrics``.
+        (:mod:`polydom.serving.timing_recorder`); its counts are on ``/metrics``.  The
+        flushes run in the ASGI lifespan: under a server that does not run it, call
+        ``timings.flush()`` yourself.
     timings_seconds : float, default 5.0
         Seconds between two flushes of ``timings``.
 
@@ -288,7 +301,7 @@ def make_app(
         view = index.snapshot()
         size = _size_in_domain(view, _number(request.query_params, "size"))
         budget = _number(request.query_params, "budget")
-        rule = _rule(request.query_params)
+        rule = _rule(request.query_params, view)
         hit = view.lookup(size, budget, rule)
         unit = unit_of(view)
         model = None
@@ -303,13 +316,15 @@ def make_app(
         view = index.snapshot()
         size = _size_in_domain(view, _number(request.query_params, "size"))
         budget = _number(request.query_params, "budget")
+        rule = _rule(request.query_params, view)
         note_build(view)
-        return JSONResponse(explanation_json(view.explain(size, budget), unit_of(view)))
+        return JSONResponse(explanation_json(view.explain(size, budget, rule), unit_of(view),
+                                             not view.info.get("no_standard_errors")))
 
     def predict_rows(view: Index, body: dict[str, Any]) -> dict[str, Any]:
         size = _size_in_domain(view, _number(body, "size"))
         budget = _number(body, "budget")
-        rule = _rule(body)
+        rule = _rule(body, view)
         rows = body.get("rows")
         if not isinstance(rows, list) or not rows:
             raise RequestError(400, "rows", "rows must be a non-empty list of rows")

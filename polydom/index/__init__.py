@@ -10,7 +10,7 @@ from polydom.index.item_prediction import ItemPrediction
 from polydom.index.lazy_payload import LazyPayload, resolve_payload
 from polydom.index.naive import NaiveLookup
 from polydom.index.polydom_index import FixedBudgetIndex, IndexAll, PolyDomIndex
-from polydom.index.table import SkylineTable
+from polydom.index.table import RULES, RuleUnavailableError, SkylineTable, check_rule
 
 __all__ = [
     "Explanation",
@@ -22,8 +22,11 @@ __all__ = [
     "LazyPayload",
     "NaiveLookup",
     "PolyDomIndex",
+    "RULES",
+    "RuleUnavailableError",
     "SkylineEntry",
     "SkylineTable",
+    "check_rule",
     "prune_dominated",
     "resolve_payload",
 ]

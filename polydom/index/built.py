@@ -18,7 +18,7 @@ from polydom.curves.curve_text import natural_key, number_text
 from polydom.index.explanation import Explanation, explain_lookup
 from polydom.index.item_prediction import ItemPrediction
 from polydom.index.lazy_payload import resolve_payload
-from polydom.index.table import SkylineTable
+from polydom.index.table import RuleUnavailableError, SkylineTable, check_rule
 
 __all__ = ["Hit", "Index"]
 
@@ -412,27 +412,74 @@ class Index:
 
         Runtime complexity: O(log R + d log S), as :meth:`PolyDomIndex.lookup`.
         """
+        if rule != "best":  # one build's table and info, whatever refresh does
+            view = self._view()
+            view.check_rule(rule)
+            return self._hit(view.table, view.table.lookup_position(size, budget, rule),
+                             float(size))
         table = self.table  # once: a refresh in another thread may replace it
         return self._hit(table, table.lookup_position(size, budget, rule), float(size))
 
-    def explain(self, size: float, budget: float) -> Explanation:
-        """Why :meth:`lookup` answers ``(size, budget)`` as it does.
+    def check_rule(self, rule: object) -> str:
+        """``rule`` when this index can answer it, else an error naming why not.
+
+        An index opened from a store that keeps no standard errors (schema version 2 or
+        older: its ``info["no_standard_errors"]`` says which store) answers ``"best"``
+        only: there every candidate's standard error reads as 0, and ``"one_se"`` would
+        silently answer as ``"best"``.
+
+        Runtime complexity: O(1).
+
+        >>> import polydom
+        >>> table = polydom.PolyDomIndex.build([polydom.Candidate("a", 0.5, "1")])
+        >>> Index(table, {"x": "1"}).check_rule("one_se")
+        'one_se'
+
+        Raises
+        ------
+        ValueError
+            If ``rule`` is not one of :data:`polydom.index.table.RULES`.
+        RuleUnavailableError
+            If ``rule`` is ``"one_se"`` and this index has no standard errors.
+        """
+        check_rule(rule)
+        missing = self.info.get("no_standard_errors")
+        if rule == "one_se" and missing:
+            raise RuleUnavailableError(
+                f"rule 'one_se' needs each candidate's standard error, but {missing}; "
+                "answer with rule='best', or build into a new store to keep standard errors")
+        return rule
+
+    def explain(self, size: float, budget: float, rule: str = "best") -> Explanation:
+        """Why :meth:`lookup` answers ``(size, budget)`` under ``rule`` as it does.
 
         The skyline at ``size`` (each entry's cost there and whether it fits), the chosen
         entry, the next dearer one with what it would cost, and a sentence saying why
-        nothing more accurate fits; all from one build (``Explanation.build``).  See
+        nothing more accurate fits (for ``"one_se"``: why the chosen entry and not a more
+        accurate one that fits); all from one build (``Explanation.build``).  See
         :func:`polydom.index.explanation.explain_lookup`.
 
         Runtime complexity: O(log R + d * S) for a skyline of S entries.
+
+        Raises
+        ------
+        ValueError, RuleUnavailableError
+            As :meth:`lookup`.
         """
         view = self._view()
-        return explain_lookup(view.table, size, budget, view.info.get("build_id"))
+        if rule != "best":
+            view.check_rule(rule)
+        return explain_lookup(view.table, size, budget, view.info.get("build_id"), rule)
 
     def lookup_many(
         self, sizes: np.ndarray, budgets: np.ndarray, rule: str = "best"
     ) -> np.ndarray:
         """Positions into :attr:`candidates` for many queries (-1 where none fits), under
         ``rule`` as :meth:`lookup`."""
+        if rule != "best":
+            view = self._view()
+            view.check_rule(rule)
+            return view.table.lookup_many(sizes, budgets, rule)
         return self.table.lookup_many(sizes, budgets, rule)
 
     def predict(

@@ -10,7 +10,9 @@ Why the next dearer entry is the whole story: a skyline is sorted by cost with s
 increasing accuracy, and every candidate off the skyline is dominated (at every size of the
 range) by a skyline entry at most as costly and at least as accurate.  So every candidate
 more accurate than the chosen one costs at least what the next dearer entry costs, and
-that entry's cost is exactly the budget that would buy a better model.
+that entry's cost is exactly the budget that would buy a better model.  Under the rule
+``"one_se"`` the chosen entry is the cheapest one within one standard error of the most
+accurate entry that fits (:mod:`polydom.index.table`), and the explanation names both.
 """
 
 from __future__ import annotations
@@ -82,7 +84,14 @@ class Explanation:
         The skyline entry after ``chosen`` (the cheapest when nothing fits); None when
         ``chosen`` is the most accurate at this size.
     reason : str
-        One sentence: why nothing more accurate than ``chosen`` fits.
+        One sentence: why nothing more accurate than ``chosen`` fits (for ``"one_se"``:
+        why ``chosen`` and not the most accurate entry that fits).
+    rule : str, default "best"
+        The lookup rule explained (:data:`polydom.index.table.RULES`).
+    best : SkylineEntry or None
+        The most accurate entry that fits (``chosen`` under ``"best"``); under ``"one_se"``
+        ``chosen`` is the cheapest entry whose accuracy reaches ``best``'s accuracy minus
+        its standard error, and the entries between them fit too.
     """
 
     size: float
@@ -94,6 +103,8 @@ class Explanation:
     chosen: SkylineEntry | None
     next_dearer: SkylineEntry | None
     reason: str
+    rule: str = "best"
+    best: SkylineEntry | None = None
 
     @property
     def extra_budget(self) -> float:
@@ -112,12 +123,15 @@ def _name(entry: SkylineEntry) -> str:
 
 
 def explain_lookup(table: SkylineTable, size: float, budget: float,
-                   build: Any = None) -> Explanation:
-    """Explain ``table.lookup(size, budget)``: skyline, choice, next dearer entry, reason.
+                   build: Any = None, rule: str = "best") -> Explanation:
+    """Explain ``table.lookup(size, budget, rule)``: skyline, choice, next dearer entry,
+    reason.
 
-    The chosen entry is the one :meth:`SkylineTable.lookup` returns (so an
-    explanation never disagrees with a lookup, even at floating ties); entries up to it
-    fit, the rest do not.
+    The chosen entry is the one :meth:`SkylineTable.lookup` returns under ``rule`` (so an
+    explanation never disagrees with a lookup, even at floating ties); entries up to the
+    most accurate one that fits (``best``, the ``"best"`` answer) fit, the rest do not.
+    Under ``"one_se"`` the entry after ``chosen`` may fit (it is more accurate, but within
+    one standard error of ``best``): then ``extra_budget`` is not positive.
 
     Runtime complexity: O(log R + d * (log S + S)) for R ranges, a skyline of S entries and
     curves of degree d.
@@ -131,20 +145,23 @@ def explain_lookup(table: SkylineTable, size: float, budget: float,
     Raises
     ------
     TypeError, ValueError
-        As :meth:`SkylineTable.lookup` for a bad size or budget.
+        As :meth:`SkylineTable.lookup` for a bad size, budget or rule.
     """
-    found = table.lookup(size, budget)
+    found = table.lookup(size, budget, rule)
+    top = found if rule == "best" else table.lookup(size, budget)
     size, budget = float(size), float(budget)
     n_lo, n_hi = table.range_at(size)
     candidates = table.skyline(size)
-    chosen_rank = -1
+    chosen_rank = best_rank = -1
     if found is not None:
         chosen_rank = next(i for i, c in enumerate(candidates) if c is found)
+        best_rank = next(i for i, c in enumerate(candidates) if c is top)
     skyline = tuple(
-        SkylineEntry(rank, cand, float(cand.cost(size)), rank <= chosen_rank)
+        SkylineEntry(rank, cand, float(cand.cost(size)), rank <= best_rank)
         for rank, cand in enumerate(candidates)
     )
     chosen = skyline[chosen_rank] if chosen_rank >= 0 else None
+    best = skyline[best_rank] if best_rank >= 0 else None
     following = chosen_rank + 1
     next_dearer = skyline[following] if following < len(skyline) else None
     if next_dearer is None and chosen is None:
@@ -159,4 +176,14 @@ def explain_lookup(table: SkylineTable, size: float, budget: float,
                   "every more accurate model costs at least as much")
         if chosen is None:
             reason = "nothing fits: " + reason.replace("more accurate model", "other model")
-    return Explanation(size, budget, build, n_lo, n_hi, skyline, chosen, next_dearer, reason)
+    if rule == "one_se" and best is not None:
+        se = best.candidate.accuracy_se
+        floor = (f"accuracy at least {best.accuracy - se:.4g}, {_name(best)} minus its "
+                 f"standard error {se:.4g}")
+        if chosen is not best:
+            reason = (f"{_name(chosen)} is the cheapest model that fits within one standard "
+                      f"error of the most accurate one that fits ({floor})")
+        else:
+            reason = f"no cheaper model reaches {floor}; " + reason
+    return Explanation(size, budget, build, n_lo, n_hi, skyline, chosen, next_dearer, reason,
+                       rule, best)

@@ -14,7 +14,7 @@ from polydom.curves.domain import check_budget, check_domain, check_size, shown
 from polydom.curves.poly import candidate_roots, interval_points
 from polydom.index.dominance import prune_dominated
 from polydom.index.sweep import kinetic_sweep
-from polydom.index.table import SkylineTable
+from polydom.index.table import RULES, SkylineTable, check_rule
 
 __all__ = ["PolyDomIndex", "IndexAll", "validate_candidates"]
 
@@ -118,7 +118,8 @@ class PolyDomIndex(SkylineTable):
         return _sweep_table(cls, candidates, n_min, n_max, keep_all=False)
 
     def for_budget(self, budget: float) -> FixedBudgetIndex:
-        """A one-dimensional index over sizes for a budget fixed in advance (Problem 3).
+        """A one-dimensional index over sizes for a budget fixed in advance (Problem 3),
+        answering every lookup rule.
 
         Runtime complexity: O(E * d**3) to build for E skyline entries; lookups O(log P).
         """
@@ -152,7 +153,13 @@ class FixedBudgetIndex:
 
     Holds the sorted sizes where the answer may change (range starts and the roots of
     ``c(n) = budget`` for every skyline candidate), the answer at each such size and on each
-    open interval between them.  A lookup is one binary search.
+    open interval between them, under each lookup rule (:data:`polydom.index.table.RULES`).
+    A lookup is one binary search.
+
+    Why the same sizes serve both rules: inside a range, both answers are functions of how
+    many of the range's skyline entries fit (``"best"`` takes the last that fits,
+    ``"one_se"`` the first that reaches its threshold), and that count changes only where
+    an entry's cost crosses the budget.
     """
 
     def __init__(self, index: SkylineTable, budget: float) -> None:
@@ -169,26 +176,35 @@ class FixedBudgetIndex:
                     if n_lo < r < n_hi:
                         points.add(float(r))
         pts = sorted(points)
-        at_point = [index.lookup_position(p, self.budget) for p in pts]
         # one size inside each open interval after a point (the last one ends at hi)
-        after = [
-            index.lookup_position(probe, self.budget)
-            for probe in interval_points(pts[1:], pts[0], hi)
-        ]
+        probes = interval_points(pts[1:], pts[0], hi)
         self._points = pts
-        self._at_point = at_point
-        self._after = after
+        #: rule -> (answer at each point, answer on the open interval after it)
+        self._answers = {
+            rule: ([index.lookup_position(p, self.budget, rule) for p in pts],
+                   [index.lookup_position(p, self.budget, rule) for p in probes])
+            for rule in RULES
+        }
 
     @property
     def breakpoints(self) -> np.ndarray:
         """Sizes where the answer may change."""
         return np.array(self._points)
 
-    def lookup(self, size: float) -> Candidate | None:
-        """The answer at ``size`` for the fixed budget.  Runtime complexity: O(log P)."""
+    def lookup(self, size: float, rule: str = "best") -> Candidate | None:
+        """The answer at ``size`` for the fixed budget under ``rule`` (as
+        :meth:`SkylineTable.lookup` answers ``(size, budget, rule)``).
+
+        Runtime complexity: O(log P) for P breakpoints.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a bad size (as :meth:`SkylineTable.lookup`) or an unknown ``rule``.
+        """
+        at_point, after = self._answers[check_rule(rule)]
         lo, hi = self._index.domain
         n = check_size(size, lo, hi)
         k = bisect_right(self._points, n) - 1
-        j = self._at_point[k] if self._points[k] == n else self._after[k]
+        j = at_point[k] if self._points[k] == n else after[k]
         return None if j < 0 else self._index._candidates[j]
-

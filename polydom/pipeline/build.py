@@ -374,7 +374,7 @@ def _open_store(
         "explore": {k: repr(v) for k, v in sorted(explore_options.items())},
     }
     st = IndexStore(url, key=key, allow_foreign=allow_foreign)
-    build_id = st.begin_build(params, model)
+    build_id = st.begin_build(params, model, learner=lattice.learner_name(learner))
 
     def publish(index: Index) -> None:
         try:

@@ -160,6 +160,9 @@ def test_the_candidates_table_is_the_one_definition():
     assert [c.name for c in S.candidates.columns] == [
         "build_id", "candidate_id", *(f.name for f in CANDIDATE_FIELDS)]
     assert {f.name for f in sealed_fields(S.SCHEMA_VERSION)} == {
+        "key_json", "accuracy", "accuracy_se", "fold_scores", "features_json", "expansion_id",
+        "learner", "model_format", "model_sha256"}
+    assert {f.name for f in sealed_fields(2)} == {
         "key_json", "accuracy", "features_json", "expansion_id", "learner", "model_format",
         "model_sha256"}
 

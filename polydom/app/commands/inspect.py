@@ -80,6 +80,7 @@ def _skyline_entries(index: Any, formats: dict[int, Any], unit: CostUnit,
     """One dict per skyline entry of the first ``ranges`` ranges (0: all), costs in
     ``unit``.  O(E * d) for E entries of degree d."""
     table = index.table
+    stored_se = not index.info.get("no_standard_errors")  # None where a store keeps none
     out = []
     for range_id, ((n_lo, n_hi), positions) in enumerate(
             zip(table.ranges, table.skyline_positions, strict=True)):
@@ -92,7 +93,8 @@ def _skyline_entries(index: Any, formats: dict[int, Any], unit: CostUnit,
                 "range": range_id, "n_lo": n_lo, "n_hi": n_hi, "rank": rank,
                 "candidate": candidate_name(cand.key), "learner": cand.learner,
                 "features": sorted_names(cand.features), "accuracy": cand.accuracy,
-                "accuracy_se": cand.accuracy_se, "cost_curve": curve.text(),
+                "accuracy_se": cand.accuracy_se if stored_se else None,
+                "cost_curve": curve.text(),
                 "cost_coefficients": curve.coefficients.tolist(),
                 "cost_at_n_lo": curve(n_lo), "model": formats.get(position),
             })
@@ -168,15 +170,19 @@ def _print_text(url: str, builds: Sequence[Any], chosen: Any, index: Any,
         return
     n_ranges = len(index.table.ranges)
     print(f"\nevaluation of build {chosen.build_id}: {evaluation_text(index.info)}")
+    if index.info.get("no_standard_errors"):
+        print(f"standard errors: not stored (a store of schema version "
+              f"{index.info.get('schema_version')}); lookups answer rule 'best' only")
     print(f"skylines of build {chosen.build_id}: {n_ranges} ranges, {index.table.entries} "
           f"entries; costs in {clip(unit.name, 40)}")
     print(format_table(
         ["range", "n_lo", "n_hi", "rank", "candidate", "learner", "features", "accuracy",
-         f"cost curve ({clip(unit.name, 20)})", f"cost(n_lo) ({clip(unit.name, 20)})",
-         "model"],
+         "std. error", f"cost curve ({clip(unit.name, 20)})",
+         f"cost(n_lo) ({clip(unit.name, 20)})", "model"],
         [[e["range"], e["n_lo"], e["n_hi"], e["rank"], clip(e["candidate"], 32),
           learner_text(e["learner"]), clip("+".join(e["features"]) or "{} (no features)", 60),
-          e["accuracy"], clip(e["cost_curve"], 60), e["cost_at_n_lo"], e["model"] or "-"]
+          e["accuracy"], "-" if e["accuracy_se"] is None else e["accuracy_se"],
+          clip(e["cost_curve"], 60), e["cost_at_n_lo"], e["model"] or "-"]
          for e in entries]))
     if ranges and n_ranges > ranges:
         print(f"... {n_ranges - ranges} more ranges (--ranges 0 prints all)")

@@ -127,7 +127,8 @@ def _answer(index: Any, formats: dict[int, Any], unit: CostUnit, size: float,
     curve = cand.cost * unit.scale
     out.update(candidate=candidate_name(cand.key), learner=cand.learner,
                features=sorted_names(cand.features), accuracy=cand.accuracy,
-               accuracy_se=cand.accuracy_se, cost=curve(size), cost_curve=curve.text(),
+               accuracy_se=None if index.info.get("no_standard_errors") else cand.accuracy_se,
+               cost=curve(size), cost_curve=curve.text(),
                cost_coefficients=curve.coefficients.tolist(), model=formats.get(position))
     return out
 
@@ -149,6 +150,7 @@ def run_lookup(args: argparse.Namespace) -> int:
         index = store.load_index(build=args.build, models=False)
         formats = {r["candidate_id"]: r["model_format"]
                    for r in store.skyline_rows(index.info["build_id"])}
+    index.check_rule(args.rule)  # "one_se" on a store without standard errors: refused
     unit = cost_unit_for(cost_unit(index.info), args.unit)
     answers = []
     for number, (size, (value, written)) in enumerate(queries, 1):
