@@ -144,3 +144,33 @@ def test_the_service_answers_with_the_registry_name(built):
     lookup, explain = asyncio.run(ask())
     assert lookup["model"]["learner"] == "tree"
     assert {e["learner"] for e in explain["skyline"]} == {"tree"}
+
+
+def test_builds_show_the_short_learner_name_and_keep_the_description(built, capsys):
+    url = str(built)
+    text = _run(["builds", "list", url], capsys)
+    header, _, row = text.splitlines()
+    assert row.split()[header.split().index("learner")] == "tree"
+    record, = json.loads(_run(["builds", "list", url, "--json"], capsys))
+    assert record["learner"] == "tree"
+    assert record["learner_description"].startswith("SklearnLearner(DecisionTreeClassifier(")
+    row, = csv.DictReader(io.StringIO(_run(["builds", "list", url, "--csv"], capsys)))
+    assert row["learner"] == "tree" and row["learner_description"].startswith("SklearnLearner(")
+    shown = json.loads(_run(["inspect", url, "--json"], capsys))
+    assert [b["learner"] for b in shown["builds"]] == ["tree"]
+    builds_table = _run(["inspect", url], capsys).split("\n\n")[0].splitlines()[1:]
+    header, _, row = builds_table
+    assert row.split()[header.split().index("learner")] == "tree"
+    with sqlite3.connect(f"file:{built}?mode=ro", uri=True) as db:
+        assert db.execute("SELECT learner FROM build_summary").fetchall() == [("tree",)]
+
+
+def test_a_version_2_store_shows_its_learners_as_stored(tmp_path, capsys):
+    v2 = tmp_path / "v2.db"
+    v2.write_bytes((Path(__file__).parents[1] / "test_storage" / "data" / "schema_v2.db")
+                   .read_bytes())
+    shown = json.loads(_run(["inspect", str(v2), "--json"], capsys))
+    assert {e["learner"] for e in shown["skyline"]} == {"lattice", "tree"}
+    record, = shown["builds"]
+    assert record["learner"] == record["learner_description"]
+    assert record["learner"].startswith("SklearnLearner(LogisticRegression()")

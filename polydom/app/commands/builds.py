@@ -7,12 +7,15 @@ import argparse
 from polydom.app.arguments import add_output_option, add_store_options, build_id, store_key
 from polydom.app.commands.inspect import build_record
 from polydom.app.output import write_csv, write_json
-from polydom.app.tables import clip, format_table
+from polydom.app.tables import format_table, learner_text
 
 __all__ = ["add_builds", "run_builds"]
 
 _COLUMNS = ["build", "status", "current", "alpha", "delta", "learner", "n_min", "n_max",
-            "features", "expansions", "candidates", "ranges", "entries", "completed", "error"]
+            "features", "expansions", "candidates", "ranges", "entries", "completed", "error",
+            "learner_description"]
+#: The columns of the text table (errors and descriptions are for --json / --csv).
+_TEXT = _COLUMNS[:-2]
 
 
 def add_builds(subparsers: argparse._SubParsersAction) -> None:
@@ -48,10 +51,10 @@ def run_builds(args: argparse.Namespace) -> int:
         elif args.output == "csv":
             write_csv(_COLUMNS, [[r[c] for c in _COLUMNS] for r in records])
         else:
-            print(format_table(_COLUMNS[:-1], [
-                [*(r[c] for c in _COLUMNS[:2]), "*" if r["current"] else "",
-                 *(r[c] for c in _COLUMNS[3:5]), clip(r["learner"] or "-", 48),
-                 *(r[c] for c in _COLUMNS[6:13]), r["completed"] or "-"] for r in records]))
+            print(format_table(_TEXT, [
+                [*(r[c] for c in _TEXT[:2]), "*" if r["current"] else "",
+                 *(r[c] for c in _TEXT[3:5]), learner_text(r["learner"]),
+                 *(r[c] for c in _TEXT[6:13]), r["completed"] or "-"] for r in records]))
         return 0
     if args.output == "csv":
         raise ValueError("builds delete prints no table: --csv is for builds list")

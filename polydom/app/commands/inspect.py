@@ -102,9 +102,14 @@ def _skyline_entries(index: Any, formats: dict[int, Any], unit: CostUnit,
 
 
 def build_record(b: Any) -> dict[str, Any]:
-    """A build's record (:class:`storage.BuildRecord`) as a dict for JSON and CSV.  O(1)."""
+    """A build's record (:class:`storage.BuildRecord`) as a dict for JSON and CSV: its
+    ``learner`` is the learner's short name (its registry name), ``learner_description``
+    what the build stored to decide which trainings it may reuse.  O(1)."""
+    description = b.params.get("learner") if isinstance(b.params, dict) else None
     return {"build": b.build_id, "status": b.status, "current": bool(b.is_current),
-            "alpha": b.alpha, "delta": b.delta, "learner": b.learner, "n_min": b.n_min,
+            "alpha": b.alpha, "delta": b.delta, "learner": b.learner,
+            "learner_description": None if description is None else str(description),
+            "n_min": b.n_min,
             "n_max": b.n_max, "features": b.n_features, "expansions": b.n_expansions,
             "candidates": b.n_candidates, "ranges": b.n_ranges, "entries": b.n_entries,
             "completed": b.completed_at, "error": b.error}
@@ -160,7 +165,7 @@ def _print_text(url: str, builds: Sequence[Any], chosen: Any, index: Any,
         ["build", "status", "current", "alpha", "delta", "learner", "n_min", "n_max",
          "features", "expansions", "candidates", "ranges", "entries", "completed"],
         [[b.build_id, b.status, "*" if b.is_current else "", b.alpha, b.delta,
-          clip(b.learner or "-", 48), b.n_min, b.n_max, b.n_features, b.n_expansions,
+          learner_text(b.learner), b.n_min, b.n_max, b.n_features, b.n_expansions,
           b.n_candidates, b.n_ranges, b.n_entries, b.completed_at or "-"] for b in builds]))
     for b in builds:
         if b.error:
