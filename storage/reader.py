@@ -89,6 +89,9 @@ class BuildRecord:
     params: dict = field(repr=False, default_factory=dict)
     #: The error of a failed build (its first line), else None.
     error: str | None = None
+    #: Its number in the publication log (``index.info["publication"]`` of the current
+    #: build; what ``open_index(min_publication=)`` compares), None before it is published.
+    publication: int | None = None
 
 
 def build_row(db: Database, conn: sa.Connection, build_id: int | None) -> sa.Row:
@@ -858,14 +861,17 @@ def _uncertainty(
 
 
 def list_builds(db: Database) -> list[BuildRecord]:
-    """Every build, oldest first, with its status and row counts.
+    """Every build, oldest first, with its status, row counts and publication number.
 
-    Runtime complexity: one query over the ``build_summary`` view.
+    Runtime complexity: one query over the ``build_summary`` view, one over the log.
     """
     with db.read() as conn:
         rows = conn.execute(sa.text("SELECT * FROM build_summary ORDER BY build_id")).all()
         stored = {r.id: r for r in conn.execute(
             sa.select(S.builds.c.id, S.builds.c.params, S.builds.c.info))}
+        numbers = ({int(r.build_id): int(r.sequence) for r in conn.execute(
+            sa.select(S.publications.c.build_id, S.publications.c.sequence))}
+            if "publications" in db.tables else {})
     return [
         BuildRecord(
             build_id=int(r.build_id),
@@ -885,6 +891,7 @@ def list_builds(db: Database) -> list[BuildRecord]:
             n_entries=int(r.n_entries),
             params=json.loads(stored[r.build_id].params),
             error=_error(r.status, stored[r.build_id].info),
+            publication=numbers.get(int(r.build_id)),
         )
         for r in rows
     ]

@@ -210,6 +210,18 @@ def reseal_expansions(url: str) -> None:
         db.close()
 
 
+def execute_sql(url: str, *statements: str) -> None:
+    """Run SQL ``statements`` in one transaction on the database at ``url`` (SQLite or
+    PostgreSQL), as a writer of the database outside polydom would."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            for statement in statements:
+                conn.exec_driver_sql(statement)
+    finally:
+        engine.dispose()
+
+
 def unseal(url: str) -> None:
     """What a writer without the store key can do to an *unsigned* store so that its edits
     open: delete the builds' seals and index arrays and the expansions' seals (its builds

@@ -17,7 +17,7 @@ import learners
 import polydom
 import storage
 from polydom.app.cli import main
-from tests.storage_support import load_models
+from tests.storage_support import execute_sql, load_models
 
 X, Y = load_breast_cancer(return_X_y=True)
 X, Y = X[:150], Y[:150]
@@ -29,16 +29,6 @@ def _build(url, depth=2, alpha=1.0, **options):
     learner = learners.SklearnLearner(DecisionTreeClassifier(max_depth=depth, random_state=0),
                                       X, Y, features=FEATURES, cv=2)
     return polydom.build_index(COSTS, learner, alpha=alpha, n_max=100.0, store=url, **options)
-
-
-def _execute(url: str, *sql: str) -> None:
-    engine = sa.create_engine(url)
-    try:
-        with engine.begin() as conn:
-            for statement in sql:
-                conn.exec_driver_sql(statement)
-    finally:
-        engine.dispose()
 
 
 def _snapshot(url: str) -> dict[str, str]:
@@ -58,7 +48,7 @@ def _snapshot(url: str) -> dict[str, str]:
 
 
 def _foreign(url: str) -> str:
-    _execute(url, "CREATE TABLE people (name TEXT)", "INSERT INTO people VALUES ('ada')")
+    execute_sql(url, "CREATE TABLE people (name TEXT)", "INSERT INTO people VALUES ('ada')")
     return url
 
 
@@ -92,7 +82,7 @@ def test_readers_of_a_foreign_postgresql_database_write_nothing(pg_url, capsys):
 def test_edits_in_sql_are_refused_on_open_on_postgresql(pg_url, sql):
     _build(pg_url)
     assert polydom.open_index(pg_url).info["sealed"] is True
-    _execute(pg_url, sql)
+    execute_sql(pg_url, sql)
     before = _snapshot(pg_url)
     with pytest.raises(storage.IndexIntegrityError, match="edited after publishing"):
         polydom.open_index(pg_url)
@@ -101,7 +91,7 @@ def test_edits_in_sql_are_refused_on_open_on_postgresql(pg_url, sql):
 
 def test_edited_postgresql_build_opens_rebuilt_when_asked(pg_url):
     _build(pg_url)
-    _execute(pg_url, "UPDATE candidates SET accuracy = 0.999 WHERE candidate_id = 0")
+    execute_sql(pg_url, "UPDATE candidates SET accuracy = 0.999 WHERE candidate_id = 0")
     index = polydom.open_index(pg_url, rebuild=True)
     assert "rebuilt" in index.info
     index.table._check()

@@ -5,6 +5,8 @@ PostgreSQL (``source .ci/postgres.sh``), signed and unsigned stores."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import sqlalchemy as sa
 from sklearn.datasets import load_breast_cancer
@@ -18,6 +20,7 @@ import storage.publications
 from polydom.app.cli import main
 from storage.blobs import BlobDigest
 from storage.seal import seal_header
+from tests.storage_support import execute_sql
 
 X, Y = load_breast_cancer(return_X_y=True)
 X, Y = X[:150], Y[:150]
@@ -41,16 +44,6 @@ def _build(url: str, depth: int, key: str | None) -> polydom.Index:
     return polydom.build_index(COSTS, learner, n_max=100.0, store=url, store_key=key)
 
 
-def _sql(url: str, *statements: str) -> None:
-    engine = sa.create_engine(url)
-    try:
-        with engine.begin() as conn:
-            for statement in statements:
-                conn.exec_driver_sql(statement)
-    finally:
-        engine.dispose()
-
-
 def _head(url: str) -> str:
     engine = sa.create_engine(url)
     try:
@@ -62,7 +55,7 @@ def _head(url: str) -> str:
 
 
 def _set_head(url: str, value: str) -> None:
-    _sql(url, f"UPDATE schema_info SET value = '{value}' WHERE key = 'publication_head'")
+    execute_sql(url, f"UPDATE schema_info SET value = '{value}' WHERE key = 'publication_head'")
 
 
 def _roll_back_to_build_1(url: str) -> None:
@@ -70,7 +63,7 @@ def _roll_back_to_build_1(url: str) -> None:
     1 uses none of them) and make build 1 current: the store as it was before build 2,
     except for the head record."""
     newer = "SELECT id FROM expansions WHERE build_id = 2"
-    _sql(url, *(f"DELETE FROM {table} WHERE build_id = 2" for table in BUILD_ROWS),
+    execute_sql(url, *(f"DELETE FROM {table} WHERE build_id = 2" for table in BUILD_ROWS),
          f"DELETE FROM expansion_seals WHERE expansion_id IN ({newer})",
          f"DELETE FROM expansion_predictions WHERE expansion_id IN ({newer})",
          "DELETE FROM expansions WHERE build_id = 2",
@@ -99,10 +92,10 @@ def test_a_rollback_that_deletes_the_newer_publication_is_refused_by_a_fresh_rea
     assert "\n" not in str(caught.value)
     assert polydom.open_index(store_url, key=key, build=1).info["build_id"] == 1  # pinned: fine
     # deleting the head record too: build 1 was sealed as published with one
-    _sql(store_url, "DELETE FROM schema_info WHERE key = 'publication_head'")
+    execute_sql(store_url, "DELETE FROM schema_info WHERE key = 'publication_head'")
     with pytest.raises(storage.IndexIntegrityError, match="head record .* which is gone"):
         polydom.open_index(store_url, key=key)
-    _sql(store_url, "DELETE FROM build_arrays")  # the rows path reads the same from the seal
+    execute_sql(store_url, "DELETE FROM build_arrays")  # the rows path reads the same from the seal
     with pytest.raises(storage.IndexIntegrityError, match="head record .* which is gone"):
         polydom.open_index(store_url, key=key)
 
@@ -141,7 +134,7 @@ def test_a_head_record_put_back_from_a_copy_needs_min_publication(store_url, key
         polydom.open_index(store_url, key=key, min_publication=2)
     assert polydom.open_index(store_url, key=key, min_publication=1).info["build_id"] == 1
     # renumbering build 1 to pass min_publication: its seal covers its number
-    _sql(store_url, "UPDATE publications SET sequence = 2 WHERE build_id = 1")
+    execute_sql(store_url, "UPDATE publications SET sequence = 2 WHERE build_id = 1")
     _set_head(store_url, "2 1 " + kept.split(" ")[2])
     with pytest.raises(storage.IndexIntegrityError, match="publication number"):
         polydom.open_index(store_url, key=key, min_publication=2)
@@ -177,10 +170,10 @@ def test_builds_published_before_head_records_open_and_their_rollback_needs_min_
     _build(url, 3, KEY)
     assert _head(url).startswith("2 2 ")
     _roll_back_to_build_1(url)
-    _sql(url, "DELETE FROM schema_info WHERE key = 'publication_head'")
+    execute_sql(url, "DELETE FROM schema_info WHERE key = 'publication_head'")
     for rows in (False, True):  # from the arrays, then from the rows (the seal says so)
         if rows:
-            _sql(url, "DELETE FROM build_arrays")
+            execute_sql(url, "DELETE FROM build_arrays")
         assert polydom.open_index(url, key=KEY).info["build_id"] == 1  # not detectable
         with pytest.raises(storage.IndexIntegrityError, match="min_publication=2"):
             polydom.open_index(url, key=KEY, min_publication=2)
@@ -194,7 +187,7 @@ def test_deleting_older_builds_and_reading_from_the_rows_keep_the_head_valid(tmp
         store.delete_builds([1, 2])
     index = polydom.open_index(url, key=KEY, min_publication=3)
     assert (index.info["build_id"], index.info["publication"]) == (3, 3)
-    _sql(url, "DELETE FROM build_arrays")
+    execute_sql(url, "DELETE FROM build_arrays")
     assert polydom.open_index(url, key=KEY, min_publication=3).info["read_from"] == "rows"
 
 
@@ -224,6 +217,11 @@ def test_min_publication_bounds_the_current_build_only(tmp_path):
 def test_lookup_with_min_publication_refuses_a_rolled_back_store(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 's.db'}"
     kept = _two_builds(url, None)
+    capsys.readouterr()
+    assert main(["builds", "list", url, "--json"]) == 0  # where the number comes from
+    listed = json.loads(capsys.readouterr().out)
+    assert [(r["build"], r["publication"], r["current"]) for r in listed] == [
+        (1, 1, False), (2, 2, True)]
     query = ["--size", "50", "--budget", "1000"]
     assert main(["lookup", url, "--min-publication", "2", *query]) == 0
     _roll_back_to_build_1(url)

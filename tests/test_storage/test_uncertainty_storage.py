@@ -25,17 +25,11 @@ import storage
 from polydom.app.cli import main
 from polydom.app.tables import candidate_name
 from storage.codec import display_key
-from tests.storage_support import BACKENDS, fresh_url
 from tests.strategies import domains
 from tests.test_polydom.test_index_properties import query_budgets, query_sizes
 from tests.test_polydom.test_index_rules import assert_rule_answer, pools_with_errors
 
 COSTS = {"a": "1", "b": "n", "c": "2 + 0.5*n"}
-
-
-@pytest.fixture(params=BACKENDS)
-def store_url(request, tmp_path):
-    yield from fresh_url(request.param, tmp_path)
 
 
 def small_data() -> tuple[np.ndarray, np.ndarray]:

@@ -13,9 +13,10 @@ __all__ = ["add_builds", "run_builds"]
 
 _COLUMNS = ["build", "status", "current", "alpha", "delta", "learner", "n_min", "n_max",
             "features", "expansions", "candidates", "ranges", "entries", "completed", "error",
-            "learner_description"]
-#: The columns of the text table (errors and descriptions are for --json / --csv).
-_TEXT = _COLUMNS[:-2]
+            "learner_description", "publication"]
+#: The columns of the text table (errors, descriptions and publication numbers are for
+#: --json / --csv).
+_TEXT = _COLUMNS[:-3]
 
 
 def add_builds(subparsers: argparse._SubParsersAction) -> None:

@@ -104,7 +104,8 @@ def _skyline_entries(index: Any, formats: dict[int, Any], unit: CostUnit,
 def build_record(b: Any) -> dict[str, Any]:
     """A build's record (:class:`storage.BuildRecord`) as a dict for JSON and CSV: its
     ``learner`` is the learner's short name (its registry name), ``learner_description``
-    what the build stored to decide which trainings it may reuse.  O(1)."""
+    what the build stored to decide which trainings it may reuse, ``publication`` its number
+    in the store's publication log (for ``--min-publication``).  O(1)."""
     description = b.params.get("learner") if isinstance(b.params, dict) else None
     return {"build": b.build_id, "status": b.status, "current": bool(b.is_current),
             "alpha": b.alpha, "delta": b.delta, "learner": b.learner,
@@ -112,7 +113,8 @@ def build_record(b: Any) -> dict[str, Any]:
             "n_min": b.n_min,
             "n_max": b.n_max, "features": b.n_features, "expansions": b.n_expansions,
             "candidates": b.n_candidates, "ranges": b.n_ranges, "entries": b.n_entries,
-            "completed": b.completed_at, "error": b.error}
+            "completed": b.completed_at, "error": b.error,
+            "publication": b.publication}
 
 
 def run_inspect(args: argparse.Namespace) -> int:
