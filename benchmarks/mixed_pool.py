@@ -25,7 +25,12 @@ budget (the one with the higher mean), paired over splits, with its standard err
 second table compares ``"one_se"`` with ``"best"`` on the mixed index: mean realised cost of
 each and their test accuracies, paired over splits.
 
+``--repeats R`` scores on the 5 folds repeated on R partitions (repeated cross-validation,
+``EvaluationProtocol(repeats=R)``; default 1); ``benchmarks/mixed_pool_noise.py`` shows per
+split what decides the mixed index's choices.
+
 Run:  PYTHONPATH=$PWD python benchmarks/mixed_pool.py --splits 20
+      PYTHONPATH=$PWD python benchmarks/mixed_pool.py --splits 20 --repeats 3
       PYTHONPATH=$PWD python benchmarks/mixed_pool.py --splits 2 --trees 20 (smoke run)
 """
 
@@ -83,11 +88,12 @@ def realised(index: polydom.Index, X: np.ndarray, y: np.ndarray, budget: float,
     return float(np.mean(pred == y)), cost, cand.learner
 
 
-def run_split(seed: int, n_estimators: int, folds: int) -> dict:
+def run_split(seed: int, n_estimators: int, folds: int, repeats: int = 1) -> dict:
     X, y = load_breast_cancer(return_X_y=True)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25, random_state=seed,
                                               stratify=y)
-    protocol = learners.EvaluationProtocol(folds=folds, seed=seed)  # one for both learners
+    protocol = learners.EvaluationProtocol(folds=folds, seed=seed,
+                                           repeats=repeats)  # one for both learners
     model = cost_model()
     lattice_learner = learners.SklearnLearner(
         make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)), X_tr, y_tr,
@@ -127,17 +133,20 @@ def main() -> None:
     parser.add_argument("--splits", type=int, default=10, help="random splits (default 10)")
     parser.add_argument("--trees", type=int, default=100, help="CEGB rounds (default 100)")
     parser.add_argument("--folds", type=int, default=5, help="protocol folds (default 5)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="partitions the folds are repeated on (default 1)")
     args = parser.parse_args()
     start = time.perf_counter()
     runs = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for seed in range(args.splits):
-            runs.append(run_split(seed, args.trees, args.folds))
+            runs.append(run_split(seed, args.trees, args.folds, args.repeats))
     names = ("lattice", "cegb", "mixed")
+    again = f" repeated {args.repeats} times" if args.repeats > 1 else ""
     print(f"breast cancer, {args.splits} random splits (75% train, scored by {args.folds}-fold "
-          "cross-validation, 25% test); mean over splits; cost = realised mean cost per test "
-          "row; rule 'best'")
+          f"cross-validation{again}, 25% test); mean over splits; cost = realised mean cost "
+          "per test row; rule 'best'")
     header = ["budget"]
     for name in names:
         header += [f"{name} acc", f"{name} cost"]

@@ -11,11 +11,15 @@ estimates of the same kind.  The protocol is a scikit-learn cross-validation spl
 Statistics (the conventions of cross-validation practice, e.g. the one-standard-error rule
 of Breiman et al., *Classification and Regression Trees*, 1984, section 3.4.3):
 
-* the estimate is the mean of the k fold scores (scikit-learn's ``cross_val_score`` mean);
+* the estimate is the mean of the k fold scores (scikit-learn's ``cross_val_score`` mean),
+  or of the k * r scores of k folds repeated r times on r different partitions (repeated
+  cross-validation: the mean no longer depends on one partition of the rows);
 * its standard error is ``std(scores, ddof=1) / sqrt(k)`` for k >= 2 folds (folds share
   training rows, so this is known to understate the spread somewhat; it is the usual
-  yardstick, not an exact interval), and for one held-out split of m rows the binomial
-  ``sqrt(a * (1 - a) / m)`` (accuracy is a mean of m right/wrong outcomes);
+  yardstick, not an exact interval), also with r repeats (the repeats re-use the same rows,
+  so dividing by ``sqrt(k * r)`` would claim r times the data there is), and for one held-out
+  split of m rows the binomial ``sqrt(a * (1 - a) / m)`` (accuracy is a mean of m
+  right/wrong outcomes);
 * two candidates scored on the same folds are compared by the mean and standard error of
   their per-fold differences (:func:`paired_difference`), which removes the part of the
   spread that comes from which rows landed in which fold.
@@ -73,6 +77,12 @@ class EvaluationProtocol:
         training procedure, as scikit-learn's cross-validation).  ``False`` is allowed with
         ``holdout`` only: the served model is the one fitted on the training rows, the very
         model that was scored.
+    repeats : int, default 1
+        Repeat the k folds on this many partitions of the rows (repeated cross-validation;
+        folds only): repeat 0 is the partition of ``seed``, repeat ``r`` that of a seed
+        derived from ``(seed, r)``.  Every learner is scored on all ``folds * repeats``
+        splits; the variance that the choice of partition adds to an estimate shrinks as
+        ``1 / repeats`` (docs/evaluation.md says when that decides a choice).
 
     >>> p = EvaluationProtocol(folds=3, seed=1)
     >>> y = np.array([0, 1] * 6)
@@ -83,6 +93,8 @@ class EvaluationProtocol:
     '3-fold cross-validation (stratified, seed 1)'
     >>> str(EvaluationProtocol(holdout=0.25))
     'held-out 25% of rows (stratified, seed 0)'
+    >>> str(EvaluationProtocol(folds=5, repeats=3))
+    '5-fold cross-validation repeated 3 times (stratified, seed 0)'
     """
 
     def __init__(
@@ -93,6 +105,7 @@ class EvaluationProtocol:
         groups: Any = None,
         stratify: bool = True,
         refit: bool = True,
+        repeats: int = 1,
     ) -> None:
         self.folds = folds
         self.holdout = holdout
@@ -100,18 +113,20 @@ class EvaluationProtocol:
         self.groups = groups
         self.stratify = stratify
         self.refit = refit
+        self.repeats = repeats
 
     # ------------------------------------------------------------------ parameters
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's parameters (scikit-learn's convention)."""
         return {"folds": self.folds, "holdout": self.holdout, "seed": self.seed,
-                "groups": self.groups, "stratify": self.stratify, "refit": self.refit}
+                "groups": self.groups, "stratify": self.stratify, "refit": self.refit,
+                "repeats": self.repeats}
 
     def __repr__(self) -> str:
         groups = None if self.groups is None else f"<{len(self.groups)} labels>"
         return (f"EvaluationProtocol(folds={self.folds!r}, holdout={self.holdout!r}, "
                 f"seed={self.seed!r}, groups={groups}, stratify={self.stratify!r}, "
-                f"refit={self.refit!r})")
+                f"refit={self.refit!r}, repeats={self.repeats!r})")
 
     def check(self) -> EvaluationProtocol:
         """Validate the parameters; returns ``self``.
@@ -139,6 +154,13 @@ class EvaluationProtocol:
                 raise EvaluationError(f"holdout must be in (0, 1), got {self.holdout!r}")
         if not _is_int(self.seed) or self.seed < 0:
             raise TypeError(f"seed must be an integer >= 0, got {self.seed!r}")
+        if not _is_int(self.repeats):
+            raise TypeError(f"repeats must be an integer, got {self.repeats!r}")
+        if self.repeats < 1:
+            raise EvaluationError(f"repeats must be at least 1, got {self.repeats!r}")
+        if self.repeats > 1 and self.holdout is not None:
+            raise EvaluationError(f"repeats={self.repeats!r} needs folds (a held-out split "
+                                  "is one split)")
         for name in ("stratify", "refit"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
@@ -152,15 +174,15 @@ class EvaluationProtocol:
 
     @property
     def n_splits(self) -> int:
-        """Number of scored splits: ``folds``, or 1 with ``holdout``."""
-        return 1 if self.holdout is not None else int(self.folds)
+        """Number of scored splits: ``folds * repeats``, or 1 with ``holdout``."""
+        return 1 if self.holdout is not None else int(self.folds) * int(self.repeats)
 
     def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
         """:attr:`n_splits` (scikit-learn's splitter interface)."""
         return self.check().n_splits
 
     # ------------------------------------------------------------------ splitting
-    def _splitter(self, y: np.ndarray, grouped: bool) -> Any:
+    def _splitter(self, y: np.ndarray, grouped: bool, repeat: int = 0) -> Any:
         from sklearn.model_selection import (
             GroupShuffleSplit,
             KFold,
@@ -172,7 +194,7 @@ class EvaluationProtocol:
         from sklearn.utils.multiclass import type_of_target
 
         strat = self.stratify and type_of_target(y) in ("binary", "multiclass")
-        seed = int(self.seed)
+        seed = _repeat_seed(int(self.seed), repeat)
         if self.holdout is not None:
             share = float(self.holdout)
             if grouped:
@@ -190,7 +212,8 @@ class EvaluationProtocol:
     def split(
         self, X: Any = None, y: Any = None, groups: Any = None
     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Yield ``(train_rows, test_rows)`` index arrays, one pair per split.
+        """Yield ``(train_rows, test_rows)`` index arrays, one pair per split (repeat by
+        repeat: the k folds of repeat 0 first).
 
         ``groups`` overrides the protocol's own.  Only the number of rows of ``X`` is used
         (``y`` decides it when ``X`` is None).
@@ -217,10 +240,11 @@ class EvaluationProtocol:
             if groups.shape != (rows,):
                 raise EvaluationError(f"groups must have one label per row ({rows}), got "
                                       f"shape {groups.shape}")
-        splitter = self._splitter(y, groups is not None)
         try:
             pairs = [(np.sort(tr), np.sort(te))
-                     for tr, te in splitter.split(np.zeros((rows, 1)), y, groups)]
+                     for r in range(int(self.repeats))
+                     for tr, te in self._splitter(y, groups is not None, r).split(
+                         np.zeros((rows, 1)), y, groups)]
         except ValueError as exc:
             raise EvaluationError(f"cannot split {rows} rows by {self}: "
                                   f"{str(exc).splitlines()[0]}") from None
@@ -237,7 +261,10 @@ class EvaluationProtocol:
     def describe(self) -> dict[str, Any]:
         """The protocol as JSON-ready data (stored with a build, shown by ``inspect``).
 
-        Groups are summarised by their count and a sha256 of their labels.
+        Groups are summarised by their count and a sha256 of their labels; ``"folds"`` is
+        the number of folds of one partition, ``"repeats"`` (present only when more than 1,
+        so that the descriptions of unrepeated protocols, which key stored expansions, stay
+        as they were) the number of partitions.
 
         >>> EvaluationProtocol(folds=4, seed=2).describe()["folds"]
         4
@@ -245,7 +272,7 @@ class EvaluationProtocol:
         self.check()
         out: dict[str, Any] = {
             "kind": "holdout" if self.holdout is not None else "kfold",
-            "folds": self.n_splits,
+            "folds": 1 if self.holdout is not None else int(self.folds),
             "holdout": None if self.holdout is None else float(self.holdout),
             "seed": int(self.seed),
             "stratify": self.stratify,
@@ -256,6 +283,8 @@ class EvaluationProtocol:
             labels = np.asarray(self.groups)
             digest = hashlib.sha256(repr(labels.tolist()).encode()).hexdigest()[:16]
             out["groups"] = {"count": int(len(np.unique(labels))), "sha256": digest}
+        if self.repeats > 1:
+            out["repeats"] = int(self.repeats)
         return out
 
     def __str__(self) -> str:
@@ -265,7 +294,7 @@ class EvaluationProtocol:
         """Per-split scores of one model as a :class:`FoldEstimate` (checked)."""
         if len(scores) != self.n_splits:
             raise EvaluationError(f"{self} gives {self.n_splits} scores, got {len(scores)}")
-        return FoldEstimate.of(scores, test_rows)
+        return FoldEstimate.of(scores, test_rows, int(self.repeats))
 
 
 def describe_text(description: Mapping[str, Any]) -> str:
@@ -286,7 +315,9 @@ def describe_text(description: Mapping[str, Any]) -> str:
     if description.get("kind") == "holdout":
         share = float(description["holdout"])
         return f"held-out {share:.0%} of rows ({', '.join(how)})"
-    return f"{description.get('folds')}-fold cross-validation ({', '.join(how)})"
+    repeats = int(description.get("repeats", 1))
+    again = f" repeated {repeats} times" if repeats > 1 else ""
+    return f"{description.get('folds')}-fold cross-validation{again} ({', '.join(how)})"
 
 
 @dataclass(frozen=True)
@@ -299,14 +330,19 @@ class FoldEstimate:
         Score on each split, in split order.
     test_rows : tuple of int
         Number of evaluation rows of each split.
+    repeats : int
+        Number of partitions the splits come from (repeated cross-validation), 1 otherwise.
     """
 
     scores: tuple[float, ...]
     test_rows: tuple[int, ...]
+    repeats: int = 1
 
     @classmethod
-    def of(cls, scores: Sequence[float], test_rows: Sequence[int]) -> FoldEstimate:
-        """Checked construction: finite scores in ``[0, 1]``, one positive count per score.
+    def of(cls, scores: Sequence[float], test_rows: Sequence[int],
+           repeats: int = 1) -> FoldEstimate:
+        """Checked construction: finite scores in ``[0, 1]``, one positive count per score,
+        as many scores in each of ``repeats`` partitions.
 
         >>> FoldEstimate.of([0.5, 0.75, 1.0], [10, 10, 10]).mean
         0.75
@@ -316,11 +352,12 @@ class FoldEstimate:
         if not s or len(s) != len(m):
             raise EvaluationError(f"need one test-row count per score, got {len(s)} scores "
                                   f"and {len(m)} counts")
+        _check_repeats(len(s), repeats)
         if not all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in s):
             raise EvaluationError(f"fold scores must be in [0, 1], got {list(s)!r}")
         if not all(v > 0 for v in m):
             raise EvaluationError(f"every split needs evaluation rows, got {list(m)!r}")
-        return cls(s, m)
+        return cls(s, m, int(repeats))
 
     @property
     def mean(self) -> float:
@@ -329,26 +366,31 @@ class FoldEstimate:
 
     @property
     def se(self) -> float:
-        """Standard error of :attr:`mean`: ``std(ddof=1)/sqrt(k)`` over k >= 2 splits, the
-        binomial ``sqrt(a(1-a)/m)`` for one split of m rows.  Runtime complexity: O(k).
+        """Standard error of :attr:`mean`: ``std(ddof=1)/sqrt(k)`` over the splits of k >= 2
+        folds (with r repeats: the std of all k * r scores, still over ``sqrt(k)``), the
+        binomial ``sqrt(a(1-a)/m)`` for one split of m rows.  Runtime complexity: O(k r).
 
         >>> round(FoldEstimate.of([0.8, 0.9, 1.0], [10] * 3).se, 4)
         0.0577
         >>> FoldEstimate.of([0.75], [48]).se
         0.0625
         """
-        k = len(self.scores)
-        if k == 1:
+        k = len(self.scores) // self.repeats
+        if len(self.scores) == 1:
             a = self.scores[0]
             return math.sqrt(a * (1.0 - a) / self.test_rows[0])
         return float(np.std(self.scores, ddof=1) / math.sqrt(k))
 
 
-def paired_difference(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+def paired_difference(
+    a: Sequence[float], b: Sequence[float], repeats: int = 1
+) -> tuple[float, float]:
     """Mean and standard error of ``a - b`` paired over the folds both were scored on.
 
     With one fold the standard error of a difference is unknown from fold scores alone:
-    it is returned as NaN.
+    it is returned as NaN.  With ``repeats`` partitions (repeated cross-validation) the
+    standard error is the std of the differences over ``sqrt(folds of one partition)``, as
+    :attr:`FoldEstimate.se`.
 
     Runtime complexity: O(k).
 
@@ -366,9 +408,27 @@ def paired_difference(a: Sequence[float], b: Sequence[float]) -> tuple[float, fl
     if x.ndim != 1 or x.shape != z.shape or not x.size:
         raise EvaluationError(f"paired scores need the same folds, got {x.shape} and "
                               f"{z.shape}")
+    _check_repeats(x.size, repeats)
     d = x - z
-    se = float(np.std(d, ddof=1) / math.sqrt(d.size)) if d.size > 1 else math.nan
+    se = (float(np.std(d, ddof=1) / math.sqrt(d.size // repeats)) if d.size > 1
+          else math.nan)
     return float(d.mean()), se
+
+
+def _check_repeats(splits: int, repeats: Any) -> None:
+    """``repeats`` is a positive integer dividing the number of splits."""
+    if not _is_int(repeats) or repeats < 1 or splits % repeats:
+        raise EvaluationError(f"repeats must be a positive integer dividing the number of "
+                              f"splits ({splits}), got {repeats!r}")
+
+
+def _repeat_seed(seed: int, repeat: int) -> int:
+    """Seed of partition ``repeat``: ``seed`` itself for repeat 0 (so one repeat is the
+    unrepeated protocol), else a 32-bit seed drawn from ``SeedSequence((seed, repeat))``
+    (independent streams, reproducible)."""
+    if repeat == 0:
+        return seed
+    return int(np.random.SeedSequence((seed, repeat)).generate_state(1)[0])
 
 
 class _ShuffledGroupKFold:

@@ -236,9 +236,11 @@ default 5
                                 return_estimator=True, return_indices=True)
             scores = [float(v) for v in cv["test_score"]]
             tests = cv["indices"]["test"]
+            repeats = self.cv.repeats if isinstance(self.cv, EvaluationProtocol) else 1
+            first = len(tests) // repeats  # the folds of the first partition
             predictions = np.empty(len(self._y), dtype=self._y.dtype)
             covered = np.zeros(len(self._y), dtype=np.int64)
-            for fold_model, rows in zip(cv["estimator"], tests, strict=True):
+            for fold_model, rows in zip(cv["estimator"][:first], tests[:first], strict=True):
                 predictions[rows] = fold_model.predict(Xf[rows])
                 covered[rows] += 1
             if not np.all(covered == 1):  # not a partition (e.g. ShuffleSplit): no OOF rows
@@ -252,13 +254,14 @@ default 5
             scores = [float(self._scorer(model, self._test[0][:, cols], self._test[1]))]
             tests = [self._test[1]]
             predictions = None
+            repeats = 1
         bad = [v for v in scores if not (math.isfinite(v) and 0.0 <= v <= 1.0)]
         if bad:
             raise ValueError(
                 f"scoring {self.scoring!r} gave {bad[0]!r} for {sorted(features)!r}; "
                 "the lattice needs accuracies in [0, 1]"
             )
-        estimate = FoldEstimate.of(scores, [len(rows) for rows in tests])
+        estimate = FoldEstimate.of(scores, [len(rows) for rows in tests], repeats)
         self.calls_ = getattr(self, "calls_", 0) + 1
         return Expansion(features, estimate.mean, model, time.perf_counter() - start,
                          predictions, estimate.se, estimate.scores)

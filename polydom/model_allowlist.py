@@ -21,7 +21,9 @@ loader                 admitted when
 =====================  ==================================================================
 ``ObjectNode``         the class is in :data:`SKOPS_ALLOWED_CLASSES` (scikit-learn
                        estimators the project stores and their helpers) or registered
-                       with :func:`register_model_class`; its state is a ``DictNode``
+                       with :func:`register_model_class`; its state is a ``DictNode``;
+                       a libsvm estimator's fitted arrays are range-checked
+                       (:mod:`polydom.sklearn_svm_check`)
 ``TreeNode``           ``sklearn.tree._tree.Tree``, with its arguments and state checked
                        as a tree (:mod:`polydom.sklearn_tree_check`) and its feature count
                        equal to the ``n_features_in_`` of the estimators holding it
@@ -63,6 +65,7 @@ import numpy as np
 
 from polydom.blob_bounds import MalformedBlobError, check_npy, load_npy, open_zip
 from polydom.errors import PolydomError
+from polydom.sklearn_svm_check import libsvm_impl, svm_state_problem
 from polydom.sklearn_tree_check import tree_state_problem
 
 __all__ = [
@@ -192,6 +195,17 @@ def _numpy_scalar_type(name: object) -> bool:
         obj, (np.object_, np.void))
 
 
+def _libsvm_formulation(dotted: str) -> str | None:
+    """The libsvm formulation of an allowed class (:func:`polydom.sklearn_svm_check.
+    libsvm_impl`), None for another class.  The class is looked up among loaded modules
+    only (:func:`_allowed_classes` imported every allowed class's module)."""
+    import sys
+
+    module, _, name = dotted.rpartition(".")
+    cls = getattr(sys.modules.get(module), name, None)
+    return libsvm_impl(cls) if isinstance(cls, type) else None
+
+
 def _loss_class(module: object, name: object) -> bool:
     """Whether ``module.name`` is a loss class of scikit-learn's loss modules."""
     if module not in _LOSS_MODULES or not isinstance(name, str) or not name.isidentifier():
@@ -302,6 +316,20 @@ class _Grammar:
             self._bad(str(exc))
             return None
 
+    def _value(self, node: object) -> Any:
+        """What a stored attribute holds, for a state check: a JSON value, a bounds-checked
+        ``.npy`` array, a tuple or list of JSON values as a list, else the node's kind."""
+        node = self._resolve(node)
+        loader = node.get("__loader__") if isinstance(node, dict) else None
+        if loader == "JsonNode":
+            return self._json(node)
+        if loader == "NdArrayNode":
+            array = self._member(node)
+            return loader if array is None else array
+        if loader in ("TupleNode", "ListNode") and isinstance(node.get("content"), list):
+            return [self._json(item) for item in node["content"]]
+        return str(loader)
+
     def _refuse(self, node: dict, widths: tuple[int, ...]) -> None:
         """Name ``node`` as refused, and go on under it (to name everything refused)."""
         self.refused.append(self._name(node))
@@ -361,6 +389,12 @@ class _Grammar:
             for name in _TREE_HOLDERS:
                 if name in attrs and width is None:
                     self._bad(f"{dotted} holds a tree but no n_features_in_")
+        impl = _libsvm_formulation(dotted)
+        if impl is not None:
+            problem = (svm_state_problem(impl, {k: self._value(v) for k, v in attrs.items()})
+                       if isinstance(attrs, dict) else "its state is not a dict")
+            if problem is not None:
+                self._bad(f"a stored {node.get('__class__')} (libsvm) is malformed: {problem}")
         self.node(content, widths)
 
     def _TreeNode(self, node: dict, widths: tuple[int, ...]) -> None:  # noqa: N802

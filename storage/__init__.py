@@ -7,7 +7,8 @@ Modules: :mod:`storage.store` (the :class:`IndexStore` facade), :mod:`storage.da
 (engine, transactions, schema version, errors), :mod:`storage.builds` (the write path),
 :mod:`storage.reader` (the read path), :mod:`storage.index_arrays` (a build's index as one
 array blob, what readers open), :mod:`storage.seal` (the digests over a
-build's rows and over an expansion),
+build's rows and over an expansion), :mod:`storage.publications` (the publication log and its
+head record: which build is current),
 :mod:`storage.candidate_fields` (the one definition of a stored candidate),
 :mod:`storage.expansion_cache`, :mod:`storage.blobs` (models and predictions without
 pickle), :mod:`storage.codec` (text forms of keys and curves), :mod:`storage.schema` (tables
@@ -33,6 +34,7 @@ from storage.database import (
     StoreNotFoundError,
     normalize_url,
 )
+from storage.publications import MinPublicationError
 from storage.reader import BuildRecord, IndexIntegrityError
 from storage.schema import LOOKUP_SQL, SCHEMA_VERSION
 from storage.store import IndexStore
@@ -46,6 +48,7 @@ __all__ = [
     "IndexIntegrityError",
     "IndexStore",
     "LOOKUP_SQL",
+    "MinPublicationError",
     "ModelIntegrityError",
     "SCHEMA_VERSION",
     "SchemaVersionError",

@@ -21,7 +21,7 @@ from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.errors import PolydomError
 from polydom.index.built import Index
-from storage import index_arrays
+from storage import index_arrays, publications
 from storage import schema as S
 from storage.blobs import dump_model
 from storage.candidate_fields import (
@@ -344,12 +344,11 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     db.add_tables(("build_seals", "build_arrays", "publications", "expansion_seals"))
     b = S.builds
     with db.write() as conn:
-        sequence = int(conn.execute(
-            sa.select(sa.func.coalesce(sa.func.max(S.publications.c.sequence), 0))).scalar()) + 1
+        sequence = publications.next_sequence(conn)
         header = seal_header(
             n_min, n_max, kind, build.expansion_key, sequence,
             cost_model_digest(db, conn, build_id),
-            verified_expansions(db, conn, linked, build.expansion_key))
+            verified_expansions(db, conn, linked, build.expansion_key), head=True)
         seal = index_seal(
             db.digest,
             header,
@@ -394,6 +393,7 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         conn.execute(S.publications.insert().values(
             sequence=sequence, build_id=build_id, published_at=now()))
         conn.execute(S.build_seals.insert().values(build_id=build_id, index_digest=seal))
+        publications.write_head(conn, db.digest, sequence, build_id, seal)
         conn.execute(S.build_arrays.insert().values(
             build_id=build_id, format=index_arrays.FORMAT, digest=db.digest.of(arrays),
             blob=arrays))

@@ -23,7 +23,7 @@ from polydom.index.built import Index
 from polydom.index.lazy_payload import LazyPayload
 from polydom.index.polydom_index import IndexAll, PolyDomIndex
 from polydom.index.table import SkylineTable
-from storage import index_arrays
+from storage import index_arrays, publications
 from storage import schema as S
 from storage.blobs import BlobDigest, load_model
 from storage.candidate_fields import fold_scores_from_text, sealed_fields
@@ -327,11 +327,12 @@ def verified_expansions(
 
 
 def _header(
-    db: Database, conn: sa.Connection, row: sa.Row, linked: list[int]
+    db: Database, conn: sa.Connection, row: sa.Row, linked: list[int], head: bool = False
 ) -> dict[str, Any]:
     """The version-2 seal header of a published build as its rows now are: domain, kind,
     training key, publication number, cost model digest, the seals of the expansions
-    ``linked`` (recomputed from their rows; a missing one is left out)."""
+    ``linked`` (recomputed from their rows; a missing one is left out); ``head``: the part
+    saying it was published with a head record."""
     build_id = int(row.id)
     publication = None
     if "publications" in db.tables:
@@ -343,33 +344,7 @@ def _header(
                 S.expansions.c.id.in_(linked[start:start + 10_000]))):
             expansions[str(r.id)] = expansion_digest(db, r)
     return seal_header(row.n_min, row.n_max, row.index_kind, row.expansion_key, publication,
-                       cost_model_digest(db, conn, build_id), expansions)
-
-
-def _check_current(db: Database, conn: sa.Connection, row: sa.Row) -> int | None:
-    """The publication number of the latest publication, checked to be the build ``row``
-    (the store's current build); None for a store without a publication log.
-
-    Raises
-    ------
-    IndexIntegrityError
-        If another build was published after the current one (``is_current`` was moved
-        back outside polydom: a rollback).
-    """
-    if "publications" not in db.tables:
-        return None
-    p = S.publications
-    top = conn.execute(sa.select(p.c.sequence, p.c.build_id)
-                       .order_by(p.c.sequence.desc()).limit(1)).first()
-    if top is None:
-        return None
-    if int(top.build_id) != int(row.id):
-        raise IndexIntegrityError(
-            f"url {db.display_url!r}: build {int(row.id)} is marked current, but build "
-            f"{int(top.build_id)} was published after it (publication {int(top.sequence)}): "
-            "the current build was changed outside polydom (a rollback?); refusing it.  "
-            f"open_index(url, build={int(row.id)}) opens that build explicitly")
-    return int(top.sequence)
+                       cost_model_digest(db, conn, build_id), expansions, head)
 
 
 def load_index(
@@ -378,6 +353,7 @@ def load_index(
     trusted: bool = False,
     models: bool = True,
     rebuild: bool = False,
+    min_publication: int | None = None,
 ) -> Index:
     """Rebuild a published index (no sweep): the current build by default.
 
@@ -391,7 +367,10 @@ def load_index(
     header, so an edit of the rows or of the blob is refused.  Other builds (published
     before the arrays existed, or by an older layout) are built from their rows, checked
     against the build's seal (:mod:`storage.seal`).  Both give the same index.  The current
-    build (``build`` None) must be the latest publication (``publications``).
+    build (``build`` None) must be the latest publication (``publications``), named by the
+    store's head record when its seal says it was published with one, and, with
+    ``min_publication``, be publication ``min_publication`` or later
+    (:mod:`storage.publications`: what this can and cannot detect).
 
     A seal mismatch of the rows raises :class:`IndexIntegrityError`; with ``rebuild=True``
     the rows are always read and the skylines swept again from the stored candidates as they
@@ -403,13 +382,17 @@ def load_index(
     objects for K candidates of degree d with N needs and E skyline entries; from the rows
     O(K * d + N + E) rows; plus decoding the K models.
     """
+    publications.check_min_publication_argument(min_publication, build)
     db.check_key()  # with or without models: a key holder never reads an unsigned store
     with _collector_paused(), db.read() as conn:
         row = build_row(db, conn, build)
         build_id = int(row.id)
         if row.status != "complete":
             raise ValueError(f"build {build_id} is not complete (status {row.status!r})")
-        publication = _check_current(db, conn, row) if build is None else None
+        publication = head = None
+        if build is None:
+            publication = publications.check_current(db, conn, row)
+            head = publications.read_head(conn)
         sealed = None
         if "build_seals" in db.tables:
             sealed = conn.execute(
@@ -440,9 +423,17 @@ def load_index(
     rebuilt = False
     with _collector_paused():
         if stored is not None:
+            with_head = bool(arrays.header.get("head"))
+        else:
+            rebuilt, with_head = _rows_edited(db, row, sealed, rows, header, rebuild)
+        if build is None and not rebuilt:
+            publications.check_head(db, _seal_digest(db), build_id, publication, sealed,
+                                    head, with_head)
+        if min_publication is not None:
+            publications.check_min_publication(db, build_id, publication, min_publication)
+        if stored is not None:
             table = _arrays_table(db, row, arrays, own, exps, trusted, models)
         else:
-            rebuilt = _rows_edited(db, row, sealed, rows, header, rebuild)
             table = _rows_table(db, row, rows, trusted, models, rebuilt)
     info = json.loads(row.info or "{}")
     info["build_id"] = build_id
@@ -537,7 +528,7 @@ def _read_arrays(
             "edited after publishing); refusing to open it.  open_index(..., "
             "rebuild=True) reads the build's rows instead"
         )
-    header = _header(db, conn, row, linked)
+    header = _header(db, conn, row, linked, bool(arrays.header.get("head")))
     differs = [k for k in header if arrays.header.get(k) != header[k]]
     if differs or set(arrays.header) != set(header):
         part = _HEADER_PARTS.get(differs[0], differs[0]) if differs else "header"
@@ -749,12 +740,14 @@ def _read_rows(
 def _rows_edited(
     db: Database, row: sa.Row, sealed: str | None, rows: _Rows, header: dict[str, Any],
     rebuild: bool,
-) -> bool:
+) -> tuple[bool, bool]:
     """Whether the rows differ from the build's seal (then: refused, or with ``rebuild``
-    swept again); False for a build without a seal.  The seal is recomputed as version 2
-    (the current layout, with ``header``), then as version 1 (builds published before it)."""
+    swept again; False for a build without a seal), and whether the seal that matched says
+    the build was published with a head record.  The seal is recomputed as version 2 (the
+    current layout, with ``header``, with and then without the head part), then as version
+    1 (builds published before it)."""
     if sealed is None:
-        return False
+        return False, False
     v2 = db.schema_version >= 2
     digest = _seal_digest(db)
     fields = sealed_fields(db.schema_version)
@@ -765,10 +758,11 @@ def _rows_edited(
         [(r.range_id, r.rank, r.candidate_id) for r in rows.entry_rows],
     )
     try:
+        current = [(r.candidate_id, *(getattr(r, f.name) for f in fields)) for r in rows.cands]
+        if index_seal(digest, {**header, "head": 1}, current, *groups) == sealed:
+            return False, True
         found = {
-            index_seal(digest, header,
-                       [(r.candidate_id, *(getattr(r, f.name) for f in fields))
-                        for r in rows.cands], *groups),
+            index_seal(digest, header, current, *groups),
             index_seal(digest, (float(row.n_min), float(row.n_max), row.index_kind),
                        [(r.candidate_id, *(getattr(r, n) if v2 or n != "learner" else None
                                            for n in LEGACY_SEALED_COLUMNS))
@@ -777,7 +771,7 @@ def _rows_edited(
     except (TypeError, ValueError):  # a number edited to text: not what was sealed
         found = set()
     if sealed in found:
-        return False
+        return False, False
     if not rebuild:
         raise IndexIntegrityError(
             f"build {int(row.id)} of {db.display_url!r}: its candidates, skylines, features "
@@ -785,7 +779,7 @@ def _rows_edited(
             "the build's seal); refusing to open it.  open_index(..., rebuild=True) sweeps "
             "the skylines again from the stored candidates as they now are"
         )
-    return True
+    return True, False
 
 
 def _rows_table(

@@ -89,17 +89,23 @@ def seal_header(
     publication: int | None,
     cost_model: str,
     expansions: Mapping[str, str],
+    head: bool = False,
 ) -> dict[str, Any]:
     """The header of a version-2 seal (JSON-able: floats by repr, ``inf`` included): the
     domain, index kind, the training key of the build's expansions, its publication number,
     the digest of its cost model rows (:func:`rows_digest`) and the seals of the expansions
-    its candidates use (``{str(id): seal}``).
+    its candidates use (``{str(id): seal}``); with ``head``, ``"head": 1``: the build was
+    published with a head record (:mod:`storage.publications`; builds published before
+    head records existed have no such part).
 
     Runtime complexity: O(len(expansions)).
     """
-    return {"n_min": repr(float(n_min)), "n_max": repr(float(n_max)), "kind": kind,
-            "expansion_key": expansion_key, "publication": publication,
-            "cost_model": cost_model, "expansions": dict(expansions)}
+    header = {"n_min": repr(float(n_min)), "n_max": repr(float(n_max)), "kind": kind,
+              "expansion_key": expansion_key, "publication": publication,
+              "cost_model": cost_model, "expansions": dict(expansions)}
+    if head:
+        header["head"] = 1
+    return header
 
 
 def rows_digest(groups: Mapping[str, Iterable[Sequence[Any]]]) -> str:

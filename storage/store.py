@@ -196,6 +196,7 @@ class IndexStore:
         trusted: bool = False,
         models: bool = True,
         rebuild: bool = False,
+        min_publication: int | None = None,
     ) -> Index:
         """Rebuild a published index (no sweep): the current build by default.
 
@@ -206,7 +207,10 @@ class IndexStore:
         :mod:`storage.blobs`); ``models=False`` leaves them None.  ``info`` is the stored
         build info plus ``build_id``, ``sealed`` and ``read_from`` (``"arrays"`` or
         ``"rows"``).  ``rebuild=True`` reads the rows and sweeps the skylines again from the
-        stored candidates instead of refusing a build whose rows were edited.
+        stored candidates instead of refusing a build whose rows were edited.  The current
+        build must be the latest publication and the one the store's head record names
+        (:mod:`storage.publications`); ``min_publication`` refuses a current build of a
+        lower publication number (a rollback the store alone cannot show).
 
         Runtime complexity: O(K * d + N + E) for K candidates of degree d, N needs and E
         skyline entries (numpy work and one Python object per candidate from the arrays;
@@ -221,10 +225,15 @@ class IndexStore:
         storage.IndexIntegrityError
             If the rows do not match the build's seal or arrays (and ``rebuild`` is false),
             or the arrays fail their digest, name another build or do not decode.
+            Also if the current build is not the latest publication, or older than
+            ``min_publication``.
+        storage.MinPublicationError
+            If ``min_publication`` is not an integer >= 1 or is given with ``build``.
         storage.StoreKeyError
             If the store is signed with a key this process does not hold.
         """
-        return reader.load_index(self.database, build, trusted, models, rebuild)
+        return reader.load_index(self.database, build, trusted, models, rebuild,
+                                 min_publication)
 
     def current_build_id(self) -> int | None:
         """Id of the current build (the latest published); None before the first publish.

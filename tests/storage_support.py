@@ -8,10 +8,16 @@ cases skip with a message.
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
+import subprocess
+import sys
+import textwrap
 import time
 import uuid
+import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +30,7 @@ from threadpoolctl import threadpool_limits
 
 import polydom
 
+ROOT = Path(__file__).resolve().parents[1]
 PG_ENV = "POLYDOM_TEST_PG_URL"
 BACKENDS = [
     "sqlite",
@@ -215,3 +222,65 @@ def unseal(url: str) -> None:
                 conn.exec_driver_sql(f"DELETE FROM {table}")
     finally:
         engine.dispose()
+
+
+# ---------------------------------------------------------------------------- hostile blobs
+def archive_members(blob: bytes) -> dict[str, bytes]:
+    """The members of a zip archive (a skops blob), by name."""
+    with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def zip_archive(members: dict[str, bytes], compression: int = zipfile.ZIP_STORED) -> bytes:
+    """A zip archive of ``members`` (what a crafted skops blob is rebuilt with)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=compression) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buf.getvalue()
+
+
+def run_isolated(code: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
+    """Run ``code`` (dedented) in a fresh interpreter with the repository on its path: a
+    crash, abort or hang of what it loads fails the test instead of killing the suite."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
+                          capture_output=True, text=True, errors="replace", timeout=timeout,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+def load_isolated(
+    path: Path, fmt: str, rows: str | None = None, codecs: bool = False,
+    address_space: int | None = None,
+) -> subprocess.CompletedProcess:
+    """Load the blob at ``path`` with :func:`storage.blobs.load_model` (format ``fmt``,
+    named ``model m``) in a fresh interpreter (:func:`run_isolated`) and predict ``rows`` (a
+    Python expression, numpy as ``np``; None: load only).  It prints one line: the error's
+    type and text, or ``LOADED AND RAN``.  ``codecs`` registers the learners' blob codecs
+    first; ``address_space`` caps the process's memory (bytes), so that an allocation the
+    checks should have refused fails the test.
+    """
+    limit = ("import resource\n"
+             f"resource.setrlimit(resource.RLIMIT_AS, ({address_space}, {address_space}))\n"
+             if address_space is not None else "")
+    register = ("from polydom.pipeline.open import register_learner_models\n"
+                "register_learner_models()\n" if codecs else "")
+    run = f"    model.predict({rows})\n" if rows is not None else ""
+    return run_isolated(
+        limit + register
+        + "import numpy as np\n"
+        "from storage.blobs import load_model, sha256_hex\n"
+        f"blob = open({str(path)!r}, 'rb').read()\n"
+        "try:\n"
+        f"    model = load_model(blob, {fmt!r}, sha256_hex(blob), what='model m')\n"
+        + run
+        + "    print('LOADED AND RAN')\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, exc)\n")
+
+
+def refusal(done: subprocess.CompletedProcess) -> str:
+    """The one line a :func:`load_isolated` run printed, checked to have exited cleanly."""
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 1, done.stdout[-2000:]
+    return lines[0]

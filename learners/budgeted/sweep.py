@@ -126,6 +126,7 @@ def sweep(
     X, y = np.asarray(X), np.asarray(y)
     model, params, names = sweep_features(prototype, cost_model, X.shape[1])
     splits, final_rows, Xe, ye = _splits(evaluation, X, y)
+    repeats = evaluation.repeats if isinstance(evaluation, EvaluationProtocol) else 1
     settings = prototype.sweep_settings([float(t) for t in tradeoffs], **opts)
     sizes = [float(s) for s in sizes]
     if not settings or not sizes:
@@ -150,7 +151,7 @@ def sweep(
                                                                       **label}.items())
                 made.append(_candidate(
                     final_model, scored, model, f"{prefix}({label_text}, n={s:g})", cost,
-                    split_cost, name))
+                    split_cost, name, repeats))
         out.extend(_frontier(made, s) if frontier else made)
     return out
 
@@ -261,9 +262,10 @@ def _fit_point(job: _SweepJob, k: int, j: int, f: int) -> _Point:
 
 
 def _candidate(final: Any, scored: list[_Score], model: CostModel, key: Hashable, cost: str,
-               split_cost: Any, learner: str) -> Candidate:
+               split_cost: Any, learner: str, repeats: int) -> Candidate:
     """The served model as a Candidate with out-of-fold accuracy and needs."""
-    estimate = FoldEstimate.of([s.accuracy for s in scored], [s.rows for s in scored])
+    estimate = FoldEstimate.of([s.accuracy for s in scored], [s.rows for s in scored],
+                               repeats)
     usage = np.vstack([s.usage for s in scored])
     needs = final.needs_from_usage(usage, model, cost)
     curve = model.expected_cost(needs)

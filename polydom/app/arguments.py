@@ -17,6 +17,7 @@ __all__ = [
     "OUTPUT_FORMATS",
     "OneLineParser",
     "UsageError",
+    "add_min_publication_option",
     "add_output_option",
     "add_store_options",
     "add_unit_option",
@@ -28,6 +29,7 @@ __all__ = [
     "port",
     "positive",
     "positive_count",
+    "publication",
     "quantity",
     "store_key",
 ]
@@ -130,6 +132,14 @@ def build_id(text: str) -> int:
     return value
 
 
+def publication(text: str) -> int:
+    """A publication number (``index.info["publication"]``): an integer >= 1 below 2**63."""
+    value = count(text)
+    if not 1 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"expected a publication number >= 1, got {text!r}")
+    return value
+
+
 def alpha(text: str) -> float:
     """The lattice's approximation factor: a finite number >= 1."""
     value = non_negative(text)
@@ -148,6 +158,16 @@ def add_store_options(p: argparse.ArgumentParser, build: bool = True) -> None:
                    help="file holding the store key of a signed store (default: the "
                    "POLYDOM_STORE_KEY environment variable); with a key, an unsigned store "
                    "is refused, exactly as open_index does")
+
+
+def add_min_publication_option(p: argparse.ArgumentParser) -> None:
+    """``--min-publication N``: refuse a current build older than publication N (a store
+    rolled back; see ``open_index(min_publication=)``)."""
+    p.add_argument("--min-publication", type=publication, metavar="N",
+                   help="refuse the store's current build if it is older than publication "
+                   "N (a number you know was published): a "
+                   "store rolled back is refused even when it deleted the newer builds; "
+                   "not with --build")
 
 
 def store_key(args: argparse.Namespace) -> bytes | None:

@@ -70,7 +70,7 @@ from polydom.serving.item_serving import ItemServer
 from polydom.serving.timing_recorder import TimingRecorder
 from storage.codec import display_key
 
-__all__ = ["DEFAULT_MAX_BODY", "RequestError", "make_app", "key_text"]
+__all__ = ["DEFAULT_MAX_BODY", "RequestError", "flush_periodically", "make_app", "key_text"]
 
 LOG = logging.getLogger("polydom.serve")
 
@@ -420,19 +420,13 @@ def make_app(
                 LOG.exception("refresh failed; still serving build %s",
                               index.snapshot().info.get("build_id"))
 
-    async def flusher(recorder: TimingRecorder, stop: asyncio.Event) -> None:
-        """Flush every ``timings_seconds`` and once after ``stop`` is set, then return."""
-        while not stop.is_set():
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(stop.wait(), timings_seconds)
-            await run_in_threadpool(recorder.flush)
-
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         note_build(index.snapshot())
         task = asyncio.create_task(refresher()) if follows else None
         stop = asyncio.Event()
-        writer = None if timings is None else asyncio.create_task(flusher(timings, stop))
+        writer = (None if timings is None else
+                  asyncio.create_task(flush_periodically(timings, stop, timings_seconds)))
         try:
             yield
         finally:
@@ -472,6 +466,23 @@ def make_app(
                                         Exception: crashed})
     app.state.metrics = metrics
     return app
+
+
+async def flush_periodically(recorder: TimingRecorder, stop: asyncio.Event,
+                             seconds: float) -> None:
+    """Flush ``recorder`` in a worker thread every ``seconds`` until ``stop`` is set, then
+    once more and return.
+
+    The last flush starts after ``stop`` was set, so it takes every timing recorded before
+    that, including those recorded while an earlier flush was writing (the app sets ``stop``
+    at shutdown, after its last request).  Flushes never overlap.
+    """
+    while not stop.is_set():
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(stop.wait(), seconds)
+        if not stop.is_set():
+            await run_in_threadpool(recorder.flush)
+    await run_in_threadpool(recorder.flush)
 
 
 class _Timed:

@@ -226,6 +226,8 @@ def _evaluation(learner: Any, extra: list[Candidate]) -> dict[str, Any] | None:
         return None
     evaluation = describe()
     folds = evaluation.get("folds")
+    if folds:  # every split of every repeat (repeated cross-validation)
+        folds = int(folds) * int(evaluation.get("repeats", 1))
     other = sorted({str(c.learner) for c in extra
                     if c.fold_scores and len(c.fold_scores) != folds})
     if folds and other:

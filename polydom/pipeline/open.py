@@ -21,12 +21,21 @@ def open_index(
     trusted: bool = False,
     key: bytes | str | None = None,
     rebuild: bool = False,
+    min_publication: int | None = None,
 ) -> Index:
     """Load a stored index: the latest complete build, or build ``build``.
 
     Without ``build`` the index follows the store: :meth:`Index.refresh` switches it to a
-    build published later (atomically, without reopening anything by hand).  With
-    ``build`` it is pinned to that build.
+    build published later (atomically, without reopening anything by hand), never to an
+    older publication.  With ``build`` it is pinned to that build.
+
+    The current build must be the latest publication (``index.info["publication"]``) and
+    the one the store's head record names.  A rollback that deletes the newer publications
+    and puts back an older head record cannot be told from the store alone: pass the
+    highest publication number you know of as ``min_publication`` (e.g. a remembered
+    ``info["publication"]``) to refuse a current build older than it.  In a signed store
+    that refuses every rollback; in an unsigned one (sha256 only) a writer who reseals an
+    older build under a new number still passes (docs/storage.md, "Security model").
 
     ``url`` is any SQLAlchemy URL or a SQLite file path; the database is opened read-only
     (nothing is written to it, whatever it holds).  The index is rebuilt (no sweep) from
@@ -53,11 +62,15 @@ def open_index(
     storage.SchemaVersionError, storage.ModelIntegrityError, storage.UntrustedModelError
         For a store of another schema version, a tampered blob, an untrusted model.
     storage.IndexIntegrityError, storage.StoreKeyError
-        For rows edited after publishing, a signed store without its key.
+        For rows edited after publishing, a current build that is not the latest
+        publication or is older than ``min_publication``, a signed store without its key.
+    storage.MinPublicationError
+        If ``min_publication`` is not an integer >= 1 or is given with ``build``.
     """
     register_learner_models()
     with IndexStore(url, read_only=True, key=key) as store:
-        index = store.load_index(build=build, trusted=trusted, rebuild=rebuild)
+        index = store.load_index(build=build, trusted=trusted, rebuild=rebuild,
+                                 min_publication=min_publication)
         resolved = store.url
     index.bind_recalibration(_recalibration(resolved, trusted, key))
     if build is not None:

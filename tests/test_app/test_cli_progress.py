@@ -8,32 +8,16 @@ from pathlib import Path
 import pytest
 
 from polydom.app.cli import main
+from tests.config_support import breast_cancer_config
 
 pytest.importorskip("lightgbm")
 tqdm = pytest.importorskip("tqdm")
 
-CONFIG = """
-data = "breast_cancer"
-learner = "tree"
-store = "p.db"
-atoms = "columns"
-cv = 2
-
-[features]
-mean = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
-error = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
-worst = [20, 21, 22, 23, 24, 25, 26, 27, 28, 29]
-
-[costs]
-mean = "1"
-error = "5"
-worst = "20"
-
-[[budgeted]]
+CONFIG = breast_cancer_config("p.db", """[[budgeted]]
 learner = "cegb"
 tradeoffs = [0.0005, 0.01, 0.1]
 params = { n_estimators = 5, num_leaves = 4 }
-"""
+""")
 
 
 class RecordingBar:

@@ -10,31 +10,16 @@ import pytest
 import learners
 import polydom
 from polydom.app.cli import main
+from tests.config_support import breast_cancer_config
 
 pytest.importorskip("lightgbm")
 
-MIXED_TOML = """
-data = "breast_cancer"
-learner = "tree"
-store = "mixed.db"
-atoms = "columns"
-cv = 2
-
-[features]
-mean = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
-error = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
-worst = [20, 21, 22, 23, 24, 25, 26, 27, 28, 29]
-
-[costs]
-mean = "1"
-error = "5"
-worst = "20"
-
-[[budgeted]]
+CEGB = """[[budgeted]]
 learner = "cegb"
 tradeoffs = [0.0005, 0.01]
 params = { n_estimators = 10, num_leaves = 8 }
 """
+MIXED_TOML = breast_cancer_config("mixed.db", CEGB)
 
 
 @pytest.mark.slow
@@ -57,11 +42,11 @@ def test_build_runs_lattice_and_budgeted_learners_into_one_index_and_inspect_nam
     assert all(name in table for name in on_skyline)
 
 
-ADAPT_TOML = MIXED_TOML.replace(
-    'learner = "cegb"\ntradeoffs = [0.0005, 0.01]\nparams = { n_estimators = 10, num_leaves = 8 }',
-    'learner = "adapt"\ntradeoffs = [0.1]\n'
-    'params = { method = "gbrt", n_estimators = 10, max_iter = 2, high_cost = "tree" }',
-)
+ADAPT_TOML = breast_cancer_config("mixed.db", """[[budgeted]]
+learner = "adapt"
+tradeoffs = [0.1]
+params = { method = "gbrt", n_estimators = 10, max_iter = 2, high_cost = "tree" }
+""")
 
 
 @pytest.mark.slow
@@ -99,11 +84,13 @@ def test_bad_budgeted_entries_are_one_line_errors_and_store_nothing(
     assert not (tmp_path / "x.db").exists()
 
 
-CSTC_TOML = MIXED_TOML.replace(
-    'learner = "cegb"\ntradeoffs = [0.0005, 0.01]\nparams = { n_estimators = 10, num_leaves = 8 }',
-    'learner = "cstc"\ntradeoffs = [0.001, 0.1]\nsizes = [1.0, 50.0]\n'
-    'params = { depth = 2, max_sweeps = 2, feature_map = "standard" }',
-).replace('atoms = "columns"\n', "")
+CSTC = """[[budgeted]]
+learner = "cstc"
+tradeoffs = [0.001, 0.1]
+sizes = [1.0, 50.0]
+params = { depth = 2, max_sweeps = 2, feature_map = "standard" }
+"""
+CSTC_TOML = breast_cancer_config("mixed.db", CSTC, atoms=False)
 
 
 def candidates_of(url: Path) -> list:
@@ -131,7 +118,8 @@ def test_the_budgeted_sweeps_of_a_build_run_on_its_executor(tmp_path: Path) -> N
     assert sweeps == [[(k, j, f) for k in range(2) for j in range(2) for f in range(3)]]
     assert any(name == "expand_task" for name, _ in recording.calls)  # the lattice: same executor
     (tmp_path / "pool").mkdir()
-    (tmp_path / "pool" / "cstc.toml").write_text('executor = "processes:2"\n' + CSTC_TOML)
+    (tmp_path / "pool" / "cstc.toml").write_text(
+        breast_cancer_config("mixed.db", CSTC, atoms=False, executor="processes:2"))
     assert main(["build", str(tmp_path / "pool" / "cstc.toml")]) == 0
     ref = candidates_of(tmp_path / "ref" / "mixed.db")
     assert {learner for _, learner, *_ in ref} == {"tree", "cstc"}
@@ -139,28 +127,12 @@ def test_the_budgeted_sweeps_of_a_build_run_on_its_executor(tmp_path: Path) -> N
     assert candidates_of(tmp_path / "pool" / "mixed.db") == ref
 
 
-PROTOCOL_TOML = """
-data = "breast_cancer"
-learner = "tree"
-store = "protocol.db"
-cv = 2
-seed = 3
-
-[features]
-mean = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
-error = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
-worst = [20, 21, 22, 23, 24, 25, 26, 27, 28, 29]
-
-[costs]
-mean = "1"
-error = "5"
-worst = "20"
-
-[[budgeted]]
+PROTOCOL_CEGB = """[[budgeted]]
 learner = "cegb"
 tradeoffs = [0.001, 0.1]
 params = { n_estimators = 3, num_leaves = 4 }
 """
+PROTOCOL_TOML = breast_cancer_config("protocol.db", PROTOCOL_CEGB, atoms=False, seed=3)
 
 
 def test_every_learner_of_a_config_build_scores_on_one_protocol(tmp_path: Path) -> None:
@@ -185,7 +157,8 @@ def test_cv_and_holdout_together_are_refused(tmp_path: Path) -> None:
     from polydom.app.config_build import ConfigError, build_from_config, load_config
 
     path = tmp_path / "both.toml"
-    path.write_text(PROTOCOL_TOML.replace("cv = 2", "cv = 2\nholdout = 0.3"))
+    path.write_text(breast_cancer_config("protocol.db", PROTOCOL_CEGB, atoms=False, seed=3,
+                                         holdout=0.3))
     with pytest.raises(ConfigError, match="give cv .folds. or holdout .a held-out share., "
                                           "not both"):
         build_from_config(load_config(path), out=lambda line: None)

@@ -11,8 +11,10 @@ shutdown (SIGTERM).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
+import threading
 import time
 import warnings
 
@@ -26,7 +28,8 @@ from prometheus_client import generate_latest  # noqa: E402
 
 import polydom  # noqa: E402
 from polydom.app.cli import main  # noqa: E402
-from polydom.app.service import key_text, make_app  # noqa: E402
+from polydom.app.service import flush_periodically, key_text, make_app  # noqa: E402
+from polydom.index.item_prediction import ItemPrediction  # noqa: E402
 from polydom.serving.timing_recorder import TimingRecorder  # noqa: E402
 from storage import IndexStore  # noqa: E402
 from tests import serve_support as V  # noqa: E402
@@ -174,6 +177,41 @@ def test_a_telemetry_store_that_cannot_be_written_never_fails_a_request(store, t
     errors = [r for r in caplog.records if r.name == "polydom.telemetry"]
     assert len(errors) == 1  # logged once, however many writes failed
     assert stored(store) == []
+
+
+def test_timings_recorded_while_a_write_runs_are_taken_by_the_last_flush():
+    """Shutdown while a periodic write is under way: what was recorded during that write
+    (after it drained the buffers, before the shutdown) is written by the last flush."""
+    entered, release = threading.Event(), threading.Event()
+    calls: list[list[float]] = []
+
+    def sink(records, build):
+        calls.append([r.seconds for r in records])
+        if len(calls) == 1:  # the first write holds until the shutdown has begun
+            entered.set()
+            release.wait(120)
+
+    recorder = TimingRecorder(sink)
+    view = S.index_of(S.random_candidates(5, seed=1), {"alpha": 1.0, "build_id": 1})
+
+    def served(seconds: float) -> ItemPrediction:
+        return ItemPrediction(label=0, computed=("g0",), feature_seconds={"g0": seconds},
+                              size=10.0)
+
+    async def run() -> bool:
+        stop = asyncio.Event()
+        recorder.record(view, served(1.0))
+        writer = asyncio.create_task(flush_periodically(recorder, stop, 0.01))
+        started = await asyncio.to_thread(entered.wait, 120)
+        recorder.record(view, served(2.0))  # while the first write runs
+        stop.set()  # the app's shutdown
+        release.set()
+        await writer
+        return started
+
+    assert asyncio.run(run())
+    assert calls == [[1.0], [2.0]]
+    assert (recorder.recorded, recorder.stored, recorder.buffered) == (2, 2, 0)
 
 
 def test_serve_record_timings_writes_them_at_a_clean_shutdown(store):

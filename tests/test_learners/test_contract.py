@@ -4,12 +4,15 @@ contract under its registry name, and the sweep scores every setting on the prot
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer
 
 import learners
+import polydom
 from learners.budgeted.contract import check_budgeted, check_feature_costs, params_json
 
 pytest.importorskip("lightgbm")
@@ -104,6 +107,29 @@ def test_sweep_scores_each_setting_on_the_protocol_folds_and_serves_a_refit(data
         assert cand.learner == "cstc"
 
 
+def test_sweep_scores_every_repeat_of_a_repeated_protocol(data):
+    """Repeated folds: one score per split of every repeat, against fits made here; the
+    standard error is that of one partition's folds."""
+    X, y = data
+    protocol = learners.EvaluationProtocol(folds=2, seed=1, repeats=3)
+    proto = learners.CEGBClassifier(feature_groups=GROUPS, n_estimators=5, num_leaves=4,
+                                    random_state=0)
+    cand, = learners.sweep(proto, [0.01], X, y, COSTS, evaluation=protocol)
+    params = {"tradeoff": 0.01, "feature_costs": {"a": 1.0, "b": 3.0, "c": 5.0}}
+    scores, usage = [], []
+    for train, test in protocol.splits(y):
+        fold = clone(proto).set_params(**params).fit(X[train], y[train])
+        scores.append(float(np.mean(fold.predict(X[test]) == y[test])))
+        usage.append(fold.feature_usage(X[test]))
+    assert len(scores) == 6 and cand.fold_scores == pytest.approx(scores, abs=0)
+    assert cand.accuracy == pytest.approx(np.mean(scores))
+    assert cand.accuracy_se == pytest.approx(np.std(scores, ddof=1) / np.sqrt(2))
+    p = np.vstack(usage).mean(axis=0)  # every row once per repeat, by a model not fitted on it
+    for name, share in zip(GROUPS, p, strict=True):
+        if share > 0:
+            assert cand.needs[name] == pytest.approx(share)
+
+
 def test_sweep_options_are_the_learners_own(data):
     X, y = data
     proto = learners.CEGBClassifier(feature_groups=GROUPS, n_estimators=2)
@@ -123,3 +149,24 @@ def test_frontier_keeps_the_candidates_no_other_beats(data):
               if d.cost(1.0) <= c.cost(1.0) and d.accuracy > c.accuracy}
     assert {c.key for c in kept} == {c.key for c in every} - beaten
     assert [c.cost(1.0) for c in kept] == sorted(c.cost(1.0) for c in kept)
+
+
+def test_build_index_compares_repeated_protocols_split_for_split(data):
+    """A lattice and a sweep on one repeated protocol build silently; a sweep scored on
+    the unrepeated folds is named (its accuracies are not comparable)."""
+    X, y = data
+    model = polydom.CostModel({"a": [1.0], "b": [2.0], "c": [5.0]}, columns=GROUPS)
+    repeated = learners.EvaluationProtocol(folds=2, seed=0, repeats=2)
+    proto = learners.CEGBClassifier(feature_groups=GROUPS, n_estimators=3, num_leaves=4)
+    lattice_learner = learners.SklearnLearner(
+        learners.get_learner("logistic").make(0), X, y, features=model, cv=repeated)
+    same = learners.sweep(proto, [0.01], X, y, model, evaluation=repeated)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        index = polydom.build_index(model, lattice_learner, extra_candidates=same)
+    assert index.info["evaluation"]["repeats"] == 2
+    assert all(len(c.fold_scores) == 4 for c in index.candidates)
+    once = learners.sweep(proto, [0.01], X, y, model,
+                          evaluation=learners.EvaluationProtocol(folds=2, seed=0))
+    with pytest.warns(RuntimeWarning, match="candidates of cegb were scored on other splits"):
+        polydom.build_index(model, lattice_learner, extra_candidates=once)

@@ -15,6 +15,7 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 import polydom
 from learners import DAGClassifier, SklearnLearner, sweep
 from learners.budgeted.sklearn_blobs import dump_estimator, load_estimator
+from tests.config_support import BUNDLE_ROWS, breast_cancer_config
 
 WINE = {"chem": [0, 1, 2, 3, 4], "phenols": [5, 6, 7, 8], "colour": [9, 10, 11, 12]}
 COSTS = {"chem": "1 + 0.1*n", "phenols": "2", "colour": "0.5 + 0.2*n"}
@@ -73,34 +74,14 @@ def test_the_dag_is_a_registered_budgeted_learner_swept_by_the_one_sweep():
     assert [c.key for c in cands] == ["dag(tradeoff=0.05, n=1)"] and cands[0].learner == "dag"
 
 
-DAG_TOML = """
-data = "breast_cancer"
-learner = "logistic"
-store = "dag.db"
-atoms = "columns"
-cv = 2
-
-[features]
-mean = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
-error = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
-worst = [20, 21, 22, 23, 24, 25, 26, 27, 28, 29]
-
-[costs]
-mean = "1"
-error = "5"
-worst = "20"
-
-[[budgeted]]
+DAG_TOML = breast_cancer_config("dag.db", """[[budgeted]]
 learner = "dag"
 tradeoffs = [0.0005, 0.005]
 [budgeted.params]
 cv = 2
 
 [budgeted.params.feature_groups]   # the DAG's sensors: the three bundles
-mean = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
-error = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
-worst = [20, 21, 22, 23, 24, 25, 26, 27, 28, 29]
-"""
+""" + BUNDLE_ROWS, learner="logistic")
 
 
 @pytest.mark.slow

@@ -146,3 +146,73 @@ def test_lattice_candidates_carry_fold_scores_and_standard_errors():
         assert cand.fold_scores == e.fold_scores and len(cand.fold_scores) == 3
         assert cand.accuracy_se == e.accuracy_se
         assert cand.accuracy == pytest.approx(np.mean(cand.fold_scores))
+
+
+@settings(deadline=None, max_examples=30)
+@given(labels, st.integers(2, 3), st.integers(1, 4), st.integers(0, 10**6))
+def test_repeated_folds_are_partitions_the_first_the_unrepeated_one(y, k, r, seed):
+    y = np.array(y)
+    splits = EvaluationProtocol(folds=k, seed=seed, repeats=r).splits(y)
+    assert len(splits) == k * r == EvaluationProtocol(folds=k, repeats=r).get_n_splits()
+    for i in range(r):  # each repeat is k folds that partition the rows
+        tests = np.sort(np.concatenate([t for _, t in splits[i * k:(i + 1) * k]]))
+        assert tests.tolist() == list(range(len(y)))
+    once = EvaluationProtocol(folds=k, seed=seed).splits(y)
+    assert [t.tolist() for _, t in splits[:k]] == [t.tolist() for _, t in once]
+    again = EvaluationProtocol(folds=k, seed=seed, repeats=r).splits(y)
+    assert [t.tolist() for _, t in splits] == [t.tolist() for _, t in again]
+
+
+def test_repeats_use_other_partitions():
+    y = np.array([0, 1] * 20)
+    splits = EvaluationProtocol(folds=4, seed=0, repeats=3).splits(y)
+    parts = [sorted(tuple(t.tolist()) for _, t in splits[i * 4:(i + 1) * 4]) for i in range(3)]
+    assert parts[0] != parts[1] and parts[1] != parts[2] and parts[0] != parts[2]
+
+
+def test_repeated_estimate_keeps_the_standard_error_of_one_partition():
+    scores = [0.8, 0.9, 0.7, 1.0, 0.85, 0.75]  # 3 folds, 2 repeats
+    e = FoldEstimate.of(scores, [5] * 6, repeats=2)
+    assert e.mean == pytest.approx(np.mean(scores))
+    assert e.se == pytest.approx(np.std(scores, ddof=1) / math.sqrt(3))
+    d, se = paired_difference(scores, [0.8] * 6, repeats=2)
+    assert se == pytest.approx(np.std(np.subtract(scores, 0.8), ddof=1) / math.sqrt(3))
+    with pytest.raises(EvaluationError, match="dividing the number of splits"):
+        FoldEstimate.of(scores[:5], [5] * 5, repeats=2)
+    assert EvaluationProtocol(folds=3, repeats=2).estimate(scores, [5] * 6) == e
+
+
+def test_repeated_protocol_describes_itself_and_keeps_unrepeated_descriptions():
+    once = EvaluationProtocol(folds=5, seed=1)
+    assert "repeats" not in once.describe()  # stored expansions keyed by it stay valid
+    many = EvaluationProtocol(folds=5, seed=1, repeats=3)
+    assert many.describe()["repeats"] == 3 and many.describe()["folds"] == 5
+    assert str(many) == "5-fold cross-validation repeated 3 times (stratified, seed 1)"
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"repeats": 0}, EvaluationError, "repeats must be at least 1"),
+    ({"repeats": 2.0}, TypeError, "repeats must be an integer"),
+    ({"holdout": 0.3, "repeats": 2}, EvaluationError, "repeats=2 needs folds"),
+])
+def test_bad_repeats_are_named(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        EvaluationProtocol(**kwargs).check()
+
+
+def test_sklearn_learner_scores_every_repeat_as_cross_val_score_does():
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = X[:200, :4], y[:200]
+    est = LogisticRegression(max_iter=2000)
+    protocol = EvaluationProtocol(folds=4, seed=3, repeats=2)
+    learner = learners.SklearnLearner(est, X, y, features=["a", "b", "c", "d"], cv=protocol)
+    e = learner.expand(frozenset({"a", "c"}))
+    splits = protocol.splits(y)
+    want = np.concatenate([cross_val_score(est, X[:, [0, 2]], y, cv=splits[:4]),
+                           cross_val_score(est, X[:, [0, 2]], y, cv=splits[4:])])
+    first = cross_val_score(est, X[:, [0, 2]], y,
+                            cv=StratifiedKFold(4, shuffle=True, random_state=3))
+    assert np.allclose(e.fold_scores, want) and np.allclose(want[:4], first)
+    assert e.accuracy == pytest.approx(want.mean())
+    assert e.accuracy_se == pytest.approx(np.std(want, ddof=1) / 2.0)
+    assert e.predictions is not None and e.predictions.shape == y.shape

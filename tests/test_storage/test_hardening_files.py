@@ -17,7 +17,6 @@ import pytest
 import polydom
 import storage
 from polydom.app.cli import main
-from tests.storage_support import BACKENDS, fresh_url
 
 ROOT = Path(__file__).resolve().parents[2]
 ATOMS = {"a": "1", "b": "n"}
@@ -154,11 +153,6 @@ def test_mode_ro_in_the_url_is_honoured(tmp_path):
 
 
 # ------------------------------------------------------------------- PostgreSQL text
-@pytest.fixture(params=[p for p in BACKENDS if getattr(p, "values", (p,))[0] == "postgresql"])
-def pg_url(request, tmp_path):
-    yield from fresh_url(request.param, tmp_path)
-
-
 @pytest.mark.parametrize("where", ["feature", "key", "learner"])
 def test_a_nul_character_is_refused_on_postgresql_in_one_line(pg_url, where):
     atoms = {"a\x00b" if where == "feature" else "a": "1"}

@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,8 +20,8 @@ from learners.codecs.lightgbm_text import (  # noqa: E402
     checked_model_text,
 )
 from storage.blobs import dump_model, load_model, sha256_hex  # noqa: E402
+from tests.storage_support import load_isolated, refusal, run_isolated  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(200, 5))
 Y = (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 1)
@@ -72,17 +68,11 @@ ATTACKS = {
 }
 
 
-def _run_isolated(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
-                          capture_output=True, text=True, errors="replace", timeout=120,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-
-
 def test_wrong_tree_sizes_abort_bare_lightgbm(tmp_path):
     # The precondition of the attack: LightGBM itself dies on this text.
     text = ATTACKS["tree_sizes"][0](_text())
     (tmp_path / "model.txt").write_text(text)
-    done = _run_isolated(f"""
+    done = run_isolated(f"""
         import lightgbm
         lightgbm.Booster(model_str=open({str(tmp_path / 'model.txt')!r}).read())
         print('LOADED')
@@ -100,23 +90,10 @@ def test_crafted_lightgbm_text_is_refused_before_lightgbm_reads_it(tmp_path, att
     if attack != "tree_sizes":
         doc["model"] = _resized(doc["model"])
     (tmp_path / "blob.json").write_bytes(json.dumps(doc).encode())
-    done = _run_isolated(f"""
-        import numpy as np
-        from polydom.pipeline.open import register_learner_models
-        from storage.blobs import load_model, sha256_hex
-        register_learner_models()
-        blob = open({str(tmp_path / 'blob.json')!r}, 'rb').read()
-        try:
-            model = load_model(blob, 'lightgbm', sha256_hex(blob), what='model m')
-            model.predict(np.zeros((3, 5)))
-            print('LOADED AND RAN')
-        except Exception as exc:
-            print(type(exc).__name__, exc)
-    """)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith("ModelIntegrityError model m: ")
-    assert message in done.stdout
-    assert len(done.stdout.strip().splitlines()) == 1
+    done = load_isolated(tmp_path / "blob.json", "lightgbm", "np.zeros((3, 5))", codecs=True)
+    line = refusal(done)
+    assert line.startswith("ModelIntegrityError model m: ")
+    assert message in line
     assert "[LightGBM]" not in done.stdout + done.stderr
 
 
@@ -125,22 +102,11 @@ def test_a_huge_class_dtype_is_refused_before_anything_is_allocated(tmp_path):
     doc = json.loads(blob)
     doc["classes"]["dtype"] = "<U100000000"
     (tmp_path / "blob.json").write_bytes(json.dumps(doc).encode())
-    done = _run_isolated(f"""
-        import resource
-        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # 3 GiB: a regression fails
-        from polydom.pipeline.open import register_learner_models
-        from storage.blobs import load_model, sha256_hex
-        register_learner_models()
-        blob = open({str(tmp_path / 'blob.json')!r}, 'rb').read()
-        try:
-            load_model(blob, 'lightgbm', sha256_hex(blob), what='model m')
-            print('LOADED')
-        except Exception as exc:
-            print(type(exc).__name__, exc)
-    """)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith("ModelIntegrityError model m: ")
-    assert "classes of dtype '<U100000000'" in done.stdout
+    # under a 3 GiB address space: a regression (the dtype allocated) fails the test
+    line = refusal(load_isolated(tmp_path / "blob.json", "lightgbm", codecs=True,
+                                 address_space=3 << 30))
+    assert line.startswith("ModelIntegrityError model m: ")
+    assert "classes of dtype '<U100000000'" in line
 
 
 @pytest.mark.parametrize("edit, message", [

@@ -17,17 +17,12 @@ import learners
 import polydom
 import storage
 from polydom.app.cli import main
-from tests.storage_support import BACKENDS, fresh_url, load_models
+from tests.storage_support import load_models
 
 X, Y = load_breast_cancer(return_X_y=True)
 X, Y = X[:150], Y[:150]
 FEATURES = {"mean": [0, 1], "error": [10, 11], "worst": [20, 21]}
 COSTS = {"mean": "1 + n", "error": "2", "worst": "5 + 0.01*n**2"}
-
-
-@pytest.fixture(params=[p for p in BACKENDS if getattr(p, "values", (p,))[0] == "postgresql"])
-def pg_url(request, tmp_path):
-    yield from fresh_url(request.param, tmp_path)
 
 
 def _build(url, depth=2, alpha=1.0, **options):

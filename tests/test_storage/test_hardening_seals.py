@@ -135,12 +135,17 @@ def test_a_reader_that_saw_a_publication_refuses_a_rollback_that_deleted_it(tmp_
     path = tmp_path / "s.db"
     _build(path, depth=1, key=key)
     index = polydom.open_index(path, key=key)
+    with sqlite3.connect(path) as conn:  # the head record of publication 1, kept
+        (old_head,) = conn.execute(
+            "SELECT value FROM schema_info WHERE key = 'publication_head'").fetchone()
     _build(path, depth=3, key=key)
     assert index.refresh() and index.info["publication"] == 2
-    # deleting the newer publication and moving the flag back: a fresh reader cannot tell
-    # this store from one that never had publication 2, but this reader saw it
+    # deleting the newer publication, moving the flag back and putting back the kept head
+    # record: a fresh reader cannot tell this store from one that never had publication 2
+    # (tests/test_storage/test_hardening_rollback.py), but this reader saw it
     _sql(path, "DELETE FROM publications WHERE sequence = 2",
-         "UPDATE builds SET is_current = 0", "UPDATE builds SET is_current = 1 WHERE id = 1")
+         "UPDATE builds SET is_current = 0", "UPDATE builds SET is_current = 1 WHERE id = 1",
+         f"UPDATE schema_info SET value = '{old_head}' WHERE key = 'publication_head'")
     with pytest.raises(storage.IndexIntegrityError, match="rolled back"):
         index.refresh()
     assert index.info["build_id"] == 2

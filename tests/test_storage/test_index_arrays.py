@@ -20,7 +20,6 @@ import storage
 from storage import index_arrays
 from storage.blobs import sha256_hex
 from storage.candidate_fields import sealed_fields
-from tests.storage_support import BACKENDS, fresh_url
 from tests.strategies import candidate_pools, domains, examples
 
 ATOMS = {"a": "1 + n", "b": "2", "c": "0.5*n**2", "d": "3 + 0.1*n"}
@@ -282,11 +281,6 @@ def test_a_store_made_before_the_arrays_gets_them_with_its_next_build(tmp_path):
     publish(f"sqlite:///{path}", RANDOM[:5], 0.0, 100.0, params={"alpha": 2.0})
     assert polydom.open_index(path).info["read_from"] == "arrays"
     assert polydom.open_index(path, build=1).info["read_from"] == "rows"
-
-
-@pytest.fixture(params=BACKENDS)
-def store_url(request, tmp_path):
-    yield from fresh_url(request.param, tmp_path)
 
 
 def test_arrays_and_rows_agree_on_every_backend_and_an_edit_is_refused(store_url):

@@ -15,21 +15,14 @@ import pytest
 import polydom
 from storage import IndexStore
 from tests.storage_support import (
-    BACKENDS,
     BUILD_PARAMS,
     COSTS,
     GROUPS,
     N_MAX,
-    fresh_url,
     random_candidates,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(params=BACKENDS)
-def store_url(request, tmp_path):
-    yield from fresh_url(request.param, tmp_path)
 
 
 def publish(url: str, prefix: str, seed: int, n: int = 40) -> polydom.Index:

@@ -14,19 +14,12 @@ from polydom.errors import TelemetryError
 from polydom.index.lazy_payload import LazyPayload
 from storage import IndexStore
 from tests.storage_support import (
-    BACKENDS,
     COSTS,
     N_MAX,
     feature_sets,
-    fresh_url,
     read_fit_log,
     run_build,
 )
-
-
-@pytest.fixture(params=BACKENDS)
-def store_url(request, tmp_path):
-    yield from fresh_url(request.param, tmp_path)
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,6 @@ import polydom
 import storage
 from storage import IndexStore
 from tests.storage_support import (
-    BACKENDS,
     BUILD_PARAMS,
     COSTS,
     GROUPS,
@@ -31,7 +30,6 @@ from tests.storage_support import (
     columns_of,
     data,
     feature_sets,
-    fresh_url,
     index_of,
     load_models,
     random_candidates,
@@ -41,11 +39,6 @@ from tests.storage_support import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(params=BACKENDS)
-def store_url(request, tmp_path):
-    yield from fresh_url(request.param, tmp_path)
 
 
 @pytest.fixture(scope="module")

@@ -12,14 +12,9 @@ import pytest
 
 from polydom.app.cli import main
 from storage import IndexStore
-from tests.storage_support import BACKENDS, COSTS, GROUPS, fresh_url, index_of, random_candidates
+from tests.storage_support import COSTS, GROUPS, index_of, random_candidates
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(params=BACKENDS)
-def store_url(request, tmp_path):
-    yield from fresh_url(request.param, tmp_path)
 
 
 def published(url, n=60, seed=4):

@@ -49,3 +49,11 @@ def test_writing_to_a_schema_1_store_is_refused_naming_the_fix(v1_url):
     with storage.IndexStore(v1_url) as st:
         with pytest.raises(storage.SchemaVersionError, match="build into a new database"):
             st.begin_build({"alpha": 1.0}, {"a": "1"})
+
+
+def test_one_se_on_a_schema_1_store_is_refused_naming_its_version(v1_url):
+    index = polydom.open_index(v1_url)
+    with pytest.raises(polydom.RuleUnavailableError, match="schema version 1, which keeps no "
+                                                           "standard errors"):
+        index.lookup(50.0, 10.0, rule="one_se")
+    assert index.lookup(50.0, 10.0).key == ("a",)

@@ -126,16 +126,20 @@ def test_one_se_on_a_reopened_index_equals_the_stored_index_and_a_full_scan(
         build_id = st_.begin_build({"example": uuid.uuid4().hex}, {"x": "1"})
         st_.publish(build_id, memory)
     reopened = polydom.open_index(url, build=build_id)
-    assert _by_key(reopened) == _by_key(memory)
+    from_rows = polydom.open_index(url, build=build_id, rebuild=True)  # the rows read path
+    assert _by_key(reopened) == _by_key(memory) == _by_key(from_rows)
     pairs = [(s, b) for s in query_sizes(memory.table, lo, hi)
              for b in query_budgets(cands, s)]
     for size, budget in pairs:
-        got = reopened.lookup(size, budget, "one_se")
         want = memory.lookup(size, budget, "one_se")
-        assert (got and got.key) == (want and want.key)
+        for index in (reopened, from_rows):
+            got = index.lookup(size, budget, "one_se")
+            assert (got and got.key) == (want and want.key)
         assert_rule_answer(reopened.table, cands, size, budget)
     s, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
-    assert (reopened.lookup_many(s, b, "one_se") == memory.lookup_many(s, b, "one_se")).all()
+    many = memory.lookup_many(s, b, "one_se")
+    assert (reopened.lookup_many(s, b, "one_se") == many).all()
+    assert (from_rows.lookup_many(s, b, "one_se") == many).all()
 
 
 class _CrashingLearner(learners.SklearnLearner):

@@ -78,11 +78,13 @@ CANNED_QUERIES: dict[str, dict[str, str]] = {
 }
 
 _TABLES = {
-    "skyline": "The skylines of the current build: one row per (range of sizes, rank).",
+    "skyline": "The skylines of the current build: one row per (range of sizes, rank), with "
+    "each entry's accuracy, its standard error and fold scores (stores of schema version 3).",
     "skyline_all": "The skylines of every complete build (filter on build_id).",
     "build_summary": "One row per build with its counts.",
     "builds": "Builds: parameters (JSON), status, current flag, domain, times.",
-    "candidates": "Every candidate of every build: key, accuracy, cost expression, learner.",
+    "candidates": "Every candidate of every build: key, accuracy (with accuracy_se and "
+    "fold_scores in stores of schema version 3), cost expression, learner.",
     "candidate_costs": "Cost coefficients of each candidate by degree (cost(n) = sum "
     "coefficient * n^degree).",
     "features": "The atomic features of each build with their columns and cost curve.",

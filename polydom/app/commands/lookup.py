@@ -9,6 +9,7 @@ from typing import Any
 
 from polydom.app.arguments import (
     UsageError,
+    add_min_publication_option,
     add_output_option,
     add_store_options,
     add_unit_option,
@@ -51,6 +52,7 @@ def add_lookup(subparsers: argparse._SubParsersAction) -> None:
         "whether something fits); 2 on an error.  Models are not loaded.",
     )
     add_store_options(p)
+    add_min_publication_option(p)
     p.add_argument("--size", type=non_negative, metavar="N", help="item size n")
     p.add_argument("--budget", type=quantity, metavar="C",
                    help="cost budget: a number in the unit of the costs (see inspect, "
@@ -147,7 +149,8 @@ def run_lookup(args: argparse.Namespace) -> int:
     else:
         queries = [(args.size, args.budget)]
     with IndexStore(args.url, read_only=True, key=store_key(args)) as store:
-        index = store.load_index(build=args.build, models=False)
+        index = store.load_index(build=args.build, models=False,
+                                 min_publication=args.min_publication)
         formats = {r["candidate_id"]: r["model_format"]
                    for r in store.skyline_rows(index.info["build_id"])}
     index.check_rule(args.rule)  # "one_se" on a store without standard errors: refused

@@ -13,6 +13,7 @@ from typing import Any
 
 from polydom.app.arguments import (
     UsageError,
+    add_min_publication_option,
     add_store_options,
     port,
     positive,
@@ -37,6 +38,7 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
         "prometheus-client).",
     )
     add_store_options(p)
+    add_min_publication_option(p)
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=port, default=8000,
@@ -150,7 +152,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
     featurizer = load_featurizer(args.featurizer) if args.featurizer else None
     key = store_key(args)
-    index = polydom.open_index(args.url, build=args.build, key=key)
+    index = polydom.open_index(args.url, build=args.build, key=key,
+                               min_publication=args.min_publication)
     timings = None
     if recording:
         timings = timing_recorder(args.timings_store or args.url, key, args.timings_capacity)
