@@ -13,6 +13,10 @@ from lattice.expansion import Expansion
 class TableLearner:
     """Accuracy from a table; each finished training appends its feature set to ``log``."""
 
+    #: Its candidates' learner name, the same for its subclasses (a build with one and a build
+    #: with another store the same rows).
+    learner_name = "table"
+
     def __init__(self, acc: dict, log: str | os.PathLike | None = None) -> None:
         self.acc = acc
         self.log = None if log is None else str(log)
