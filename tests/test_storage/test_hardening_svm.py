@@ -24,9 +24,11 @@ from polydom.model_allowlist import register_model_class, unregister_model_class
 from storage.blobs import dump_model, load_model, sha256_hex
 from tests.storage_support import (
     archive_members,
+    execute_sql,
     load_isolated,
     refusal,
     run_isolated,
+    unseal,
     zip_archive,
 )
 
@@ -212,3 +214,32 @@ def test_an_untouched_precomputed_kernel_svc_loads_and_predicts_the_same():
     blob, fmt = dump_model(model)
     again = load_model(blob, fmt, sha256_hex(blob))
     assert np.array_equal(again.decision_function(GRAM), model.decision_function(GRAM))
+
+
+def test_a_store_whose_svc_models_were_rewritten_refuses_them_at_first_use(tmp_path):
+    import learners
+    import polydom
+
+    learner = learners.SklearnLearner(SVC(random_state=0), X, Y,
+                                      features={"a": [0, 1], "b": [2, 3]}, cv=2)
+    path = tmp_path / "index.db"
+    polydom.build_index({"a": "1", "b": "2"}, learner, alpha=1.0, n_max=10.0,
+                        store=f"sqlite:///{path}")
+    # what a writer without the key does: crafted blobs, their sha256, the seals deleted
+    blob = _crafted("too-many-classes")
+    execute_sql(f"sqlite:///{path}",
+                f"UPDATE expansions SET model_blob = x'{blob.hex()}', "
+                f"model_sha256 = '{sha256_hex(blob)}', model_format = 'skops'")
+    unseal(f"sqlite:///{path}")
+    done = run_isolated(f"""
+        import numpy as np
+        import polydom
+        index = polydom.open_index({str(path)!r})  # lazy: nothing is decoded yet
+        try:
+            index.predict(np.ones((3, 4)), 10.0, 100.0)
+            print('RAN')
+        except Exception as exc:
+            print(type(exc).__name__, exc)
+    """)
+    line = refusal(done)
+    assert line.startswith("ModelIntegrityError ") and "_n_support names 70001 classes" in line
