@@ -49,7 +49,8 @@ of kind "budgeted") join the same index, each with a trade-off grid, swept by
 For ``data = "digits"``: ``features`` is a list of image feature names (default all 12),
 ``sides`` (integers in [8, 512], default [8, 16, 32]), ``digits`` (how many, 10 to 1797,
 default 300) and either ``costs`` or
-``profile = true`` (time the features and fit ``statistic`` curves, default "p90").  Every
+``profile = true`` (time the features in situ and fit their ``quantile`` curves, default
+0.95, of ``degree`` at most 2: :meth:`polydom.Featurizer.profile_in_situ`).  Every
 digit is rendered once, at a side drawn from ``sides``, so folds never share a digit.
 
 ``executor`` (or ``polydom build --executor``) is ``"inprocess"``, ``"processes"``,
@@ -99,6 +100,7 @@ __all__ = ["ConfigError", "MAX_PARAMS", "MAX_SEED", "MAX_SIDE", "MAX_SIZES", "MA
 
 _KEYS = {"data", "learner", "store", "alpha", "delta", "domain", "cv", "seed", "features",
          "costs", "profile", "statistic", "sides", "digits", "repeats", "cost_unit", "atoms",
+         "quantile", "degree",
          "budgeted", "holdout", "executor", "foreign_database", "target", "featurizer"}
 _BUDGETED_KEYS = {"learner", "tradeoffs", "sizes", "cost", "params"}
 
@@ -349,22 +351,43 @@ def _table(config: Mapping, seed: int, out: Callable[[str], Any]) -> tuple:
 
 def _profiled(config: Mapping, dataset: Dataset, names: list[str], seed: int,
               out: Callable[[str], Any]) -> dict[str, CostCurve]:
-    """Cost curves of a featurizer's routines, timed on up to 60 of the items."""
-    if "costs" in config:
-        raise ConfigError("give either costs or profile = true, not both")
-    statistic = config.get("statistic", "p90")
-    if statistic not in ("max", "p90", "mean"):
-        raise ConfigError(f"statistic must be 'max', 'p90' or 'mean', got {statistic!r}")
-    repeats = _integer(config, "repeats", 3, 1, 100)
+    """Cost curves of a featurizer's routines, profiled in situ on up to 60 of the items."""
     fz, items = dataset.featurizer, dataset.items
     rng = np.random.default_rng(seed)
     sample = [items[i] for i in sorted(rng.permutation(len(items))[:60])]
+    return _in_situ_curves(config, fz, sample, names, seed, out)
+
+
+def _in_situ_curves(config: Mapping, fz: Any, sample: list, names: list[str], seed: int,
+                    out: Callable[[str], Any]) -> dict[str, CostCurve]:
+    """The ``profile = true`` curves: ``fz``'s features timed in situ on ``sample`` (each
+    once per item, features shuffled, as serving computes them;
+    :meth:`polydom.Featurizer.profile_in_situ`), each fitted at the config's ``quantile``
+    (default 0.95) with a polynomial of ``degree`` (default 2, at most the number of
+    distinct sizes less one).  The warm-loop keys ``statistic`` and ``repeats`` are refused:
+    a warm loop under-predicts what serving pays (docs/in_situ.md).
+
+    Runtime complexity: one computation of every feature per item of ``sample``, plus one
+    linear program per feature.
+    """
+    if "costs" in config:
+        raise ConfigError("give either costs or profile = true, not both")
+    old = [k for k in ("statistic", "repeats") if k in config]
+    if old:
+        raise ConfigError(f"{' and '.join(old)} belonged to the warm-loop profiling; "
+                          "profile = true now times the features in situ: give quantile "
+                          "(default 0.95) and degree (default 2) instead")
+    quantile = config.get("quantile", 0.95)
+    if (isinstance(quantile, bool) or not isinstance(quantile, (int, float))
+            or not 0 < quantile < 1):
+        raise ConfigError(f"quantile must be a number in (0, 1), got {quantile!r}")
+    degree = _integer(config, "degree", 2, 0, 3)
     distinct = len({float(fz.size(item)) for item in sample})
     if distinct < 2:
         raise ConfigError("profile = true needs items of at least 2 distinct sizes")
     try:
-        prof = fz.profile(sample, repeats=repeats, statistic=statistic,
-                          degree=min(3, distinct - 1), features=names)
+        prof = fz.profile_in_situ(sample, quantile=float(quantile),
+                                  degree=min(degree, distinct - 1), features=names, seed=seed)
     except ValueError as exc:
         raise ConfigError(f"profiling the featurizer: {str(exc).splitlines()[0]}") from None
     out(prof.table())
@@ -486,7 +509,7 @@ def _protocol(config: Mapping, seed: int) -> learners.EvaluationProtocol:
 
 
 def _digits(config: Mapping, seed: int, out: Callable[[str], Any]) -> tuple:
-    from polydom.app.workloads.images import FEATURES, load_digits_workload, profiling_images
+    from polydom.app.workloads.images import FEATURES, load_digits_workload
 
     names = config.get("features", list(FEATURES))
     if not isinstance(names, list) or not names:
@@ -508,17 +531,10 @@ def _digits(config: Mapping, seed: int, out: Callable[[str], Any]) -> tuple:
     X = np.vstack([fz.transform([wl.items[i]])[0] for i in pos])
     y = wl.labels[pos]
     if config.get("profile"):
-        if "costs" in config:
-            raise ConfigError("give either costs or profile = true, not both")
-        statistic = config.get("statistic", "p90")
-        if statistic not in ("max", "p90", "mean"):
-            raise ConfigError(f"statistic must be 'max', 'p90' or 'mean', got {statistic!r}")
-        repeats = _integer(config, "repeats", 3, 1, 100)
-        psides = sorted(set(sides) | {8, 16, 32, 64})
-        prof = fz.profile(profiling_images(sides=psides, digits_per_side=2, seed=seed),
-                          repeats=repeats, statistic=statistic, degree=3)
-        out(prof.table())
-        costs = dict(prof.curves)
+        # 60 digits, each rendered at one side drawn from the config's sides
+        spots = rng.choice(len(wl.items), size=min(60, len(wl.items)), replace=False)
+        costs = _in_situ_curves(config, fz, [wl.items[i] for i in spots], list(fz.names),
+                                seed, out)
     else:
         costs = _costs(config, fz.names)
     return X, y, fz.columns, costs, (float(min(sides)), float(max(sides)))

@@ -333,3 +333,55 @@ def test_a_huge_cost_or_seed_in_toml_is_one_line(tmp_path, capsys):
                     f'[costs]\nmean = "{"9" * 401}*n"\nerror = "1"\nworst = "1"\n')
     assert "cost of 'mean'" in _fails(["build", str(path)], capsys)
     assert not (tmp_path / "x.db").exists()
+
+
+# ------------------------------------------------------------------- profile = true
+_TIMED = """
+    import polydom
+    ITEMS = [[float(k % 7)] * (40 + 40 * (k % 10)) for k in range(40)]
+    def load():
+        return ITEMS, [k % 2 for k in range(40)]
+    def pairs(x):  # O(n**2) Python work: far dearer than 'first' at every size
+        return [float(sum(1 for a in x for b in x if a <= b))]
+    fz = (polydom.Featurizer(size=len).add("first", lambda x: [x[0]], 1)
+          .add("pairs", pairs, 1))
+"""
+
+
+def _timed_config(tmp_path, **extra) -> Path:
+    (tmp_path / "timed.py").write_text(textwrap.dedent(_TIMED))
+    lines = ['data = "timed:load"', 'featurizer = "timed:fz"', 'learner = "tree"',
+             'store = "timed.db"', "profile = true", "cv = 2",
+             *[f"{k} = {json.dumps(v)}" for k, v in extra.items()]]
+    path = tmp_path / "timed.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_profile_true_times_the_routines_in_situ_and_stores_their_quantile_curves(
+        tmp_path, capsys):
+    assert main(["build", str(_timed_config(tmp_path, quantile=0.9))]) == 0
+    printed = capsys.readouterr().out
+    assert "q0.9 in situ" in printed and "covered" in printed  # the in-situ profile's table
+    index = polydom.open_index(tmp_path / "timed.db")
+    assert index.info["cost_unit"] == "s"
+    first, pairs = index.costs["first"], index.costs["pairs"]
+    assert max(len(first.coefficients), len(pairs.coefficients)) <= 3  # degree <= 2
+    # 'pairs' does ~n**2/2 comparisons in Python (~160,000 at n = 400), 'first' one index:
+    # their measured curves are orders of magnitude apart at the largest size
+    assert pairs(400.0) > 20 * max(first(400.0), 1e-9)
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"statistic": "p90"}, "statistic belonged to the warm-loop profiling; profile = true "
+                           "now times the features in situ"),
+    ({"repeats": 3, "statistic": "max"}, "statistic and repeats belonged to the warm-loop"),
+    ({"quantile": 1.5}, "quantile must be a number in (0, 1), got 1.5"),
+    ({"degree": 4}, "degree must be an integer in [0, 3], got 4"),
+])
+def test_profile_true_refuses_warm_loop_keys_and_bad_quantiles_storing_nothing(
+        tmp_path, capsys, extra, message):
+    assert main(["build", str(_timed_config(tmp_path, **extra))]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "timed.db").exists()
