@@ -13,6 +13,7 @@ from lattice.feature_space import Expander, FeatureSpace, set_key
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.curves.domain import check_budget, check_domain, check_size
+from polydom.errors import InvalidArgumentError
 
 __all__ = [
     "PAPER_LAMBDAS",
@@ -220,10 +221,10 @@ def greedy(
     n0 = check_size(size, 0.0, math.inf)
     lams = tuple(float(x) for x in lambdas)
     if not lams:
-        raise ValueError("lambdas must not be empty")
+        raise InvalidArgumentError("lambdas must not be empty")
     for lam in lams:
         if math.isnan(lam) or lam < 0.0:
-            raise ValueError(f"lambdas must be >= 0 (inf allowed), got {lam!r}")
+            raise InvalidArgumentError(f"lambdas must be >= 0 (inf allowed), got {lam!r}")
     space = FeatureSpace(costs, 0.0, math.inf)
     _check_learner_features(learner, space)
     expander = Expander(learner, space, cache)

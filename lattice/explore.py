@@ -33,6 +33,7 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.domain import check_domain, check_real
 from polydom.curves.poly import ACC_TOL
+from polydom.errors import InvalidArgumentError
 from polydom.index.dominance import cost_le_many, prune_dominated
 
 __all__ = ["Exploration", "explore"]
@@ -442,9 +443,9 @@ def check_alpha_delta(alpha: float, delta: float) -> tuple[float, float]:
     """Validate ``alpha >= 1`` and ``delta >= 0`` (finite); return them as floats."""
     a, d = check_real(alpha, "alpha"), check_real(delta, "delta")
     if not (math.isfinite(a) and a >= 1.0):
-        raise ValueError(f"alpha must be finite and >= 1, got {alpha!r}")
+        raise InvalidArgumentError(f"alpha must be finite and >= 1, got {alpha!r}")
     if not (math.isfinite(d) and d >= 0.0):
-        raise ValueError(f"delta must be finite and >= 0, got {delta!r}")
+        raise InvalidArgumentError(f"delta must be finite and >= 0, got {delta!r}")
     return a, d
 
 
@@ -454,7 +455,7 @@ def resolve_candidate_alpha(candidate_alpha: float | str, alpha: float) -> float
         return alpha
     ca = check_real(candidate_alpha, "candidate_alpha")
     if not (math.isfinite(ca) and ca >= 1.0):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"candidate_alpha must be a number >= 1 or 'same', got {candidate_alpha!r}"
         )
     return ca
@@ -590,14 +591,15 @@ def explore(
     alpha, delta = check_alpha_delta(alpha, delta)
     name = learner_name(learner)  # a bad name is refused before anything trains
     if traversal not in _TRAVERSALS:
-        raise ValueError(f"traversal must be one of {_TRAVERSALS}, got {traversal!r}")
+        raise InvalidArgumentError(f"traversal must be one of {_TRAVERSALS}, got {traversal!r}")
     if scope not in _SCOPES:
-        raise ValueError(f"scope must be one of {_SCOPES}, got {scope!r}")
+        raise InvalidArgumentError(f"scope must be one of {_SCOPES}, got {scope!r}")
     if max_expansions is not None and (
         isinstance(max_expansions, bool) or int(max_expansions) != max_expansions
         or max_expansions < 0
     ):
-        raise ValueError(f"max_expansions must be a non-negative integer, got {max_expansions!r}")
+        raise InvalidArgumentError(
+            f"max_expansions must be a non-negative integer, got {max_expansions!r}")
     ca = resolve_candidate_alpha(candidate_alpha, alpha)
     lo, hi = check_domain(n_min, n_max)
     space = FeatureSpace(costs, lo, hi)
@@ -650,7 +652,7 @@ def _check_learner_features(learner: Any, space: FeatureSpace) -> None:
         return
     names = set(get())
     if names != set(space.names):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"costs name features {sorted(space.names)!r} but the learner has "
             f"{sorted(names)!r}"
         )

@@ -14,6 +14,7 @@ from lattice.expansion import Expansion
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.curves.domain import check_feature_name, shown
+from polydom.errors import ArgumentTypeError, InvalidArgumentError
 
 __all__ = [
     "BudgetExhausted",
@@ -51,7 +52,7 @@ class FeatureSpace:
 
     def __init__(self, costs: Mapping[str, Any] | CostModel, n_min: float, n_max: float) -> None:
         if not isinstance(costs, (Mapping, CostModel)):
-            raise TypeError(
+            raise ArgumentTypeError(
                 "costs must be a CostModel or a mapping of feature name to curve, got "
                 f"{shown(costs)}"
             )
@@ -69,7 +70,7 @@ class FeatureSpace:
         self.names: tuple[str, ...] = costs.features
         self.m = len(self.names)
         if self.m > 62:
-            raise ValueError(f"at most 62 features fit the lattice, got {self.m}")
+            raise InvalidArgumentError(f"at most 62 features fit the lattice, got {self.m}")
         self.full = (1 << self.m) - 1
         self.n_min, self.n_max = float(n_min), float(n_max)
         costs.check_nonnegative(self.n_min, self.n_max)
@@ -93,7 +94,7 @@ class FeatureSpace:
         out = 0
         for name in features:
             if name not in self.position:
-                raise ValueError(f"unknown feature {name!r}; known: {list(self.names)}")
+                raise InvalidArgumentError(f"unknown feature {name!r}; known: {list(self.names)}")
             out |= 1 << self.position[name]
         return out
 
@@ -151,7 +152,8 @@ class Expander:
         progress: Callable[[Expansion], Any] | None = None,
     ) -> None:
         if not callable(getattr(learner, "expand", None)):
-            raise ValueError(f"learner must have an expand(features) method, got {learner!r}")
+            raise InvalidArgumentError(
+                f"learner must have an expand(features) method, got {learner!r}")
         self.learner = learner
         self.space = space
         self.cache = cache
@@ -234,13 +236,13 @@ class Expander:
     @staticmethod
     def _checked(exp: Any, features: frozenset) -> Expansion:
         if not isinstance(exp, Expansion):
-            raise ValueError(f"learner.expand must return polydom.Expansion, got {exp!r}")
+            raise InvalidArgumentError(f"learner.expand must return polydom.Expansion, got {exp!r}")
         if frozenset(exp.features) != features:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"expansion for {sorted(features)!r} names features {sorted(exp.features)!r}"
             )
         if not (math.isfinite(exp.accuracy) and 0.0 <= exp.accuracy <= 1.0):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"accuracy of {sorted(features)!r} must be in [0, 1], got {exp.accuracy!r}"
             )
         return exp

@@ -10,6 +10,7 @@ from typing import Any
 from lattice.executor import make_executor
 from lattice.explore import Exploration, explore
 from polydom.curves.cost_model import CostModel
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["Progressive", "progressive"]
 
@@ -81,11 +82,11 @@ def progressive(
     bounded by the budget.
     """
     if max_expansions is None and max_seconds is None:
-        raise ValueError("give max_expansions or max_seconds (the training budget)")
+        raise InvalidArgumentError("give max_expansions or max_seconds (the training budget)")
     if not (math.isfinite(start) and math.isfinite(stop) and start >= stop >= 1.0):
-        raise ValueError(f"need start >= stop >= 1, got start={start!r}, stop={stop!r}")
+        raise InvalidArgumentError(f"need start >= stop >= 1, got start={start!r}, stop={stop!r}")
     if not (math.isfinite(step) and step > 0.0):
-        raise ValueError(f"step must be > 0, got {step!r}")
+        raise InvalidArgumentError(f"step must be > 0, got {step!r}")
     memo: MutableMapping = {} if cache is None else cache
     executor = explore_options.pop("executor", None)
     ex = make_executor(executor)
@@ -116,7 +117,7 @@ def progressive(
         if ex is not executor:
             ex.close()
     if best is None:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"the training budget (max_expansions={max_expansions!r}, "
             f"max_seconds={max_seconds!r}) does not complete alpha={start!r}"
         )

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from polydom.curves.domain import check_column, check_feature_name, shown
+from polydom.errors import ArgumentTypeError, InvalidArgumentError
 
 __all__ = ["column_groups", "normalize_features"]
 
@@ -46,13 +47,14 @@ def normalize_features(
     if features is None:
         return {f"x{i}": [i] for i in range(n_columns)}
     if isinstance(features, str) or not isinstance(features, (Mapping, Iterable)):
-        raise TypeError(f"{what} must be a mapping or a sequence of names, got {shown(features)}")
+        raise ArgumentTypeError(
+            f"{what} must be a mapping or a sequence of names, got {shown(features)}")
     if isinstance(features, Mapping):
         mapping = {}
         for name, cols in features.items():
             check_feature_name(name, f"a feature name of {what}")
             if isinstance(cols, (str, bytes)) or not isinstance(cols, Iterable):
-                raise TypeError(
+                raise ArgumentTypeError(
                     f"{what}[{name!r}] must be a sequence of column indices, got {cols!r}"
                 )
             mapping[name] = [check_column(c, f"a column of {what}[{name!r}]")
@@ -60,7 +62,7 @@ def normalize_features(
     else:
         names = list(features)
         if len(names) != n_columns:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{what} as a list of names needs one name per column ({n_columns}), "
                 f"got {len(names)}"
             )
@@ -69,18 +71,19 @@ def normalize_features(
     for name, cols in mapping.items():
         check_feature_name(name, f"a feature name of {what}")
         if not cols:
-            raise ValueError(f"{what}[{name!r}] has no columns (empty)")
+            raise InvalidArgumentError(f"{what}[{name!r}] has no columns (empty)")
         for c in cols:
             if not 0 <= c < n_columns:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"{what}[{name!r}] names column {c}, outside [0, {n_columns})"
                 )
             if c in seen:
-                raise ValueError(f"{what}: column {c} belongs to both {seen[c]!r} and {name!r}")
+                raise InvalidArgumentError(
+                    f"{what}: column {c} belongs to both {seen[c]!r} and {name!r}")
             seen[c] = name
     if cover and len(seen) < n_columns:
         missing = sorted(set(range(n_columns)) - set(seen))
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{what} must cover every column; columns {missing} are in no feature"
         )
     return mapping
@@ -105,7 +108,7 @@ def column_groups(
         mapping.
     """
     if feature_groups is not None and not isinstance(feature_groups, Mapping):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"feature_groups must be a mapping name -> columns, got {feature_groups!r}"
         )
     return {

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from polydom.errors import PolydomError
+from polydom.errors import ArgumentTypeError, InvalidArgumentError, PolydomError
 
 __all__ = [
     "EvaluationError",
@@ -143,19 +143,20 @@ class EvaluationProtocol:
         """
         if self.holdout is None:
             if not _is_int(self.folds):
-                raise TypeError(f"folds must be an integer, got {self.folds!r}")
+                raise ArgumentTypeError(f"folds must be an integer, got {self.folds!r}")
             if self.folds < 2:
                 raise EvaluationError(f"folds must be at least 2, got {self.folds!r}")
         else:
             if isinstance(self.holdout, bool) or not isinstance(self.holdout, numbers.Real):
-                raise TypeError(f"holdout must be a share of the rows in (0, 1), got "
-                                f"{self.holdout!r}")
+                raise ArgumentTypeError(
+                    f"holdout must be a share of the rows in (0, 1), got "
+                    f"{self.holdout!r}")
             if not 0.0 < float(self.holdout) < 1.0:
                 raise EvaluationError(f"holdout must be in (0, 1), got {self.holdout!r}")
         if not _is_int(self.seed) or self.seed < 0:
-            raise TypeError(f"seed must be an integer >= 0, got {self.seed!r}")
+            raise ArgumentTypeError(f"seed must be an integer >= 0, got {self.seed!r}")
         if not _is_int(self.repeats):
-            raise TypeError(f"repeats must be an integer, got {self.repeats!r}")
+            raise ArgumentTypeError(f"repeats must be an integer, got {self.repeats!r}")
         if self.repeats < 1:
             raise EvaluationError(f"repeats must be at least 1, got {self.repeats!r}")
         if self.repeats > 1 and self.holdout is not None:
@@ -163,7 +164,8 @@ class EvaluationProtocol:
                                   "is one split)")
         for name in ("stratify", "refit"):
             if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+                raise ArgumentTypeError(
+                    f"{name} must be True or False, got {getattr(self, name)!r}")
         if not self.refit and self.holdout is None:
             raise EvaluationError("refit=False needs holdout (with folds, k models are "
                                   "scored and none of them is the one served)")
@@ -441,8 +443,9 @@ class _ShuffledGroupKFold:
     def split(self, X: Any, y: Any, groups: np.ndarray) -> Iterator[tuple[np.ndarray, ...]]:
         labels, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
         if len(labels) < self.k:
-            raise ValueError(f"{self.k} folds need at least {self.k} groups, got "
-                             f"{len(labels)}")
+            raise InvalidArgumentError(
+                f"{self.k} folds need at least {self.k} groups, got "
+                f"{len(labels)}")
         order = np.random.default_rng(self.seed).permutation(len(labels))
         order = order[np.argsort(-counts[order], kind="stable")]
         fold_of = np.empty(len(labels), dtype=np.int64)

@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = ["RegisteredLearner", "get_learner", "register_learner", "registered_learners"]
 
 KINDS = ("lattice", "budgeted")
@@ -109,19 +111,19 @@ def register_learner(
         ``"module:QualName"`` string.  Nothing is registered then.
     """
     if not isinstance(name, str) or not name:
-        raise ValueError(f"learner name must be a non-empty string, got {name!r}")
+        raise InvalidArgumentError(f"learner name must be a non-empty string, got {name!r}")
     if name in _REGISTRY:
-        raise ValueError(f"learner name {name!r} is already registered")
+        raise InvalidArgumentError(f"learner name {name!r} is already registered")
     if not callable(factory):
-        raise ValueError(f"factory of learner {name!r} must be callable, got {factory!r}")
+        raise InvalidArgumentError(f"factory of learner {name!r} must be callable, got {factory!r}")
     if kind not in KINDS:
-        raise ValueError(f"kind of learner {name!r} must be one of {KINDS}, got {kind!r}")
+        raise InvalidArgumentError(f"kind of learner {name!r} must be one of {KINDS}, got {kind!r}")
     if isinstance(model_classes, (str, type)):
         model_classes = (model_classes,)
     classes = tuple(model_classes)
     for cls in classes:
         if not (isinstance(cls, type) or (isinstance(cls, str) and ":" in cls)):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"model_classes of learner {name!r} must be classes or 'module:QualName' "
                 f"strings, got {cls!r}"
             )
@@ -142,7 +144,7 @@ def get_learner(name: str) -> RegisteredLearner:
     """
     spec = _REGISTRY.get(name) if isinstance(name, str) else None
     if spec is None:
-        raise ValueError(f"unknown learner {name!r}; registered: {', '.join(_REGISTRY)}")
+        raise InvalidArgumentError(f"unknown learner {name!r}; registered: {', '.join(_REGISTRY)}")
     return spec
 
 
@@ -188,7 +190,8 @@ def _synthetic(seed: int = 0, accuracy: Callable[[frozenset], float] | None = No
     from learners.synthetic import SyntheticLearner
 
     if accuracy is None:
-        raise ValueError("the synthetic learner needs accuracy=callable(frozenset) -> float")
+        raise InvalidArgumentError(
+            "the synthetic learner needs accuracy=callable(frozenset) -> float")
     return SyntheticLearner(accuracy)
 
 
@@ -223,7 +226,7 @@ def _adapt(seed: int = 0, high_cost: str = "logistic", **params: Any) -> Any:
 
     spec = get_learner(high_cost)
     if spec.kind != "lattice" or spec.name == "synthetic":
-        raise ValueError(
+        raise InvalidArgumentError(
             f"high_cost of learner 'adapt' must name a lattice estimator (e.g. 'logistic', "
             f"'tree'), got {high_cost!r}"
         )

@@ -20,6 +20,7 @@ from lattice.expansion import Expansion
 from learners.columns import normalize_features
 from learners.evaluation import EvaluationProtocol, FoldEstimate
 from polydom.curves.cost_model import CostModel
+from polydom.errors import ArgumentTypeError, InvalidArgumentError
 
 __all__ = ["SklearnLearner", "estimator_name"]
 
@@ -107,7 +108,7 @@ default 5
         if self.name is None:
             return estimator_name(self.estimator)
         if not isinstance(self.name, str) or not self.name.strip():
-            raise ValueError(f"name must be a non-empty text or None, got {self.name!r}")
+            raise InvalidArgumentError(f"name must be a non-empty text or None, got {self.name!r}")
         return self.name
 
     def _prepare(self) -> None:
@@ -116,17 +117,17 @@ default 5
         X = np.asarray(self.X)
         y = np.asarray(self.y)
         if X.ndim != 2:
-            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+            raise InvalidArgumentError(f"X must be 2-D, got shape {X.shape}")
         if y.shape != (X.shape[0],):
-            raise ValueError(f"y must have shape ({X.shape[0]},), got {y.shape}")
+            raise InvalidArgumentError(f"y must have shape ({X.shape[0]},), got {y.shape}")
         if isinstance(self.cv, tuple):
             if len(self.cv) != 2:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"cv as a tuple must be (X_test, y_test), got {len(self.cv)} items"
                 )
             Xt, yt = np.asarray(self.cv[0]), np.asarray(self.cv[1])
             if Xt.ndim != 2 or Xt.shape[1] != X.shape[1] or yt.shape != (Xt.shape[0],):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"cv test split must be X_test (rows, {X.shape[1]}) and y_test (rows,), "
                     f"got {Xt.shape} and {yt.shape}"
                 )
@@ -140,13 +141,13 @@ default 5
         if isinstance(self.features, CostModel):
             model = self.features
             if not model.has_columns:
-                raise ValueError(
+                raise InvalidArgumentError(
                     "features as a CostModel needs columns for every atom; atoms without: "
                     f"{sorted(set(model.atoms) - set(model.columns))}"
                 )
             bad = [c for cols in model.columns.values() for c in cols if c >= X.shape[1]]
             if bad:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"features: the cost model names column {bad[0]}, outside [0, {X.shape[1]})"
                 )
             self.columns_ = {name: model.columns_of([name]) for name in model.features}
@@ -205,7 +206,8 @@ default 5
         self._prepare()
         unknown = set(features) - set(self.columns_)
         if unknown:
-            raise ValueError(f"unknown features {sorted(unknown)!r}; known: {list(self.columns_)}")
+            raise InvalidArgumentError(
+                f"unknown features {sorted(unknown)!r}; known: {list(self.columns_)}")
         return sorted({c for name in features for c in self.columns_[name]})
 
     def expand(self, features: frozenset) -> Expansion:
@@ -257,7 +259,7 @@ default 5
             repeats = 1
         bad = [v for v in scores if not (math.isfinite(v) and 0.0 <= v <= 1.0)]
         if bad:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"scoring {self.scoring!r} gave {bad[0]!r} for {sorted(features)!r}; "
                 "the lattice needs accuracies in [0, 1]"
             )
@@ -272,9 +274,10 @@ def _check_folds(cv: Any, rows: int) -> None:
     if isinstance(cv, (bool, np.bool_)) or (
         isinstance(cv, numbers.Real) and not isinstance(cv, numbers.Integral)
     ):
-        raise TypeError(f"cv must be an integer number of folds, got {cv!r}")
+        raise ArgumentTypeError(f"cv must be an integer number of folds, got {cv!r}")
     if isinstance(cv, numbers.Integral) and not 2 <= cv <= rows:
-        raise ValueError(f"cv must be between 2 and the number of rows ({rows}), got {cv!r}")
+        raise InvalidArgumentError(
+            f"cv must be between 2 and the number of rows ({rows}), got {cv!r}")
 
 
 def estimator_name(estimator: Any) -> str:

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 from lattice.expansion import Expansion
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["SyntheticLearner"]
 
@@ -59,10 +60,11 @@ class SyntheticLearner:
         try:
             acc = float(value)
         except (TypeError, ValueError):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"accuracy_fn({sorted(features)!r}) must return a number, got {value!r}"
             ) from None
         if not (math.isfinite(acc) and 0.0 <= acc <= 1.0):
-            raise ValueError(f"accuracy_fn({sorted(features)!r}) must be in [0, 1], got {value!r}")
+            raise InvalidArgumentError(
+                f"accuracy_fn({sorted(features)!r}) must be in [0, 1], got {value!r}")
         self.calls_ = getattr(self, "calls_", 0) + 1
         return Expansion(features, acc, None, time.perf_counter() - start)

@@ -28,7 +28,7 @@ import zipfile
 
 import numpy as np
 
-from polydom.errors import PolydomError
+from polydom.errors import InvalidArgumentError, PolydomError
 
 __all__ = [
     "INFLATION_SLACK",
@@ -116,7 +116,7 @@ def check_npy(data: bytes, what: str) -> tuple[np.dtype, tuple[int, ...], int]:
     elif version in ((2, 0), (3, 0)):
         shape, _, dtype = npy.read_array_header_2_0(buf)
     else:  # pragma: no cover - read_magic refuses other versions itself
-        raise ValueError(f"unknown .npy version {version}")
+        raise InvalidArgumentError(f"unknown .npy version {version}")
     if dtype.hasobject or not _plain(dtype):
         raise BlobBoundsError(f"{what}: array of dtype {dtype} is not a plain data dtype")
     if dtype.itemsize > MAX_ITEMSIZE:

@@ -8,11 +8,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["PolydomError", "TelemetryError", "UnknownArgumentError", "did_you_mean"]
+__all__ = [
+    "ArgumentTypeError",
+    "InvalidArgumentError",
+    "PolydomError",
+    "TelemetryError",
+    "UnknownArgumentError",
+    "did_you_mean",
+]
 
 
 class PolydomError(Exception):
     """Base of every exception that polydom, lattice, learners and storage raise on purpose."""
+
+
+class InvalidArgumentError(PolydomError, ValueError):
+    """A value polydom refuses: the message names the argument and the value (a negative
+    size, a NaN budget, a cost curve that goes negative on the domain, ...)."""
+
+
+class ArgumentTypeError(PolydomError, TypeError):
+    """An argument of the wrong type (a string where a number belongs, ...), named."""
 
 
 class TelemetryError(PolydomError, ValueError):

@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 
 from polydom.blob_bounds import MalformedBlobError, check_npy, load_npy, open_zip
-from polydom.errors import PolydomError
+from polydom.errors import ArgumentTypeError, PolydomError
 from polydom.sklearn_svm_check import libsvm_impl, svm_state_problem
 from polydom.sklearn_tree_check import tree_state_problem
 
@@ -148,7 +148,7 @@ def register_model_class(cls: type) -> type:
     """
     global _allowed_cache
     if not isinstance(cls, type):
-        raise TypeError(f"cls must be a class, got {cls!r}")
+        raise ArgumentTypeError(f"cls must be a class, got {cls!r}")
     SKOPS_ALLOWED_CLASSES.add(_dotted(cls))
     _allowed_cache = None
     return cls

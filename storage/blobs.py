@@ -48,7 +48,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from polydom.blob_bounds import MalformedBlobError, load_npy, load_npz
-from polydom.errors import PolydomError
+from polydom.errors import ArgumentTypeError, InvalidArgumentError, PolydomError
 from polydom.index.lazy_payload import resolve_payload
 from polydom.model_allowlist import (
     SKOPS_ALLOWED_CLASSES,
@@ -124,7 +124,8 @@ class BlobDigest:
         if isinstance(key, str):
             key = key.encode()
         if key is not None and (not isinstance(key, bytes) or not key):
-            raise TypeError(f"key must be non-empty bytes or text, got {type(key).__name__}")
+            raise ArgumentTypeError(
+                f"key must be non-empty bytes or text, got {type(key).__name__}")
         self._key = key
 
     @property
@@ -181,10 +182,12 @@ def register_array_model(cls: type | None = None, *, name: str | None = None) ->
     def register(klass: type) -> type:
         for attr in ("to_arrays", "from_arrays"):
             if not callable(getattr(klass, attr, None)):
-                raise ValueError(f"cls {klass.__name__} must define {attr}() to be registered")
+                raise InvalidArgumentError(
+                    f"cls {klass.__name__} must define {attr}() to be registered")
         key = name or f"{klass.__module__}.{klass.__qualname__}"
         if _ARRAY_MODELS.get(key, klass) is not klass:
-            raise ValueError(f"name {key!r} is already registered for {_ARRAY_MODELS[key]!r}")
+            raise InvalidArgumentError(
+                f"name {key!r} is already registered for {_ARRAY_MODELS[key]!r}")
         _ARRAY_MODELS[key] = klass
         _ARRAY_NAMES[klass] = key
         return klass
@@ -216,7 +219,7 @@ def register_blob_codec(
     """
     codec = _Codec(name, claims, dump, load)
     if name in _LOADERS or _CODECS.get(name, codec) != codec:
-        raise ValueError(f"name {name!r} is already a model format")
+        raise InvalidArgumentError(f"name {name!r} is already a model format")
     _CODECS[name] = codec
 
 
@@ -272,7 +275,7 @@ def _dump_arrays(model: Any, name: str) -> bytes:
     nested = {}
     for key, value in arrays.items():
         if key.startswith("__polydom"):
-            raise ValueError(f"to_arrays() of {name} returned the reserved name {key!r}")
+            raise InvalidArgumentError(f"to_arrays() of {name} returned the reserved name {key!r}")
         if _is_nested(value):
             blob, fmt = dump_model(value)
             out[_NESTED_PREFIX + key] = np.frombuffer(blob, dtype=np.uint8)
@@ -280,7 +283,7 @@ def _dump_arrays(model: Any, name: str) -> bytes:
             continue
         arr = np.asarray(value)
         if arr.dtype.hasobject:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"to_arrays() of {name} returned array {key!r} that cannot be stored "
                 f"(object dtype {arr.dtype})"
             )
@@ -339,7 +342,7 @@ def load_predictions(
         For a format other than ``"npy"``.
     """
     if fmt != "npy":
-        raise ValueError(f"{what}: unknown predictions format {fmt!r}")
+        raise InvalidArgumentError(f"{what}: unknown predictions format {fmt!r}")
     blob = b"" if blob is None else bytes(blob)
     if not digest.matches(blob, stored):
         kind = "HMAC (store key)" if digest.keyed else "sha256"
@@ -399,7 +402,7 @@ def load_model(
         )
     loader = _LOADERS.get(fmt) or (_CODECS[fmt].load if fmt in _CODECS else None)
     if loader is None:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{what}: no codec is registered for model format {fmt!r} (a learner registers "
             "its own: polydom.open_index does it; storage.register_blob_codec by hand)"
         )
@@ -437,7 +440,7 @@ def _load_arrays(blob: bytes, trusted: bool, what: str) -> Any:
     name = header["class"]
     cls = _ARRAY_MODELS.get(name)
     if cls is None:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{what}: model class {name!r} is not registered; import the module that "
             "registers it (storage.register_array_model) before loading"
         )

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
-from polydom.errors import PolydomError
+from polydom.errors import InvalidArgumentError, PolydomError
 from polydom.index.built import Index
 from storage import index_arrays, publications
 from storage import schema as S
@@ -97,14 +97,15 @@ def build_cost_model(
     if not isinstance(costs, (CostModel, Mapping)) or not costs or (
         isinstance(costs, CostModel) and not costs.atoms
     ):
-        raise ValueError(f"costs must be a non-empty mapping name -> CostCurve, got {costs!r}")
+        raise InvalidArgumentError(
+            f"costs must be a non-empty mapping name -> CostCurve, got {costs!r}")
     model = CostModel.coerce(
         {str(k): v for k, v in costs.items()} if isinstance(costs, Mapping) else costs
     )
     names = list(model.atoms)
     if columns is not None:
         if set(columns) != set(names):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"columns must name exactly the features of costs {names}, got {list(columns)}"
             )
         model = model.with_columns({name: [int(c) for c in columns[name]] for name in names})
@@ -128,10 +129,10 @@ def begin_build(
     """
     db.check_writable()
     if not isinstance(params, Mapping):
-        raise ValueError(f"params must be a mapping, got {params!r}")
+        raise InvalidArgumentError(f"params must be a mapping, got {params!r}")
     if learner is not None and not (isinstance(learner, str) and learner.strip()
                                     and "\n" not in learner):
-        raise ValueError(f"learner must be a short one-line name, got {learner!r}")
+        raise InvalidArgumentError(f"learner must be a short one-line name, got {learner!r}")
     params = dict(params)
     if learner is None and params.get("learner") is not None:
         learner = str(params["learner"])
@@ -245,7 +246,7 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     Runtime complexity: O(K * d + E) rows for K candidates and E skyline entries.
     """
     if not isinstance(index, Index):
-        raise ValueError(f"index must be a polydom.Index, got {type(index).__name__}")
+        raise InvalidArgumentError(f"index must be a polydom.Index, got {type(index).__name__}")
     db.check_writable()
     with db.read() as conn:
         build = build_row(db, conn, build_id)
@@ -256,7 +257,7 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
                 "writer of a build with identical arguments, or earlier); open it with "
                 f"open_index(url, build={build_id})")
         if build.status != "building":
-            raise ValueError(f"build {build_id} is already {build.status}")
+            raise InvalidArgumentError(f"build {build_id} is already {build.status}")
         stored_model = stored_cost_model(db, conn, build_id)
         order = feature_order(db, conn, build_id)
         x = S.expansions
@@ -270,17 +271,17 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         }
     atoms = list(stored_model.atoms)
     if list(index.costs) != atoms:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"index features {list(index.costs)} are not the features of build "
             f"{build_id} {atoms}"
         )
     if list(index.costs.values()) != list(stored_model.atoms.values()):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"index cost curves {[str(index.costs[n]) for n in atoms]} differ from those "
             f"given to begin_build for build {build_id}"
         )
     if index.cost_model.bundles != stored_model.bundles:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"index bundles { {k: sorted(v) for k, v in index.cost_model.bundles.items()} } "
             f"differ from those given to begin_build for build {build_id}"
         )
@@ -289,7 +290,7 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     for pos, cand in enumerate(index.table.candidates):
         unknown = sorted(set(cand.needs) - atom_id.keys())
         if unknown:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"candidate {cand.key!r} needs atomic feature {unknown[0]!r}, which has no "
                 f"cost curve in build {build_id}"
             )
@@ -301,7 +302,7 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     table = index.table
     kind = type(table).__name__
     if kind not in TABLE_KINDS:
-        raise ValueError(f"index.table must be one of {sorted(TABLE_KINDS)}, got {kind}")
+        raise InvalidArgumentError(f"index.table must be one of {sorted(TABLE_KINDS)}, got {kind}")
     cand_rows, cost_rows = [], []
     for pos, cand in enumerate(table.candidates):
         _check_text(db, cand.learner, f"learner of candidate {pos}")
@@ -375,8 +376,9 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         if done.rowcount != 1:
             status = conn.execute(sa.select(b.c.status).where(b.c.id == build_id)).scalar()
             if status != "complete":
-                raise ValueError(f"build {build_id} of {db.display_url!r} is {status} "
-                                 "(changed by another writer); not published")
+                raise InvalidArgumentError(
+                    f"build {build_id} of {db.display_url!r} is {status} "
+                    "(changed by another writer); not published")
             raise BuildPublishedError(
                 f"build {build_id} of {db.display_url!r} was published meanwhile by another "
                 "writer (a build with identical arguments); open it with "
@@ -409,8 +411,9 @@ class BuildPublishedError(PolydomError, ValueError):
 def _check_text(db: Database, value: str | None, what: str) -> None:
     """Refuse a NUL character on PostgreSQL, whose text columns cannot hold it."""
     if db.dialect == "postgresql" and value is not None and "\x00" in value:
-        raise ValueError(f"{what} must not contain a NUL character on PostgreSQL "
-                         f"({db.display_url!r}), got {value!r}")
+        raise InvalidArgumentError(
+            f"{what} must not contain a NUL character on PostgreSQL "
+            f"({db.display_url!r}), got {value!r}")
 
 
 # ---------------------------------------------------------------------------- lifecycle
@@ -495,10 +498,10 @@ def delete_builds(
                 ids = [i for i in ids if i in known and known[i].status == "failed"]
                 unknown = []
             if unknown:
-                raise ValueError(f"builds {unknown} do not exist in {db.display_url!r}")
+                raise InvalidArgumentError(f"builds {unknown} do not exist in {db.display_url!r}")
             current = [i for i in ids if known[i].is_current]
             if current:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"build {current[0]} is the current build; publish another build "
                     "before deleting it"
                 )

@@ -41,6 +41,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from polydom.curves.candidate import Candidate
+from polydom.errors import InvalidArgumentError
 from storage.codec import canonical_json, cost_expression, display_key, encode_key
 
 __all__ = [
@@ -109,7 +110,8 @@ class CandidateField:
 
     def __post_init__(self) -> None:
         if self.array is not None and self.array not in ARRAY_KINDS:
-            raise ValueError(f"array must be one of {ARRAY_KINDS} or None, got {self.array!r}")
+            raise InvalidArgumentError(
+                f"array must be one of {ARRAY_KINDS} or None, got {self.array!r}")
 
     @property
     def sealed(self) -> bool:
@@ -149,8 +151,9 @@ def fold_scores_from_text(text: Any, what: str) -> tuple[float, ...]:
         values = None
     if not (isinstance(values, list) and all(
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)):
-        raise ValueError(f"{what}: fold scores {str(text)[:80]!r} are not a JSON list of "
-                         "numbers")
+        raise InvalidArgumentError(
+            f"{what}: fold scores {str(text)[:80]!r} are not a JSON list of "
+            "numbers")
     return tuple(float(v) for v in values)
 
 

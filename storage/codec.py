@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
+from polydom.errors import InvalidArgumentError
 
 __all__ = [
     "canonical_json",
@@ -32,7 +33,8 @@ def canonical_json(value: Any, what: str = "value") -> str:
     try:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=True)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{what} must be JSON-serialisable, got {value!r} ({exc})") from None
+        raise InvalidArgumentError(
+            f"{what} must be JSON-serialisable, got {value!r} ({exc})") from None
 
 
 def digest(value: Any, what: str = "value") -> str:
@@ -52,7 +54,7 @@ def _tag(key: Any) -> Any:
     if isinstance(key, frozenset):
         items = [_tag(k) for k in key]
         return {"frozenset": sorted(items, key=lambda t: canonical_json(t))}
-    raise ValueError(
+    raise InvalidArgumentError(
         f"candidate key {key!r} of type {type(key).__name__} cannot be stored; "
         "use str, int, float, bool, None, or tuples/frozensets of those"
     )
@@ -60,7 +62,7 @@ def _tag(key: Any) -> Any:
 
 def _untag(value: Any) -> Any:
     if isinstance(value, list):  # pragma: no cover - never written
-        raise ValueError(f"malformed stored key element {value!r}")
+        raise InvalidArgumentError(f"malformed stored key element {value!r}")
     if isinstance(value, dict):
         ((tag, inner),) = value.items()
         if tag == "tuple":
@@ -69,7 +71,7 @@ def _untag(value: Any) -> Any:
             return frozenset(_untag(v) for v in inner)
         if tag == "float":
             return float(inner)
-        raise ValueError(f"malformed stored key tag {tag!r}")
+        raise InvalidArgumentError(f"malformed stored key tag {tag!r}")
     return value
 
 
@@ -151,8 +153,9 @@ def stored_curve(coefficients: dict[int, float], what: str) -> CostCurve:
         Naming ``what`` when there are no rows or a degree is negative.
     """
     if not coefficients or min(coefficients) < 0:
-        raise ValueError(f"stored cost coefficients of {what} are missing or malformed: "
-                         f"{coefficients!r}")
+        raise InvalidArgumentError(
+            f"stored cost coefficients of {what} are missing or malformed: "
+            f"{coefficients!r}")
     coefs = [0.0] * (max(coefficients) + 1)
     for k, v in coefficients.items():
         coefs[k] = float(v)
@@ -181,7 +184,7 @@ def stored_curves(
     k = len(ids)
     if not rows or not k:
         if k:
-            raise ValueError(f"stored cost coefficients of {what} {ids[0]!r} are missing")
+            raise InvalidArgumentError(f"stored cost coefficients of {what} {ids[0]!r} are missing")
         return []
     owner, degree, coef = (np.asarray(col) for col in zip(*rows, strict=True))
     owner = owner.astype(np.int64)
@@ -194,15 +197,17 @@ def stored_curves(
     known = wanted[pos] == owner
     if (degree < 0).any():
         bad = int(owner[np.flatnonzero(degree < 0)[0]])
-        raise ValueError(f"stored cost coefficients of {what} {bad!r} are malformed: "
-                         f"negative degree")
+        raise InvalidArgumentError(
+            f"stored cost coefficients of {what} {bad!r} are malformed: "
+            f"negative degree")
     matrix = np.zeros((k, int(degree.max()) + 1))
     matrix[pos[known], degree[known]] = coef[known].astype(np.float64)
     covered = np.zeros(k, dtype=bool)
     covered[pos[known]] = True
     if not covered.all():
-        raise ValueError(f"stored cost coefficients of {what} "
-                         f"{ids[int(np.flatnonzero(~covered)[0])]!r} are missing")
+        raise InvalidArgumentError(
+            f"stored cost coefficients of {what} "
+            f"{ids[int(np.flatnonzero(~covered)[0])]!r} are missing")
     return CostCurve.from_rows(matrix)
 
 

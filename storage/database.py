@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 import sqlalchemy as sa
 
-from polydom.errors import PolydomError
+from polydom.errors import InvalidArgumentError, PolydomError
 from storage import schema as S
 from storage.blobs import BlobDigest
 
@@ -85,7 +85,7 @@ def normalize_url(url: str | os.PathLike, base: str | os.PathLike | None = None)
     if isinstance(url, os.PathLike):
         url = os.fspath(url)
     if not isinstance(url, str) or not url:
-        raise ValueError(f"url must be a SQLAlchemy URL or a file path, got {url!r}")
+        raise InvalidArgumentError(f"url must be a SQLAlchemy URL or a file path, got {url!r}")
     if "://" in url:
         return url
     path = Path(url)
@@ -144,7 +144,8 @@ class Database:
             self.dialect = parsed.get_backend_name()
             parsed.get_dialect()  # an unknown database kind fails here, not in a query
         except sa.exc.ArgumentError as exc:
-            raise ValueError(f"url {self.url!r} is not a usable SQLAlchemy URL: {exc}") from None
+            raise InvalidArgumentError(
+                f"url {self.url!r} is not a usable SQLAlchemy URL: {exc}") from None
         self.read_only = bool(read_only)
         create = bool(create) and not self.read_only
         self.allow_foreign = bool(allow_foreign)
@@ -375,7 +376,7 @@ class Database:
         self.check_writable()
         unknown = sorted(set(missing) - set(S.ADDED_TABLES))
         if unknown:
-            raise ValueError(f"names must be among {S.ADDED_TABLES}, got {unknown}")
+            raise InvalidArgumentError(f"names must be among {S.ADDED_TABLES}, got {unknown}")
         with self.write() as conn:
             for name in missing:
                 S.metadata.tables[name].create(conn, checkfirst=True)

@@ -8,6 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from lattice.expansion import Expansion
+from polydom.errors import InvalidArgumentError
 from storage import schema as S
 from storage.blobs import dump_model, dump_predictions, load_model, load_predictions
 from storage.builds import KnownModels
@@ -117,14 +118,14 @@ class ExpansionCache(MutableMapping):
 
     def __setitem__(self, features: frozenset, expansion: Expansion) -> None:
         if not isinstance(expansion, Expansion):
-            raise ValueError(f"expansion must be a polydom.Expansion, got {expansion!r}")
+            raise InvalidArgumentError(f"expansion must be a polydom.Expansion, got {expansion!r}")
         mask = self._mask(features)
         if mask is None:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"features must be a set of names among {self.features}, got {features!r}"
             )
         if frozenset(expansion.features) != frozenset(features):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"expansion.features {sorted(expansion.features)} differ from the key "
                 f"{sorted(features)}"
             )
@@ -197,7 +198,7 @@ class ExpansionCache(MutableMapping):
                     x.delete().where(x.c.expansion_key == self._key, x.c.feature_mask == mask)
                 ).rowcount
         except sa.exc.IntegrityError:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"expansion {sorted(features)} is used by a published build; cannot delete it"
             ) from None
         if not gone:

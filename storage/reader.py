@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
+from polydom.errors import InvalidArgumentError
 from polydom.index.built import Index
 from polydom.index.lazy_payload import LazyPayload
 from polydom.index.polydom_index import IndexAll, PolyDomIndex
@@ -108,13 +109,13 @@ def build_row(db: Database, conn: sa.Connection, build_id: int | None) -> sa.Row
     if build_id is None:
         row = conn.execute(sa.select(b).where(b.c.is_current)).first()
         if row is None:
-            raise ValueError(f"url {db.display_url!r} has no complete build yet")
+            raise InvalidArgumentError(f"url {db.display_url!r} has no complete build yet")
         return row
     if isinstance(build_id, bool) or not isinstance(build_id, (int, np.integer)):
-        raise ValueError(f"build must be an integer build id, got {build_id!r}")
+        raise InvalidArgumentError(f"build must be an integer build id, got {build_id!r}")
     row = conn.execute(sa.select(b).where(b.c.id == int(build_id))).first()
     if row is None:
-        raise ValueError(f"build {build_id!r} does not exist in {db.display_url!r}")
+        raise InvalidArgumentError(f"build {build_id!r} does not exist in {db.display_url!r}")
     return row
 
 
@@ -179,7 +180,8 @@ def stored_cost_model(db: Database, conn: sa.Connection, build_id: int) -> CostM
     curves = feature_costs(conn, build_id)
     missing = [r.name for r in rows if r.feature_id not in curves]
     if missing:
-        raise ValueError(f"build {build_id}: atoms {missing} have no stored cost coefficients")
+        raise InvalidArgumentError(
+            f"build {build_id}: atoms {missing} have no stored cost coefficients")
     return CostModel(
         {r.name: curves[r.feature_id] for r in rows},
         bundle_members(db, conn, build_id) or None,
@@ -391,7 +393,7 @@ def load_index(
         row = build_row(db, conn, build)
         build_id = int(row.id)
         if row.status != "complete":
-            raise ValueError(f"build {build_id} is not complete (status {row.status!r})")
+            raise InvalidArgumentError(f"build {build_id} is not complete (status {row.status!r})")
         publication = head = None
         if build is None:
             publication = publications.check_current(db, conn, row)
@@ -703,7 +705,7 @@ def _read_rows(
         ):
             need_rows.append((cid, fid, p))
             if not 0 <= fid < len(atoms):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"build {build_id}: candidate {cid} needs unknown atom id {fid}"
                 )
             needs.setdefault(cid, {})[atoms[fid]] = p

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-from polydom.errors import TelemetryError
+from polydom.errors import InvalidArgumentError, TelemetryError
 from storage import schema as S
 from storage.database import Database, now
 from storage.reader import atom_order, build_row
@@ -127,10 +127,10 @@ def read_timings(
         If ``since_id`` is not an integer >= 0 or ``last`` not a positive integer.
     """
     if isinstance(since_id, bool) or not isinstance(since_id, (int, np.integer)) or since_id < 0:
-        raise ValueError(f"since_id must be an integer >= 0, got {since_id!r}")
+        raise InvalidArgumentError(f"since_id must be an integer >= 0, got {since_id!r}")
     if last is not None and (isinstance(last, bool) or not isinstance(last, (int, np.integer))
                              or last < 1):
-        raise ValueError(f"last must be a positive integer, got {last!r}")
+        raise InvalidArgumentError(f"last must be a positive integer, got {last!r}")
     if "served_timings" not in db.tables:
         return []
     t = S.served_timings

@@ -38,6 +38,7 @@ from learners.columns import column_groups
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
+from polydom.errors import ArgumentTypeError, InvalidArgumentError
 
 __all__ = [
     "BudgetedClassifierMixin",
@@ -105,7 +106,7 @@ def check_budgeted(learner: Any) -> None:
     >>> check_budgeted(Half())  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    TypeError: Half is not a budgeted learner: it lacks predict, get_params, ..., sweep_options
+    polydom.errors.ArgumentTypeError: Half is not a budgeted learner: it lacks predict, get_params, ..., sweep_options
 
     Raises
     ------
@@ -125,8 +126,9 @@ def check_budgeted(learner: Any) -> None:
         params = learner.get_params(deep=False)
         members += [f"parameter {p}" for p in REQUIRED_PARAMS if p not in params]
     if members:
-        raise TypeError(f"{type(learner).__name__} is not a budgeted learner: it lacks "
-                        f"{', '.join(members)}")
+        raise ArgumentTypeError(
+            f"{type(learner).__name__} is not a budgeted learner: it lacks "
+            f"{', '.join(members)}")
 
 
 def check_feature_costs(
@@ -157,22 +159,25 @@ def check_feature_costs(
     if isinstance(feature_costs, Mapping):
         unknown = sorted(str(k) for k in feature_costs if str(k) not in names)
         if unknown:
-            raise ValueError(f"feature_costs names unknown {what}s {unknown}; the {what}s "
-                             f"are {list(names)}")
+            raise InvalidArgumentError(
+                f"feature_costs names unknown {what}s {unknown}; the {what}s "
+                f"are {list(names)}")
         missing = [n for n in names if n not in feature_costs]
         if missing:
-            raise ValueError(f"feature_costs must give a cost for every {what}; none for "
-                             f"{missing}")
+            raise InvalidArgumentError(
+                f"feature_costs must give a cost for every {what}; none for "
+                f"{missing}")
         costs = np.array([float(feature_costs[n]) for n in names])
     else:
         costs = np.asarray(feature_costs, dtype=np.float64).ravel()
         if costs.shape != (len(names),):
-            raise ValueError(f"feature_costs must have one value per {what} ({len(names)}), "
-                             f"got {costs.size}")
+            raise InvalidArgumentError(
+                f"feature_costs must have one value per {what} ({len(names)}), "
+                f"got {costs.size}")
     bad = [(n, float(c)) for n, c in zip(names, costs, strict=True)
            if not (np.isfinite(c) and c >= 0)]
     if bad:
-        raise ValueError(f"feature_costs must be finite and >= 0; got {bad}")
+        raise InvalidArgumentError(f"feature_costs must be finite and >= 0; got {bad}")
     return costs
 
 
@@ -221,7 +226,7 @@ def group_usage(column_usage: np.ndarray, groups: Mapping[str, Sequence[int]]) -
 def _model(costs: Mapping[str, Any], names: Sequence[str]) -> CostModel:
     missing = [n for n in names if n not in costs]
     if missing:
-        raise ValueError(f"costs has no curve for features {missing}")
+        raise InvalidArgumentError(f"costs has no curve for features {missing}")
     return CostModel({n: costs[n] for n in names})
 
 
@@ -254,7 +259,7 @@ def worst_cost_curve(used: np.ndarray, costs: Mapping[str, Any], names: Sequence
     if used.ndim == 2:
         used = used.any(axis=0)
     if used.shape != (len(names),):
-        raise ValueError(f"used must cover {len(names)} features, got shape {used.shape}")
+        raise InvalidArgumentError(f"used must cover {len(names)} features, got shape {used.shape}")
     return _model(costs, names).cost([n for n, u in zip(names, used, strict=True) if u])
 
 
@@ -302,7 +307,8 @@ class ColumnSubsetModel:
     def _full(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != len(self.columns):
-            raise ValueError(f"X must have shape (rows, {len(self.columns)}), got {X.shape}")
+            raise InvalidArgumentError(
+                f"X must have shape (rows, {len(self.columns)}), got {X.shape}")
         full = np.full((X.shape[0], self.n_columns), np.nan)
         full[:, self.columns] = X
         return full
@@ -317,7 +323,7 @@ class ColumnSubsetModel:
         if not est_cls.__module__.startswith("learners.") or not callable(
             getattr(self.estimator, "to_arrays", None)
         ):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"estimator {est_cls.__name__} cannot be stored as arrays "
                 "(needs to_arrays and a class of the learners package)"
             )
@@ -342,11 +348,12 @@ class ColumnSubsetModel:
         """
         module, _, qualname = current_class_path(str(meta["estimator"])).partition(":")
         if not module.startswith("learners.") or not qualname.isidentifier():
-            raise ValueError(f"refusing to load estimator class {meta['estimator']!r}")
+            raise InvalidArgumentError(f"refusing to load estimator class {meta['estimator']!r}")
         est_cls = getattr(importlib.import_module(module), qualname, None)
         if not (isinstance(est_cls, type) and issubclass(est_cls, BudgetedClassifierMixin)):
-            raise ValueError(f"refusing to load estimator class {meta['estimator']!r} (not a "
-                             "budgeted learner of the learners package)")
+            raise InvalidArgumentError(
+                f"refusing to load estimator class {meta['estimator']!r} (not a "
+                "budgeted learner of the learners package)")
         inner = {k[len("estimator.") :]: v for k, v in arrays.items() if k.startswith("estimator.")}
         estimator = est_cls.from_arrays(inner, meta["estimator_meta"])
         return cls(estimator, [int(c) for c in arrays["columns"]], int(meta["n_columns"]))
@@ -478,7 +485,7 @@ class BudgetedClassifierMixin:
         if cost == "worst":
             return dict.fromkeys(sorted(used), 1.0)
         if cost != "expected":
-            raise ValueError(f"cost must be 'expected' or 'worst', got {cost!r}")
+            raise InvalidArgumentError(f"cost must be 'expected' or 'worst', got {cost!r}")
         p = model.needs_from_usage(usage, self.feature_names_)
         return {a: p.get(a, 0.0) for a in sorted(used | set(p))}
 
@@ -529,7 +536,7 @@ class BudgetedClassifierMixin:
         curve = model.expected_cost(needs)
         if split_cost is not None:
             if not callable(getattr(self, "split_evaluations", None)):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"split_cost needs a learner with split_evaluations(X); "
                     f"{type(self).__name__} has none"
                 )

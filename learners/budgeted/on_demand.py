@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from learners.budgeted.tree_paths import TreeEnsemble
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["OnDemandFeaturizer", "OnDemandRow", "compute_feature", "walk_on_demand"]
 
@@ -62,7 +63,7 @@ def compute_feature(
     elapsed = time.perf_counter() - start
     values = np.asarray(getattr(result, "vector", result), dtype=np.float64).ravel()
     if values.shape != (width,):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"featurizer.compute(item, {name!r}) must return {width} values, "
             f"got shape {values.shape}"
         )
@@ -112,7 +113,7 @@ def walk_on_demand(
         If ``featurizer`` has no ``compute`` method or returns the wrong number of values.
     """
     if not callable(getattr(featurizer, "compute", None)):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"featurizer must have a compute(item, name) method, got {featurizer!r}"
         )
     owner = np.empty(n_columns, dtype=object)

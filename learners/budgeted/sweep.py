@@ -33,6 +33,7 @@ from learners.evaluation import EvaluationError, EvaluationProtocol, FoldEstimat
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
+from polydom.errors import ArgumentTypeError, InvalidArgumentError
 
 __all__ = ["sweep"]
 
@@ -118,7 +119,7 @@ def sweep(
     """
     check_budgeted(prototype)
     if cost not in ("expected", "worst"):
-        raise ValueError(f"cost must be 'expected' or 'worst', got {cost!r}")
+        raise InvalidArgumentError(f"cost must be 'expected' or 'worst', got {cost!r}")
     opts = _options(prototype, options)
     frontier = bool(opts.pop("frontier"))
     name = learner or prototype.learner_name
@@ -161,8 +162,9 @@ def _options(prototype: Any, options: Mapping[str, Any]) -> dict[str, Any]:
     defaults = {"frontier": False, **dict(prototype.sweep_options)}
     unknown = sorted(set(options) - set(defaults))
     if unknown:
-        raise ValueError(f"unknown sweep option(s) {unknown} for learner "
-                         f"{prototype.learner_name!r}; known: {sorted(defaults)}")
+        raise InvalidArgumentError(
+            f"unknown sweep option(s) {unknown} for learner "
+            f"{prototype.learner_name!r}; known: {sorted(defaults)}")
     return {**defaults, **options}
 
 
@@ -184,8 +186,9 @@ def _splits(
         return [(every, np.arange(len(ye)))], None, Xe, ye
     protocol = EvaluationProtocol() if evaluation is None else evaluation
     if not isinstance(protocol, EvaluationProtocol):
-        raise TypeError(f"evaluation must be an EvaluationProtocol or (X_eval, y_eval), got "
-                        f"{type(evaluation).__name__}")
+        raise ArgumentTypeError(
+            f"evaluation must be an EvaluationProtocol or (X_eval, y_eval), got "
+            f"{type(evaluation).__name__}")
     splits = protocol.splits(y)
     return splits, (every if protocol.refit else None), None, None
 

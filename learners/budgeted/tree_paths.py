@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = ["TreeArrays", "TreeEnsemble"]
 
 _MISSING = {"None": 0, "Zero": 1, "NaN": 2}
@@ -97,7 +99,7 @@ class TreeArrays:
             right.append(-1)
             if "split_feature" not in node:
                 if node.get("leaf_coeff"):
-                    raise ValueError("booster: linear trees are not supported")
+                    raise InvalidArgumentError("booster: linear trees are not supported")
                 feature.append(-1)
                 threshold.append(np.nan)
                 cats.append(None)
@@ -114,7 +116,7 @@ class TreeArrays:
                 threshold.append(np.nan)
                 cats.append(frozenset(int(c) for c in str(node["threshold"]).split("||")))
             else:
-                raise ValueError(f"unknown decision_type {node['decision_type']!r}")
+                raise InvalidArgumentError(f"unknown decision_type {node['decision_type']!r}")
             missing.append(_MISSING[node["missing_type"]])
             dleft.append(bool(node["default_left"]))
             value.append(0.0)
@@ -278,7 +280,8 @@ class TreeEnsemble:
         """
         dump = booster.dump_model()
         if dump.get("average_output"):
-            raise ValueError("booster: random-forest (average_output) models are not supported")
+            raise InvalidArgumentError(
+                "booster: random-forest (average_output) models are not supported")
         trees = []
         for info in dump["tree_info"]:
             trees.append(TreeArrays.from_dump(info["tree_structure"]))
@@ -340,4 +343,5 @@ class TreeEnsemble:
 
     def _check_leaves(self, leaves: np.ndarray) -> None:
         if leaves.ndim != 2 or leaves.shape[1] != self.n_trees:
-            raise ValueError(f"leaves must have shape (rows, {self.n_trees}), got {leaves.shape}")
+            raise InvalidArgumentError(
+                f"leaves must have shape (rows, {self.n_trees}), got {leaves.shape}")

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from learners.codecs.lightgbm_text import booster_from_text
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["MAX_CLASS_ITEMSIZE", "STATE_TYPES", "claims", "dump", "load"]
 
@@ -78,15 +79,16 @@ def _classes(doc: Any, n_classes: int) -> np.ndarray:
     """The stored classes, checked (dtype kind and size, count, plain values)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("dtype"), str) or len(
             doc["dtype"]) > 16:
-        raise ValueError("classes are not {dtype, values}")
+        raise InvalidArgumentError("classes are not {dtype, values}")
     dtype = np.dtype(doc["dtype"])
     if dtype.kind not in "biufU" or dtype.itemsize > MAX_CLASS_ITEMSIZE:
-        raise ValueError(f"classes of dtype {doc['dtype']!r} (not a plain dtype of items up "
-                         f"to {MAX_CLASS_ITEMSIZE} bytes)")
+        raise InvalidArgumentError(
+            f"classes of dtype {doc['dtype']!r} (not a plain dtype of items up "
+            f"to {MAX_CLASS_ITEMSIZE} bytes)")
     values = doc.get("values")
     if not isinstance(values, list) or len(values) != n_classes or not all(
             isinstance(v, (int, float, str, bool)) for v in values):
-        raise ValueError(f"classes are not {n_classes} plain values")
+        raise InvalidArgumentError(f"classes are not {n_classes} plain values")
     return np.array(values, dtype=dtype)
 
 
@@ -105,20 +107,22 @@ def load(blob: bytes, trusted: bool, what: str) -> Any:
 
     doc = json.loads(bytes(blob).decode())
     if not isinstance(doc, dict) or doc.get("kind") not in ("Booster", *_WRAPPERS):
-        raise ValueError(f"unknown LightGBM model kind {str(doc.get('kind'))[:40]!r}"
-                         if isinstance(doc, dict) else "not a LightGBM model document")
+        raise InvalidArgumentError(
+            f"unknown LightGBM model kind {str(doc.get('kind'))[:40]!r}"
+            if isinstance(doc, dict) else "not a LightGBM model document")
     booster = booster_from_text(doc.get("model"), "booster text")
     if doc["kind"] == "Booster":
         return booster
     params, state = doc.get("params"), doc.get("state")
     if not isinstance(params, dict) or not isinstance(state, dict):
-        raise ValueError("params or state are not objects")
+        raise InvalidArgumentError("params or state are not objects")
     n_jobs = params.get("n_jobs")
     if n_jobs is not None and (not isinstance(n_jobs, int) or abs(n_jobs) > 1024):
-        raise ValueError(f"n_jobs {n_jobs!r} is not None or an integer in [-1024, 1024]")
+        raise InvalidArgumentError(f"n_jobs {n_jobs!r} is not None or an integer in [-1024, 1024]")
     for key, value in state.items():
         if key not in STATE_TYPES or type(value) not in STATE_TYPES[key]:
-            raise ValueError(f"state {key[:40]!r} of type {type(value).__name__} is not stored")
+            raise InvalidArgumentError(
+                f"state {key[:40]!r} of type {type(value).__name__} is not stored")
     n_class = booster.num_model_per_iteration()
     model = getattr(lightgbm, doc["kind"])(**params)
     for key, value in state.items():

@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = [
     "OUTPUT_FORMATS",
     "OneLineParser",
@@ -186,9 +188,9 @@ def store_key(args: argparse.Namespace) -> bytes | None:
         with open(path, "rb") as handle:
             key = handle.read(1 << 16).rstrip(b"\r\n")
     except OSError as exc:
-        raise ValueError(f"--key-file {path!r}: {exc.strerror or exc}") from None
+        raise InvalidArgumentError(f"--key-file {path!r}: {exc.strerror or exc}") from None
     if not key:
-        raise ValueError(f"--key-file {path!r} is empty")
+        raise InvalidArgumentError(f"--key-file {path!r} is empty")
     return key
 
 

@@ -37,6 +37,7 @@ import numpy as np
 
 from lattice.expansion import learner_name
 from polydom.app.units import CostUnit, cost_unit_for
+from polydom.errors import InvalidArgumentError
 from storage.database import normalize_url
 
 __all__ = ["DEMO_UNIT", "STORE_UNIT", "DemoConfig", "DemoResult", "QUICK", "FULL", "TINY",
@@ -190,7 +191,7 @@ def run_demo(
     from polydom.app.workloads.images import load_digits_workload
 
     if timer not in ("wall", "cpu"):
-        raise ValueError(f"timer must be 'wall' or 'cpu', got {timer!r}")
+        raise InvalidArgumentError(f"timer must be 'wall' or 'cpu', got {timer!r}")
     shown = cost_unit_for(STORE_UNIT, unit)
     require_modules("skimage", "tqdm", *(("matplotlib",) if plots is not None else ()))
     t0 = time.perf_counter()

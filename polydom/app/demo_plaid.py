@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = ["run_plaid_demo"]
 
 #: Lattice features of the quick run (all ten in the full run).
@@ -64,7 +66,7 @@ def run_plaid_demo(
     from storage.database import normalize_url
 
     if timer not in ("wall", "cpu"):
-        raise ValueError(f"timer must be 'wall' or 'cpu', got {timer!r}")
+        raise InvalidArgumentError(f"timer must be 'wall' or 'cpu', got {timer!r}")
     shown = cost_unit_for(STORE_UNIT, unit)
     u = shown.name
     require_modules("sktime", "pycatch22", *(("matplotlib",) if plots is not None else ()))

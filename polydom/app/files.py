@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = ["replace_file"]
 
 
@@ -38,7 +40,7 @@ def replace_file(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> 
     except FileNotFoundError:
         mode = None
     if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
-        raise ValueError(f"{path} exists and is not a regular file: not overwriting it")
+        raise InvalidArgumentError(f"{path} exists and is not a regular file: not overwriting it")
     handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.",  # noqa: SIM115
                                          suffix=".tmp", delete=False)
     try:

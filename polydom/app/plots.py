@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from polydom.app.files import replace_file
+from polydom.errors import InvalidArgumentError
 
 __all__ = [
     "plot_accuracy_at_sizes",
@@ -437,7 +438,7 @@ def plot_accuracy_at_sizes(
     plt = _pyplot()
     sizes = [float(n) for n in sizes]
     if not sizes:
-        raise ValueError("sizes must not be empty")
+        raise InvalidArgumentError("sizes must not be empty")
     grid = _budget_grid(index, np.array(sizes), 200) if budgets is None else np.asarray(
         budgets, float)
     cands = index.candidates

@@ -63,6 +63,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from polydom.app.tables import cost_unit
+from polydom.errors import InvalidArgumentError
 from polydom.index.built import Index
 from polydom.index.explanation import Explanation, SkylineEntry
 from polydom.index.table import RULES, RuleUnavailableError
@@ -138,7 +139,7 @@ def _size_in_domain(view: Index, size: float, field: str = "size") -> float:
 
 
 def _reject_constant(text: str) -> Any:
-    raise ValueError(f"{text} is not a JSON number")
+    raise InvalidArgumentError(f"{text} is not a JSON number")
 
 
 class _Metrics:
@@ -263,7 +264,8 @@ def make_app(
     """
     if not (isinstance(timings_seconds, (int, float)) and not isinstance(timings_seconds, bool)
             and 0 < timings_seconds < math.inf):
-        raise ValueError(f"timings_seconds must be a finite number > 0, got {timings_seconds!r}")
+        raise InvalidArgumentError(
+            f"timings_seconds must be a finite number > 0, got {timings_seconds!r}")
     metrics = _Metrics(CollectorRegistry())
     if timings is not None:
         metrics.registry.register(_TimingsCollector(timings))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = ["ABSURD_RATIO", "SECONDS", "CostUnit", "budget_warning", "cost_unit_for"]
 
 #: Seconds per time unit, under the names a store or a user may write.
@@ -67,11 +69,13 @@ def _scale(store: str, unit: str, what: str) -> float:
     if mine is not None and theirs is not None:
         return theirs / mine
     if theirs is None and unit.strip().lower() != store.strip().lower():
-        raise ValueError(f"{what}: unknown unit {unit!r}; use s, ms, us, ns or the store's "
-                         f"own unit {store!r}")
+        raise InvalidArgumentError(
+            f"{what}: unknown unit {unit!r}; use s, ms, us, ns or the store's "
+            f"own unit {store!r}")
     if mine is None and theirs is not None:
-        raise ValueError(f"{what}: the store's costs are in {store!r}, not a unit of time, so "
-                         f"they cannot be given in {unit!r}; use {store!r}")
+        raise InvalidArgumentError(
+            f"{what}: the store's costs are in {store!r}, not a unit of time, so "
+            f"they cannot be given in {unit!r}; use {store!r}")
     return 1.0
 
 

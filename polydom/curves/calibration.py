@@ -44,6 +44,7 @@ import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.quantile_fit import check_quantile, check_timings
+from polydom.errors import InvalidArgumentError
 
 __all__ = [
     "SCORES",
@@ -94,11 +95,11 @@ def conformal_factor(ratios: Sequence[float] | np.ndarray, target_overrun: float
     q = check_quantile(target_overrun, "target_overrun")
     r = np.asarray(ratios, dtype=np.float64).ravel()
     if np.any(np.isnan(r)):
-        raise ValueError("ratios must not be NaN")
+        raise InvalidArgumentError("ratios must not be NaN")
     m = r.size
     k = math.ceil((m + 1) * (1.0 - q) - 1e-12)
     if k > m:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"target_overrun={q:g} needs at least {min_calibration_items(q)} held-out "
             f"timings, got {m}"
         )
@@ -136,7 +137,7 @@ class OverrunCalibration:
     def curves(self, costs: Sequence[CostCurve]) -> list[CostCurve]:
         """``k_S * c_S + d_S`` for each candidate's curve (in the calibration's order)."""
         if len(costs) != self.factors.size:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"costs must have one curve per calibrated candidate ({self.factors.size}), "
                 f"got {len(costs)}"
             )
@@ -197,9 +198,9 @@ def calibrate_overrun(
     """
     q = check_quantile(target_overrun, "target_overrun")
     if score not in SCORES:
-        raise ValueError(f"score must be one of {SCORES}, got {score!r}")
+        raise InvalidArgumentError(f"score must be one of {SCORES}, got {score!r}")
     if len(costs) != len(needs):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"costs and needs differ in length ({len(costs)} and {len(needs)})"
         )
     n = np.asarray(sizes, dtype=np.float64).ravel()
@@ -209,7 +210,7 @@ def calibrate_overrun(
     m = n.size
     each = q / 2 if score == "best" else q
     if m < min_calibration_items(each):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"target_overrun={q:g} with score {score!r} needs at least "
             f"{min_calibration_items(each)} held-out items, got {m}"
         )
@@ -222,7 +223,7 @@ def calibrate_overrun(
             continue
         missing = sorted(set(active) - set(clean))
         if missing:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"candidate {k} needs atom {missing[0]!r}, which has no held-out timings "
                 f"(timed: {sorted(clean)})"
             )
@@ -239,7 +240,7 @@ def calibrate_overrun(
                 continue
         elif score == "ratio":
             i = int(np.flatnonzero(zero & (realised > 0))[0])
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"candidate {k}'s cost curve ({curve}) is 0 at size {n[i]:g}, where its "
                 f"atoms took {realised[i]:g} s: no factor covers it (use score='excess')"
             )

@@ -11,6 +11,7 @@ import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.domain import check_feature_name, check_real
+from polydom.errors import ArgumentTypeError, InvalidArgumentError
 
 __all__ = ["Candidate"]
 
@@ -72,16 +73,17 @@ class Candidate:
         try:
             hash(self.key)
         except TypeError:
-            raise ValueError(f"candidate key must be hashable, got {self.key!r}") from None
+            raise InvalidArgumentError(
+                f"candidate key must be hashable, got {self.key!r}") from None
         accuracy = check_real(self.accuracy, f"accuracy of candidate {self.key!r}")
         if not (math.isfinite(accuracy) and 0.0 <= accuracy <= 1.0):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"accuracy of candidate {self.key!r} must be in [0, 1], got {self.accuracy!r}"
             )
         object.__setattr__(self, "accuracy", accuracy)
         object.__setattr__(self, "cost", CostCurve.coerce(self.cost))
         if isinstance(self.features, str) or not isinstance(self.features, Iterable):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"features of candidate {self.key!r} must be an iterable of names, "
                 f"got {self.features!r}"
             )
@@ -97,24 +99,24 @@ class Candidate:
                 check_feature_name(atom, f"an atom in the needs of candidate {self.key!r}")
                 p = check_real(p, f"needs of candidate {self.key!r}: probability of {atom!r}")
                 if not 0.0 <= p <= 1.0:
-                    raise ValueError(
+                    raise InvalidArgumentError(
                         f"needs of candidate {self.key!r}: probability of {atom!r} must be in "
                         f"[0, 1], got {self.needs[atom]!r}"
                     )
                 needs[atom] = p
         else:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"needs of candidate {self.key!r} must be a mapping atom -> probability, "
                 f"got {self.needs!r}"
             )
         object.__setattr__(self, "needs", needs)
         if self.learner is not None and not isinstance(self.learner, str):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"learner of candidate {self.key!r} must be a string, got {self.learner!r}"
             )
         se = check_real(self.accuracy_se, f"accuracy_se of candidate {self.key!r}")
         if not (math.isfinite(se) and se >= 0.0):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"accuracy_se of candidate {self.key!r} must be a finite number >= 0, "
                 f"got {self.accuracy_se!r}"
             )
@@ -163,18 +165,21 @@ class Candidate:
                                                                    dtype=np.float64)
         if not (len(costs) == len(features) == len(payloads) == len(needs) == len(learners)
                 == len(folds) == k and acc.shape == ses.shape == (k,)):
-            raise ValueError("keys, accuracies, costs, features, payloads, needs, learners, "
-                             "accuracy_ses and fold_scores must have one entry per candidate")
+            raise InvalidArgumentError(
+                "keys, accuracies, costs, features, payloads, needs, learners, "
+                "accuracy_ses and fold_scores must have one entry per candidate")
         bad = ~(np.isfinite(acc) & (acc >= 0.0) & (acc <= 1.0))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"accuracy of candidate {keys[i]!r} must be in [0, 1], got "
-                             f"{acc[i]!r}")
+            raise InvalidArgumentError(
+                f"accuracy of candidate {keys[i]!r} must be in [0, 1], got "
+                f"{acc[i]!r}")
         bad = ~(np.isfinite(ses) & (ses >= 0.0))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"accuracy_se of candidate {keys[i]!r} must be a finite number "
-                             f">= 0, got {ses[i]!r}")
+            raise InvalidArgumentError(
+                f"accuracy_se of candidate {keys[i]!r} must be a finite number "
+                f">= 0, got {ses[i]!r}")
         out = []
         new, put = object.__new__, object.__setattr__
         for key, a, cost, feats, payload, need, learner, se, fold in zip(
@@ -207,12 +212,14 @@ class Candidate:
 def _fold_scores(scores: Any, key: Hashable) -> tuple[float, ...]:
     """``scores`` as a tuple of real numbers in ``[0, 1]`` (ValueError naming the candidate)."""
     if isinstance(scores, (str, bytes)) or not isinstance(scores, Iterable):
-        raise TypeError(f"fold_scores of candidate {key!r} must be a sequence of numbers, "
-                        f"got {scores!r}")
+        raise ArgumentTypeError(
+            f"fold_scores of candidate {key!r} must be a sequence of numbers, "
+            f"got {scores!r}")
     out = tuple(check_real(v, f"a fold score of candidate {key!r}") for v in scores)
     if not all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in out):
-        raise ValueError(f"fold_scores of candidate {key!r} must be in [0, 1], got "
-                         f"{list(out)!r}")
+        raise InvalidArgumentError(
+            f"fold_scores of candidate {key!r} must be in [0, 1], got "
+            f"{list(out)!r}")
     return out
 
 

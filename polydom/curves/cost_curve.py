@@ -28,6 +28,7 @@ from polydom.curves.poly import (
     sign_change_roots,
     taylor,
 )
+from polydom.errors import ArgumentTypeError, InvalidArgumentError
 
 __all__ = ["CostCurve"]
 
@@ -85,28 +86,29 @@ class CostCurve:
         try:
             raw = np.atleast_1d(coefficients)
         except (TypeError, ValueError):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"coefficients must be a sequence of numbers, got {shown(coefficients)}"
             ) from None
         if _holds_a_bool(coefficients) or not _real_dtype(raw):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"coefficients must be real numbers, got {shown(coefficients)} "
                 f"(dtype {raw.dtype})"
             )
         try:
             arr = np.array(raw, dtype=np.float64)
         except OverflowError:  # an int beyond the floats, say 10**400
-            raise ValueError(f"coefficients must be finite, got {shown(coefficients)}") from None
+            raise InvalidArgumentError(
+                f"coefficients must be finite, got {shown(coefficients)}") from None
         if arr.ndim != 1 or arr.size == 0:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"coefficients must be a non-empty 1-D sequence, got {coefficients!r}"
             )
         if not np.all(np.isfinite(arr)):
-            raise ValueError(f"coefficients must be finite, got {arr.tolist()}")
+            raise InvalidArgumentError(f"coefficients must be finite, got {arr.tolist()}")
         nonzero = np.flatnonzero(arr)
         arr = arr[: nonzero[-1] + 1] if nonzero.size else arr[:1]
         if arr.size - 1 > MAX_DEGREE:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"a cost curve has degree at most {MAX_DEGREE}, got degree {arr.size - 1}"
             )
         arr = arr + 0.0  # normalise -0.0
@@ -161,23 +163,26 @@ class CostCurve:
         try:
             raw = np.asarray(coefficients)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"coefficients must be a matrix of numbers: {exc}") from None
+            raise InvalidArgumentError(f"coefficients must be a matrix of numbers: {exc}") from None
         if _holds_a_bool(coefficients):
-            raise ValueError("coefficients must be a matrix of numbers, got a boolean")
+            raise InvalidArgumentError("coefficients must be a matrix of numbers, got a boolean")
         if not _real_dtype(raw):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"coefficients must be a matrix of numbers, got dtype {raw.dtype}"
             )
         try:
             arr = np.array(raw, dtype=np.float64)
         except OverflowError:  # an int beyond the floats, say 10**400
-            raise ValueError("coefficients must be finite, got an int beyond the floats") from None
+            raise InvalidArgumentError(
+                "coefficients must be finite, got an int beyond the floats") from None
         if arr.ndim != 2 or arr.shape[1] == 0:
-            raise ValueError(f"coefficients must be a (k, L) matrix with L >= 1, got {arr.shape}")
+            raise InvalidArgumentError(
+                f"coefficients must be a (k, L) matrix with L >= 1, got {arr.shape}")
         finite = np.isfinite(arr).all(axis=1)
         if not finite.all():
             bad = int(np.flatnonzero(~finite)[0])
-            raise ValueError(f"coefficients must be finite, got {arr[bad].tolist()} in row {bad}")
+            raise InvalidArgumentError(
+                f"coefficients must be finite, got {arr[bad].tolist()} in row {bad}")
         arr += 0.0  # normalise -0.0
         nonzero = arr != 0.0
         lengths = np.where(
@@ -185,7 +190,7 @@ class CostCurve:
         )
         if arr.shape[0] and lengths.max() - 1 > MAX_DEGREE:
             bad = int(np.flatnonzero(lengths - 1 > MAX_DEGREE)[0])
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"a cost curve has degree at most {MAX_DEGREE}, got degree "
                 f"{int(lengths[bad]) - 1} in row {bad}"
             )

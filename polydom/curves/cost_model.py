@@ -25,6 +25,7 @@ import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.domain import check_column, check_feature_name
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["CostModel"]
 
@@ -72,58 +73,61 @@ class CostModel:
         columns: Mapping[str, Iterable[int]] | None = None,
     ) -> None:
         if isinstance(atoms, CostModel) or not isinstance(atoms, Mapping):
-            raise ValueError(f"atoms must be a mapping name -> cost curve, got {atoms!r}")
+            raise InvalidArgumentError(f"atoms must be a mapping name -> cost curve, got {atoms!r}")
         curves: dict[str, CostCurve] = {}
         for name, curve in atoms.items():
             _name(name, "atom names")
             try:
                 curves[name] = CostCurve.coerce(curve)
             except ValueError as exc:
-                raise ValueError(f"cost curve of atom {name!r}: {exc}") from None
+                raise InvalidArgumentError(f"cost curve of atom {name!r}: {exc}") from None
         self._atoms = curves
         self._order = {name: i for i, name in enumerate(curves)}
         self._bundles: dict[str, frozenset] = {}
         if bundles is not None:
             if not isinstance(bundles, Mapping):
-                raise ValueError(f"bundles must be a mapping name -> atom names, got {bundles!r}")
+                raise InvalidArgumentError(
+                    f"bundles must be a mapping name -> atom names, got {bundles!r}")
             for name, members in bundles.items():
                 _name(name, "bundle names")
                 if name in curves:
-                    raise ValueError(f"bundle {name!r} has the name of an atom")
+                    raise InvalidArgumentError(f"bundle {name!r} has the name of an atom")
                 if isinstance(members, str) or not isinstance(members, Iterable):
-                    raise ValueError(
+                    raise InvalidArgumentError(
                         f"bundle {name!r} must list atom names, got {members!r}"
                     )
                 members = frozenset(members)
                 if not members:
-                    raise ValueError(f"bundle {name!r} is empty")
+                    raise InvalidArgumentError(f"bundle {name!r} is empty")
                 unknown = sorted(map(str, members - curves.keys()))
                 if unknown:
-                    raise ValueError(
+                    raise InvalidArgumentError(
                         f"bundle {name!r} names unknown atom(s) {unknown}; atoms: {list(curves)}"
                     )
                 self._bundles[name] = members
         self._columns: dict[str, tuple[int, ...]] = {}
         if columns is not None:
             if not isinstance(columns, Mapping):
-                raise ValueError(f"columns must be a mapping atom -> columns, got {columns!r}")
+                raise InvalidArgumentError(
+                    f"columns must be a mapping atom -> columns, got {columns!r}")
             owner: dict[int, str] = {}
             for name, cols in columns.items():
                 if name not in curves:
-                    raise ValueError(
+                    raise InvalidArgumentError(
                         f"columns given for {name!r}, which is not an atom; atoms: {list(curves)}"
                     )
                 if isinstance(cols, (str, int, np.integer)) or not isinstance(cols, Iterable):
-                    raise ValueError(f"columns of atom {name!r} must be a list, got {cols!r}")
+                    raise InvalidArgumentError(
+                        f"columns of atom {name!r} must be a list, got {cols!r}")
                 out = []
                 for c in cols:
                     c = check_column(c, f"a column of atom {name!r}")
                     if c < 0:
-                        raise ValueError(
+                        raise InvalidArgumentError(
                             f"columns of atom {name!r} must be integers >= 0, got {c!r}"
                         )
                     if c in owner:
-                        raise ValueError(
+                        raise InvalidArgumentError(
                             f"column {c} is claimed by two atoms, {owner[c]!r} and {name!r}"
                         )
                     owner[c] = name
@@ -223,7 +227,7 @@ class CostModel:
             elif name in self._atoms:
                 out.add(name)
             else:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"unknown feature {name!r}: neither an atom {list(self._atoms)} nor a "
                     f"bundle {list(self._bundles)}"
                 )
@@ -245,17 +249,19 @@ class CostModel:
 
     def _needs(self, needs: Mapping[str, float]) -> dict[str, float]:
         if not isinstance(needs, Mapping):
-            raise ValueError(f"needs must be a mapping atom -> probability, got {needs!r}")
+            raise InvalidArgumentError(
+                f"needs must be a mapping atom -> probability, got {needs!r}")
         out = {}
         for atom, p in needs.items():
             if atom not in self._atoms:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"needs names {atom!r}, which is not an atom with a cost curve; "
                     f"atoms: {list(self._atoms)}"
                 )
             p = float(p)
             if not (0.0 <= p <= 1.0):
-                raise ValueError(f"probability of needing {atom!r} must be in [0, 1], got {p!r}")
+                raise InvalidArgumentError(
+                    f"probability of needing {atom!r} must be in [0, 1], got {p!r}")
             out[atom] = p
         return out
 
@@ -300,7 +306,8 @@ class CostModel:
         names = list(names)
         usage = np.asarray(usage, dtype=bool)
         if usage.ndim != 2 or usage.shape[1] != len(names) or usage.shape[0] == 0:
-            raise ValueError(f"usage must have shape (rows>0, {len(names)}), got {usage.shape}")
+            raise InvalidArgumentError(
+                f"usage must have shape (rows>0, {len(names)}), got {usage.shape}")
         atoms = list(self._atoms)
         rows = (usage.astype(np.int64) @ self.incidence(names).astype(np.int64)) > 0
         p = rows.mean(axis=0)
@@ -324,7 +331,7 @@ class CostModel:
         for a in self.atoms_of(names):
             cols = self._columns.get(a)
             if cols is None:
-                raise ValueError(f"atom {a!r} has no columns in this cost model")
+                raise InvalidArgumentError(f"atom {a!r} has no columns in this cost model")
             out.update(cols)
         return sorted(out)
 
@@ -335,7 +342,7 @@ class CostModel:
         """
         for name, curve in self._atoms.items():
             if not curve.is_nonnegative(n_min, n_max):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"cost curve of atom {name!r} = {curve} is negative somewhere on "
                     f"[{n_min!r}, {n_max!r}]"
                 )

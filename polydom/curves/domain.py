@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from polydom.errors import ArgumentTypeError, InvalidArgumentError
+
 __all__ = [
     "check_budget",
     "check_budgets",
@@ -51,10 +53,10 @@ def check_real(value: Any, name: str) -> float:
         value = value.item()
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         if isinstance(value, np.ndarray):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{name} must be a single real number, got an array of shape {value.shape}"
             )
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{name} must be a real number, got {shown(value)} ({type(value).__name__})"
         )
     try:
@@ -67,9 +69,9 @@ def check_domain(n_min: float, n_max: float) -> tuple[float, float]:
     """Return ``(n_min, n_max)`` as floats; ``0 <= n_min <= n_max``, ``n_min`` finite."""
     lo, hi = check_real(n_min, "n_min"), check_real(n_max, "n_max")
     if not (math.isfinite(lo) and lo >= 0.0):
-        raise ValueError(f"n_min must be finite and >= 0, got {n_min!r}")
+        raise InvalidArgumentError(f"n_min must be finite and >= 0, got {n_min!r}")
     if math.isnan(hi) or hi < lo:
-        raise ValueError(f"n_max must be >= n_min={lo!r}, got {n_max!r}")
+        raise InvalidArgumentError(f"n_max must be >= n_min={lo!r}, got {n_max!r}")
     return lo, hi
 
 
@@ -77,9 +79,9 @@ def check_size(size: float, lo: float, hi: float) -> float:
     """Return ``size`` as a float, or raise naming it when NaN, infinite or outside ``[lo, hi]``."""
     n = check_real(size, "size")
     if not math.isfinite(n) or n < 0.0:
-        raise ValueError(f"size must be finite and >= 0, got {size!r}")
+        raise InvalidArgumentError(f"size must be finite and >= 0, got {size!r}")
     if not lo <= n <= hi:
-        raise ValueError(f"size {size!r} is outside the index domain [{lo!r}, {hi!r}]")
+        raise InvalidArgumentError(f"size {size!r} is outside the index domain [{lo!r}, {hi!r}]")
     return n
 
 
@@ -87,23 +89,23 @@ def check_budget(budget: float) -> float:
     """Return ``budget`` as a float, or raise naming it when NaN, infinite or negative."""
     b = check_real(budget, "budget")
     if not (math.isfinite(b) and b >= 0.0):
-        raise ValueError(f"budget must be finite and >= 0, got {budget!r}")
+        raise InvalidArgumentError(f"budget must be finite and >= 0, got {budget!r}")
     return b
 
 
 def _real_array(values: Any, name: str) -> np.ndarray:
     """``values`` as a float64 array of real numbers (``TypeError`` / ``ValueError`` else)."""
     if isinstance(values, (str, bytes)):
-        raise TypeError(f"{name} must be an array of real numbers, got {shown(values)}")
+        raise ArgumentTypeError(f"{name} must be an array of real numbers, got {shown(values)}")
     try:
         arr = np.asarray(values)
     except ValueError:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{name} must be a rectangular array of real numbers (not ragged), "
             f"got {shown(values)}"
         ) from None
     if arr.dtype.kind not in "iuf":
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{name} must be an array of real numbers, got dtype {arr.dtype} "
             f"({shown(values)})"
         )
@@ -116,7 +118,7 @@ def check_sizes(sizes: np.ndarray, lo: float, hi: float) -> np.ndarray:
     bad = ~(np.isfinite(n) & (n >= lo) & (n <= hi))
     if bad.any():
         k = int(np.flatnonzero(bad.ravel())[0])
-        raise ValueError(
+        raise InvalidArgumentError(
             f"sizes[{k}] must be finite and inside the index domain [{lo!r}, {hi!r}], "
             f"got {n.ravel()[k]!r}"
         )
@@ -129,7 +131,7 @@ def check_budgets(budgets: np.ndarray) -> np.ndarray:
     bad = ~(np.isfinite(b) & (b >= 0.0))
     if bad.any():
         k = int(np.flatnonzero(bad.ravel())[0])
-        raise ValueError(f"budgets[{k}] must be finite and >= 0, got {b.ravel()[k]!r}")
+        raise InvalidArgumentError(f"budgets[{k}] must be finite and >= 0, got {b.ravel()[k]!r}")
     return b
 
 
@@ -150,7 +152,7 @@ def check_queries(sizes: Any, budgets: Any, lo: float, hi: float) -> tuple[np.nd
     try:
         return np.broadcast_arrays(n, b)
     except ValueError:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"sizes of shape {n.shape} and budgets of shape {b.shape} do not broadcast "
             "to one shape"
         ) from None
@@ -162,16 +164,17 @@ def check_feature_name(name: Any, what: str = "feature name") -> str:
     Runtime complexity: O(len(name)).
     """
     if not isinstance(name, str):
-        raise TypeError(f"{what} must be a string, got {shown(name)} ({type(name).__name__})")
+        raise ArgumentTypeError(
+            f"{what} must be a string, got {shown(name)} ({type(name).__name__})")
     if not name.strip():
-        raise ValueError(f"{what} must be a non-empty string, got {name!r}")
+        raise InvalidArgumentError(f"{what} must be a non-empty string, got {name!r}")
     return name
 
 
 def check_column(value: Any, what: str) -> int:
     """``value`` as an int when it is an integer column index (not bool, not 2.0 or "3")."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{what} must be an integer column index, got {shown(value)} "
             f"({type(value).__name__})"
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
+from polydom.errors import InvalidArgumentError
 
 __all__ = [
     "STATISTICS",
@@ -31,15 +32,17 @@ MAX_DEGREE = 3
 
 def check_statistic(statistic: str) -> str:
     if statistic not in STATISTICS:
-        raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
+        raise InvalidArgumentError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
     return statistic
 
 
 def check_degree(degree: int) -> int:
     if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)):
-        raise ValueError(f"degree must be an integer in [0, {MAX_DEGREE}], got {degree!r}")
+        raise InvalidArgumentError(
+            f"degree must be an integer in [0, {MAX_DEGREE}], got {degree!r}")
     if not 0 <= int(degree) <= MAX_DEGREE:
-        raise ValueError(f"degree must be an integer in [0, {MAX_DEGREE}], got {degree!r}")
+        raise InvalidArgumentError(
+            f"degree must be an integer in [0, {MAX_DEGREE}], got {degree!r}")
     return int(degree)
 
 
@@ -149,19 +152,20 @@ def fit_cost_curve(
     """
     degree = check_degree(degree)
     if weighting not in ("relative", "absolute"):
-        raise ValueError(f"weighting must be 'relative' or 'absolute', got {weighting!r}")
+        raise InvalidArgumentError(f"weighting must be 'relative' or 'absolute', got {weighting!r}")
     n = np.asarray(sizes, dtype=np.float64).ravel()
     y = np.asarray(seconds, dtype=np.float64).ravel()
     if n.size != y.size:
-        raise ValueError(f"sizes and seconds must have one value each, got {n.size} and {y.size}")
+        raise InvalidArgumentError(
+            f"sizes and seconds must have one value each, got {n.size} and {y.size}")
     if n.size == 0:
-        raise ValueError("sizes must not be empty")
+        raise InvalidArgumentError("sizes must not be empty")
     if not (np.all(np.isfinite(n)) and np.all(n >= 0)):
-        raise ValueError(f"sizes must be finite and >= 0, got {n.tolist()}")
+        raise InvalidArgumentError(f"sizes must be finite and >= 0, got {n.tolist()}")
     if not (np.all(np.isfinite(y)) and np.all(y >= 0)):
-        raise ValueError(f"seconds must be finite and >= 0, got {y.tolist()}")
+        raise InvalidArgumentError(f"seconds must be finite and >= 0, got {y.tolist()}")
     if np.unique(n).size < degree + 1:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"a degree-{degree} fit needs at least {degree + 1} distinct sizes, "
             f"got {np.unique(n).size}"
         )
@@ -264,7 +268,8 @@ class CostProfile:
     def points(self, name: str, statistic: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Distinct sizes and the ``statistic`` (default: the fitted one) of ``name`` at each."""
         if name not in self.timings:
-            raise ValueError(f"unknown feature {name!r}; profiled: {sorted(self.timings)}")
+            raise InvalidArgumentError(
+                f"unknown feature {name!r}; profiled: {sorted(self.timings)}")
         return summarise_timings(self.sizes, self.timings[name], statistic or self.statistic)
 
     def table(self) -> str:

@@ -8,6 +8,7 @@ import math
 import sympy
 
 from polydom.curves.poly import MAX_DEGREE
+from polydom.errors import InvalidArgumentError
 
 __all__ = [
     "MAX_DEGREE",
@@ -56,34 +57,36 @@ def parse_coefficients(text: str) -> list[float]:
     """
 
     if not isinstance(text, str):
-        raise ValueError(f"cost expression must be a string, got {type(text).__name__}")
+        raise InvalidArgumentError(f"cost expression must be a string, got {type(text).__name__}")
     if len(text) > MAX_PARSE_LENGTH:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"cost expression {_shown(text)} is longer than {MAX_PARSE_LENGTH} characters"
         )
     if not text.strip():
-        raise ValueError("cost expression is empty")
+        raise InvalidArgumentError("cost expression is empty")
     try:
         tree = ast.parse(text.strip(), mode="eval")
         expr, _ = _ast_to_sympy(tree.body, text)
     except SyntaxError as exc:
         hint = " (use ** for powers)" if "^" in text else ""
-        raise ValueError(f"malformed cost expression {_shown(text)}{hint}: {exc.msg}") from None
+        raise InvalidArgumentError(
+            f"malformed cost expression {_shown(text)}{hint}: {exc.msg}") from None
     except (RecursionError, MemoryError):
-        raise ValueError(f"cost expression {_shown(text)} is nested too deeply") from None
+        raise InvalidArgumentError(f"cost expression {_shown(text)} is nested too deeply") from None
     expr = sympy.expand(expr)
     if expr.free_symbols - {_N}:
-        raise ValueError(f"cost expression {_shown(text)} has symbols other than n")
+        raise InvalidArgumentError(f"cost expression {_shown(text)} has symbols other than n")
     if not expr.is_polynomial(_N):
-        raise ValueError(f"cost expression {_shown(text)} is not a polynomial in n")
+        raise InvalidArgumentError(f"cost expression {_shown(text)} is not a polynomial in n")
     coeffs = sympy.Poly(expr, _N).all_coeffs()[::-1] if expr.has(_N) else [expr]
     try:
         values = [float(c) for c in coeffs]
     except OverflowError:  # an integer beyond the floats (a 401-digit constant)
-        raise ValueError(f"cost expression {_shown(text)} has a coefficient beyond the "
-                         "floats") from None
+        raise InvalidArgumentError(
+            f"cost expression {_shown(text)} has a coefficient beyond the "
+            "floats") from None
     if not all(math.isfinite(v) for v in values):
-        raise ValueError(f"cost expression {_shown(text)} has non-finite coefficients")
+        raise InvalidArgumentError(f"cost expression {_shown(text)} has non-finite coefficients")
     return values
 
 
@@ -110,14 +113,14 @@ def _ast_to_sympy(node: ast.AST, text: str) -> tuple[sympy.Expr, int]:
     if isinstance(node, ast.Constant):
         value = node.value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"cost expression {_shown(text)}: {value!r} is not a number")
+            raise InvalidArgumentError(f"cost expression {_shown(text)}: {value!r} is not a number")
         if not math.isfinite(value):
-            raise ValueError(f"cost expression {_shown(text)}: {value!r} is not finite")
+            raise InvalidArgumentError(f"cost expression {_shown(text)}: {value!r} is not finite")
         number = sympy.Integer(value) if isinstance(value, int) else sympy.Float(value, 17)
         return number, 0
     if isinstance(node, ast.Name):
         if node.id != "n":
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"cost expression {_shown(text)}: unknown symbol {node.id!r} "
                 "(only n is allowed)"
             )
@@ -130,18 +133,18 @@ def _ast_to_sympy(node: ast.AST, text: str) -> tuple[sympy.Expr, int]:
         if isinstance(node.op, ast.Pow):
             exp = node.right
             if not (isinstance(exp, ast.Constant) and type(exp.value) is int):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"cost expression {_shown(text)}: exponents must be non-negative integer "
                     "literals"
                 )
             if not 0 <= exp.value <= MAX_PARSE_EXPONENT:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"cost expression {_shown(text)}: exponent {exp.value} outside "
                     f"[0, {MAX_PARSE_EXPONENT}]"
                 )
             out = left ** sympy.Integer(exp.value)
             if d_left == 0 and out.is_number and not math.isfinite(float(abs(out))):
-                raise ValueError(f"cost expression {_shown(text)}: a constant overflows")
+                raise InvalidArgumentError(f"cost expression {_shown(text)}: a constant overflows")
             return out, _bounded(d_left * exp.value, text)
         right, d_right = _ast_to_sympy(node.right, text)
         if isinstance(node.op, ast.Add):
@@ -151,11 +154,11 @@ def _ast_to_sympy(node: ast.AST, text: str) -> tuple[sympy.Expr, int]:
         if isinstance(node.op, ast.Mult):
             return left * right, _bounded(d_left + d_right, text)
         if right.has(_N):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"cost expression {_shown(text)}: n in a denominator is not a polynomial"
             )
         if right == 0:
-            raise ValueError(f"cost expression {_shown(text)}: division by zero")
+            raise InvalidArgumentError(f"cost expression {_shown(text)}: division by zero")
         return left / right, d_left
     what = type(node).__name__
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitXor):
@@ -164,7 +167,7 @@ def _ast_to_sympy(node: ast.AST, text: str) -> tuple[sympy.Expr, int]:
         what = "function call"
     elif isinstance(node, ast.Attribute):
         what = "attribute access"
-    raise ValueError(
+    raise InvalidArgumentError(
         f"cost expression {_shown(text)}: {what} is not allowed "
         "(only numbers, n, + - * / **, parentheses)"
     )
@@ -173,7 +176,7 @@ def _ast_to_sympy(node: ast.AST, text: str) -> tuple[sympy.Expr, int]:
 def _bounded(degree: int, text: str) -> int:
     """``degree`` when at most :data:`MAX_DEGREE`, else a ``ValueError`` naming the limit."""
     if degree > MAX_DEGREE:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"cost expression {_shown(text)} has degree {degree} or more in n; "
             f"the limit is {MAX_DEGREE}"
         )

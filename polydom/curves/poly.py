@@ -21,6 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = [
     "ACC_TOL",
     "MAX_DEGREE",
@@ -240,7 +242,8 @@ def sign_change_roots(
     ``hi`` raises ``ValueError`` (the signs sampled at an infinite size are meaningless).
     """
     if not math.isfinite(lo) or math.isnan(hi):
-        raise ValueError(f"the domain must have a finite lo and a hi, got lo={lo!r}, hi={hi!r}")
+        raise InvalidArgumentError(
+            f"the domain must have a finite lo and a hi, got lo={lo!r}, hi={hi!r}")
     mag = np.abs(d)
     inside: list[float] = []
     margin_lo = tol_x(lo) if absorb_ends else 0.0
@@ -280,7 +283,8 @@ def difference_nonnegative(d: np.ndarray, lo: float, hi: float, tol: np.ndarray)
     rounding" of an infinite scale) raises ``ValueError``.
     """
     if not (math.isfinite(lo) and lo <= hi):
-        raise ValueError(f"the domain must have a finite lo <= hi, got lo={lo!r}, hi={hi!r}")
+        raise InvalidArgumentError(
+            f"the domain must have a finite lo <= hi, got lo={lo!r}, hi={hi!r}")
     nz = np.flatnonzero(d)
     if nz.size == 0:
         return True

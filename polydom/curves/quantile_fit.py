@@ -25,6 +25,7 @@ import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.fitting import check_degree, fit_cost_curve
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["InSituProfile", "check_quantile", "check_timings", "fit_quantile_curve"]
 
@@ -32,10 +33,10 @@ __all__ = ["InSituProfile", "check_quantile", "check_timings", "fit_quantile_cur
 def check_quantile(quantile: float, name: str = "quantile") -> float:
     """``quantile`` as a float in (0, 1); ``ValueError`` naming ``name`` otherwise."""
     if isinstance(quantile, bool) or not isinstance(quantile, (int, float, np.floating)):
-        raise ValueError(f"{name} must be a number in (0, 1), got {quantile!r}")
+        raise InvalidArgumentError(f"{name} must be a number in (0, 1), got {quantile!r}")
     q = float(quantile)
     if not 0.0 < q < 1.0:
-        raise ValueError(f"{name} must be in (0, 1), got {quantile!r}")
+        raise InvalidArgumentError(f"{name} must be in (0, 1), got {quantile!r}")
     return q
 
 
@@ -54,11 +55,12 @@ def check_timings(
     n = np.asarray(sizes, dtype=np.float64).ravel()
     t = np.asarray(seconds, dtype=np.float64).ravel()
     if n.size != t.size:
-        raise ValueError(f"{what}: sizes and seconds differ in length ({n.size} and {t.size})")
+        raise InvalidArgumentError(
+            f"{what}: sizes and seconds differ in length ({n.size} and {t.size})")
     for values, label in ((n, "size"), (t, "seconds")):
         bad = np.flatnonzero(~(np.isfinite(values) & (values >= 0)))
         if bad.size:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{what}: {label} must be finite and >= 0, got {values[bad[0]]!r} at "
                 f"position {int(bad[0])}"
             )
@@ -118,7 +120,7 @@ def fit_quantile_curve(
     degree = check_degree(degree)
     n, t = check_timings(sizes, seconds, "fit_quantile_curve")
     if n.size == 0:
-        raise ValueError("fit_quantile_curve: sizes must not be empty")
+        raise InvalidArgumentError("fit_quantile_curve: sizes must not be empty")
     degree = min(degree, np.unique(n).size - 1)
     scale = float(n.max()) if n.max() > 0 else 1.0
     design = (n / scale)[:, None] ** np.arange(degree + 1)[None, :]

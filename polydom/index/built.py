@@ -15,6 +15,7 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.curves.curve_text import natural_key, number_text
+from polydom.errors import InvalidArgumentError
 from polydom.index.explanation import Explanation, explain_lookup
 from polydom.index.item_prediction import ItemPrediction
 from polydom.index.lazy_payload import resolve_payload
@@ -199,7 +200,7 @@ class Index:
             If the index did not come from :func:`polydom.open_index` without ``build``.
         """
         if self._source is None:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "this index does not follow a store (open it with polydom.open_index(url) "
                 "without build=...)"
             )
@@ -234,7 +235,7 @@ class Index:
         """
         cands = self.candidates
         if len(costs) != len(cands):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"costs must hold one curve per candidate ({len(cands)}), got {len(costs)}"
             )
         new = [dataclasses.replace(c, cost=CostCurve.coerce(k))
@@ -323,7 +324,8 @@ class Index:
         old = self.cost_model
         unknown = sorted(set(atoms) - set(old.atoms))
         if unknown:
-            raise ValueError(f"unknown atom {unknown[0]!r}; the index's atoms: {list(old.atoms)}")
+            raise InvalidArgumentError(
+                f"unknown atom {unknown[0]!r}; the index's atoms: {list(old.atoms)}")
         merged = {**old.atoms, **{a: CostCurve.coerce(c) for a, c in atoms.items()}}
         model = CostModel(merged, bundles={k: sorted(v) for k, v in old.bundles.items()},
                           columns=old.columns or None)
@@ -370,7 +372,7 @@ class Index:
             If this index was not opened from a store (:func:`polydom.open_index`).
         """
         if getattr(self, "_recalibrator", None) is None:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "this index has no store to recalibrate into (open it with "
                 "polydom.open_index(url))"
             )
@@ -501,13 +503,13 @@ class Index:
         view = self._view()  # one build's table and columns, whatever refresh does
         hit = view.lookup(size, budget, rule)
         if hit is None:
-            raise ValueError(f"no model fits budget {budget!r} at size {size!r}")
+            raise InvalidArgumentError(f"no model fits budget {budget!r} at size {size!r}")
         if hit.model is None:
-            raise ValueError(f"candidate {hit.key!r} has no fitted model to predict with")
+            raise InvalidArgumentError(f"candidate {hit.key!r} has no fitted model to predict with")
         X = np.asarray(X_rows)
         width = view.n_columns
         if X.ndim != 2 or X.shape[1] != width:
-            raise ValueError(f"X_rows must have shape (rows, {width}), got {X.shape}")
+            raise InvalidArgumentError(f"X_rows must have shape (rows, {width}), got {X.shape}")
         return hit.model.predict(X[:, view.model_columns(hit.candidate.needs)])
 
     def predict_item(
@@ -534,7 +536,7 @@ class Index:
         """
         serve = getattr(featurizer, "serve", None)
         if not callable(serve):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"featurizer must be a polydom.Featurizer (with serve(index, item, budget, "
                 f"anytime)), got {featurizer!r}"
             )

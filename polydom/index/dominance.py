@@ -14,6 +14,7 @@ import numpy as np
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.poly import ACC_TOL, ZERO_TOL, difference_nonnegative
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["canonical_order", "cost_le_many", "prune_dominated"]
 
@@ -101,7 +102,7 @@ def prune_dominated(
     exact O(L**3) root check for the few pairs that sampling cannot decide.
     """
     if alpha < 1.0 or not np.isfinite(alpha):
-        raise ValueError(f"alpha must be finite and >= 1, got {alpha!r}")
+        raise InvalidArgumentError(f"alpha must be finite and >= 1, got {alpha!r}")
     k = len(candidates)
     if k == 0:
         return []

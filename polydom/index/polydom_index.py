@@ -12,6 +12,7 @@ import numpy as np
 from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget, check_domain, check_size, shown
 from polydom.curves.poly import candidate_roots, interval_points
+from polydom.errors import ArgumentTypeError, InvalidArgumentError
 from polydom.index.dominance import prune_dominated
 from polydom.index.sweep import kinetic_sweep
 from polydom.index.table import RULES, SkylineTable, check_rule
@@ -29,25 +30,25 @@ def validate_candidates(
     """
     lo, hi = check_domain(n_min, n_max)
     if isinstance(candidates, (str, bytes, Mapping)) or not isinstance(candidates, Iterable):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"candidates must be an iterable of polydom.Candidate, got {shown(candidates)} "
             f"({type(candidates).__name__})"
         )
     cands = list(candidates)
     if not cands:
-        raise ValueError("candidates must not be empty")
+        raise InvalidArgumentError("candidates must not be empty")
     seen = set()
     for k, c in enumerate(cands):
         if not isinstance(c, Candidate):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"candidates[{k}] must be a polydom.Candidate, got {shown(c)} "
                 f"({type(c).__name__})"
             )
         if c.key in seen:
-            raise ValueError(f"duplicate candidate key {c.key!r}")
+            raise InvalidArgumentError(f"duplicate candidate key {c.key!r}")
         seen.add(c.key)
         if not c.cost.is_nonnegative(lo, hi):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"cost curve of candidate {c.key!r} ({c.cost}) is negative somewhere on "
                 f"[{lo!r}, {hi!r}]"
             )

@@ -33,7 +33,7 @@ import numpy as np
 from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget, check_queries, check_size
 from polydom.curves.poly import horner, values_equal
-from polydom.errors import PolydomError
+from polydom.errors import InvalidArgumentError, PolydomError
 
 __all__ = ["RULES", "RuleUnavailableError", "SkylineTable", "check_rule"]
 
@@ -56,7 +56,8 @@ def check_rule(rule: object) -> str:
     'one_se'
     """
     if not (isinstance(rule, str) and rule in RULES):
-        raise ValueError(f"rule must be one of {', '.join(map(repr, RULES))}, got {rule!r}")
+        raise InvalidArgumentError(
+            f"rule must be one of {', '.join(map(repr, RULES))}, got {rule!r}")
     return rule
 
 

@@ -14,7 +14,12 @@ import lattice
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_model import CostModel
 from polydom.curves.domain import check_domain, shown
-from polydom.errors import UnknownArgumentError, did_you_mean
+from polydom.errors import (
+    ArgumentTypeError,
+    InvalidArgumentError,
+    UnknownArgumentError,
+    did_you_mean,
+)
 from polydom.index.built import Index
 from polydom.index.polydom_index import PolyDomIndex
 from polydom.pipeline.open import register_learner_models
@@ -133,14 +138,14 @@ def build_index(
     extra = list(extra_candidates)
     for c in extra:
         if not isinstance(c, Candidate):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"extra_candidates must be polydom.Candidate, got {type(c).__name__}"
             )
     model = _cost_model(costs, learner)
     check_needs(extra, model)
     model.check_nonnegative(*check_domain(n_min, n_max))  # bad input: nothing stored
     if store is not None and cache is not None:
-        raise ValueError("give either cache or store, not both")
+        raise InvalidArgumentError("give either cache or store, not both")
     ex = lattice.make_executor(executor)
     fail = None
     try:
@@ -244,28 +249,29 @@ def _evaluation(learner: Any, extra: list[Candidate]) -> dict[str, Any] | None:
 def _check_arguments(costs: Any, learner: Any, store: Any, cost_unit: Any) -> None:
     """Refuse what would build nothing useful, before any store is touched."""
     if not isinstance(costs, (CostModel, Mapping)):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"costs must be a CostModel or a mapping of feature name to cost curve, got "
             f"{shown(costs)} ({type(costs).__name__})"
         )
     if not (costs.features if isinstance(costs, CostModel) else costs):
-        raise ValueError(
+        raise InvalidArgumentError(
             "costs must name at least one feature (an empty lattice indexes only the empty "
             "model)"
         )
     if not callable(getattr(learner, "expand", None)):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"learner must have an expand(features) method (a lattice.Learner), got "
             f"{shown(learner)} ({type(learner).__name__})"
         )
     lattice.learner_name(learner)  # a learner's bad name is refused before the store
     if store is not None and not isinstance(store, (str, os.PathLike)):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"store must be a SQLAlchemy URL or a file path, got {shown(store)} "
             f"({type(store).__name__})"
         )
     if not isinstance(cost_unit, str) or not cost_unit.strip():
-        raise TypeError(f"cost_unit must be a non-empty string such as 's', got {cost_unit!r}")
+        raise ArgumentTypeError(
+            f"cost_unit must be a non-empty string such as 's', got {cost_unit!r}")
 
 
 def _check_explore_options(options: Mapping[str, Any]) -> None:
@@ -296,12 +302,12 @@ def check_needs(candidates: Iterable[Candidate], model: CostModel) -> None:
     for c in candidates:
         for atom in c.needs:
             if atom not in atoms:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"candidate {c.key!r} needs atomic feature {atom!r}, which has no cost "
                     f"curve in the cost model (atoms: {list(atoms)})"
                 )
             if model.columns and atom not in model.columns:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"candidate {c.key!r} needs atomic feature {atom!r}, which has no columns "
                     "in the cost model"
                 )
@@ -315,14 +321,15 @@ def _cost_model(costs: CostModel | Mapping[str, Any], learner: Any) -> CostModel
     every bundle the columns the learner trains it on.
     """
     if not isinstance(costs, (CostModel, Mapping)):
-        raise ValueError(f"costs must be a CostModel or a mapping name -> curve, got {costs!r}")
+        raise InvalidArgumentError(
+            f"costs must be a CostModel or a mapping name -> curve, got {costs!r}")
     model = CostModel.coerce(costs)
     get_columns = getattr(learner, "feature_columns", None)
     if get_columns is None:
         return model
     learned = get_columns()
     if set(learned) != set(model.features):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"costs name features {sorted(model.features)!r} but the learner has "
             f"{sorted(learned)!r}"
         )
@@ -331,19 +338,19 @@ def _cost_model(costs: CostModel | Mapping[str, Any], learner: Any) -> CostModel
             return model.with_columns(learned)
         for name in model.features:
             if model.columns_of([name]) != sorted(learned[name]):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"columns of atom {name!r} differ: cost model {model.columns_of([name])}, "
                     f"learner {sorted(learned[name])}"
                 )
         return model
     if not model.has_columns:
-        raise ValueError(
+        raise InvalidArgumentError(
             "a CostModel with bundles needs columns for every atom when the learner has "
             f"columns; atoms without: {sorted(set(model.atoms) - set(model.columns))}"
         )
     for name in model.features:
         if model.columns_of([name]) != sorted(learned[name]):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"columns of bundle {name!r} differ: cost model {model.columns_of([name])}, "
                 f"learner {sorted(learned[name])}"
             )

@@ -33,6 +33,7 @@ import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.quantile_fit import check_quantile, fit_quantile_curve
+from polydom.errors import InvalidArgumentError
 from polydom.index.built import Index
 from polydom.pipeline.model_classes import register_learner_models
 from storage import IndexStore
@@ -134,7 +135,7 @@ def _scale(curve: CostCurve, n: np.ndarray, t: np.ndarray, tau: float) -> float 
 
 def _check_count(value: Any, name: str, least: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+        raise InvalidArgumentError(f"{name} must be an integer >= {least}, got {value!r}")
     return int(value)
 
 
@@ -203,7 +204,7 @@ def recalibrate(
         tau = check_quantile(default_tau if quantile is None else quantile)
         rows = store.timings(since_id, features=list(index.costs), last=last)
         if not rows:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"no served timings after id {since_id} in {store.display_url!r} to "
                 "recalibrate from (record them with polydom.store_timings)"
             )

@@ -18,6 +18,7 @@ from sklearn.model_selection import GroupShuffleSplit, train_test_split
 from learners.sklearn_learner import estimator_name
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
+from polydom.errors import InvalidArgumentError
 from polydom.index.built import Index
 from polydom.index.polydom_index import PolyDomIndex
 
@@ -96,26 +97,28 @@ def index_over_subsets(
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     if X.ndim != 2 or X.shape[0] != y.shape[0]:
-        raise ValueError(f"X must be 2-D with one row per label, got {X.shape} and {y.shape}")
+        raise InvalidArgumentError(
+            f"X must be 2-D with one row per label, got {X.shape} and {y.shape}")
     order = list(columns)
     curves = {name: CostCurve.coerce(costs[name]) for name in order if name in costs}
     sets = [frozenset(s) for s in subsets]
     if not sets:
-        raise ValueError("subsets must not be empty")
+        raise InvalidArgumentError("subsets must not be empty")
     for s in sets:
         if not s:
-            raise ValueError("every subset must name at least one feature")
+            raise InvalidArgumentError("every subset must name at least one feature")
         unknown = s - set(curves)
         if unknown:
-            raise ValueError(f"subset {sorted(s)} has features without columns or costs: "
-                             f"{sorted(unknown)}")
+            raise InvalidArgumentError(
+                f"subset {sorted(s)} has features without columns or costs: "
+                f"{sorted(unknown)}")
     rows = np.arange(len(y))
     if groups is None:
         train, test = train_test_split(rows, test_size=test_size, random_state=seed, stratify=y)
     else:
         groups = np.asarray(groups)
         if groups.shape[0] != y.shape[0]:
-            raise ValueError(f"groups must have one entry per row, got {groups.shape[0]}")
+            raise InvalidArgumentError(f"groups must have one entry per row, got {groups.shape[0]}")
         split = GroupShuffleSplit(n_splits=1, test_size=test_size, random_state=seed)
         train, test = next(split.split(rows, y, groups))
     name = estimator_name(estimator)
@@ -160,7 +163,7 @@ def with_costs(
             continue
         missing = sorted(c.features - set(curves))
         if missing:
-            raise ValueError(f"costs has no curve for feature(s) {missing} of {c.key!r}")
+            raise InvalidArgumentError(f"costs has no curve for feature(s) {missing} of {c.key!r}")
         cost = CostCurve.total(curves[f] for f in c.features)
         cands.append(Candidate(c.key, c.accuracy, cost, features=c.features, payload=c.payload,
                                accuracy_se=c.accuracy_se, fold_scores=c.fold_scores,

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from polydom.errors import InvalidArgumentError
 from polydom.index.built import Index
 from polydom.index.item_prediction import ItemPrediction
 from polydom.serving.featurizer import Featurizer
@@ -113,15 +114,16 @@ def measure_adherence(
     items = list(items)
     labels = np.asarray(labels)
     if len(items) != labels.shape[0]:
-        raise ValueError(f"items and labels differ in length: {len(items)} and {labels.shape[0]}")
+        raise InvalidArgumentError(
+            f"items and labels differ in length: {len(items)} and {labels.shape[0]}")
     if not items:
-        raise ValueError("items must not be empty")
+        raise InvalidArgumentError("items must not be empty")
     budgets = [float(b) for b in budgets]
     if not budgets:
-        raise ValueError("budgets must not be empty")
+        raise InvalidArgumentError("budgets must not be empty")
     if predict is None:
         if index is None:
-            raise ValueError("give an index or a predict function")
+            raise InvalidArgumentError("give an index or a predict function")
 
         def predict(item: Any, budget: float) -> ItemPrediction:
             return predict_item(index, item, budget, featurizer, anytime=anytime)

@@ -23,6 +23,7 @@ import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.domain import check_budget
+from polydom.errors import InvalidArgumentError
 from polydom.index.item_prediction import ItemPrediction
 
 __all__ = ["Cascade", "calibrated_proba"]
@@ -101,14 +102,15 @@ class Cascade:
     ) -> None:
         k = len(models)
         if k == 0:
-            raise ValueError("models must hold at least one stage")
+            raise InvalidArgumentError("models must hold at least one stage")
         stage_keys = [f"stage{i}" for i in range(k)] if stage_keys is None else stage_keys
         reach = [1.0] * k if reach is None else reach
         for name, seq in (("atoms", atoms), ("positions", positions),
                           ("thresholds", thresholds), ("temperatures", temperatures),
                           ("stage_keys", stage_keys), ("reach", reach)):
             if len(seq) != k:
-                raise ValueError(f"{name} must have one entry per stage ({k}), got {len(seq)}")
+                raise InvalidArgumentError(
+                    f"{name} must have one entry per stage ({k}), got {len(seq)}")
         self.models = list(models)
         self.atoms = [tuple(a) for a in atoms]
         self.positions = [np.asarray(p, dtype=np.intp) for p in positions]
@@ -116,9 +118,10 @@ class Cascade:
         self.thresholds = np.asarray(thresholds, dtype=np.float64)
         self.temperatures = np.asarray(temperatures, dtype=np.float64)
         if np.isnan(self.thresholds).any():
-            raise ValueError(f"thresholds must not be NaN, got {self.thresholds.tolist()}")
+            raise InvalidArgumentError(
+                f"thresholds must not be NaN, got {self.thresholds.tolist()}")
         if not (np.all(np.isfinite(self.temperatures)) and np.all(self.temperatures > 0)):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"temperatures must be finite and > 0, got {self.temperatures.tolist()}"
             )
         self.atom_costs = {a: CostCurve.coerce(c) for a, c in (atom_costs or {}).items()}
@@ -173,7 +176,7 @@ class Cascade:
         probs = self.atom_probabilities()
         missing = sorted(set(probs) - set(self.atom_costs))
         if missing:
-            raise ValueError(f"atom_costs has no cost curve for atom(s) {missing}")
+            raise InvalidArgumentError(f"atom_costs has no cost curve for atom(s) {missing}")
         return CostCurve.total(p * self.atom_costs[a] for a, p in probs.items() if p > 0.0)
 
     # ------------------------------------------------------------------ prediction
@@ -184,8 +187,9 @@ class Cascade:
         X = np.asarray(X)
         width = self.input_columns.size
         if X.ndim != 2 or X.shape[1] != width:
-            raise ValueError(f"X must have shape (rows, {width}) (the cascade's input), "
-                             f"got {X.shape}")
+            raise InvalidArgumentError(
+                f"X must have shape (rows, {width}) (the cascade's input), "
+                f"got {X.shape}")
         return X
 
     def exit_stages(self, X: np.ndarray) -> np.ndarray:
@@ -298,7 +302,8 @@ class Cascade:
         columns = featurizer.columns
         missing = sorted({a for atoms in self.atoms for a in atoms} - set(columns))
         if missing:
-            raise ValueError(f"featurizer has no atom(s) {missing} that the cascade needs")
+            raise InvalidArgumentError(
+                f"featurizer has no atom(s) {missing} that the cascade needs")
         row = np.full(featurizer.n_columns, np.nan)
         computed: list[str] = []
         seconds: dict[str, float] = {}

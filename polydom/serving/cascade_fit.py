@@ -30,6 +30,7 @@ from scipy.optimize import minimize_scalar
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.domain import check_budget, check_size
+from polydom.errors import InvalidArgumentError
 from polydom.index.built import Index
 from polydom.index.lazy_payload import resolve_payload
 from polydom.index.polydom_index import PolyDomIndex
@@ -125,11 +126,13 @@ def _check_rows(index: Index, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     y = np.asarray(y)
     width = index.n_columns
     if X.ndim != 2 or X.shape[1] != width:
-        raise ValueError(f"X_cal must have shape (rows, {width}) (full rows), got {X.shape}")
+        raise InvalidArgumentError(
+            f"X_cal must have shape (rows, {width}) (full rows), got {X.shape}")
     if X.shape[0] == 0:
-        raise ValueError("X_cal must not be empty")
+        raise InvalidArgumentError("X_cal must not be empty")
     if y.shape != (X.shape[0],):
-        raise ValueError(f"y_cal must have one label per row ({X.shape[0]}), got {y.shape}")
+        raise InvalidArgumentError(
+            f"y_cal must have one label per row ({X.shape[0]}), got {y.shape}")
     return X, y
 
 
@@ -152,14 +155,16 @@ def score_stages(
     for cand in candidates:
         model = resolve_payload(cand.payload)
         if model is None or not callable(getattr(model, "predict_proba", None)):
-            raise ValueError(f"candidate {cand.key!r} has no model with predict_proba to cascade")
+            raise InvalidArgumentError(
+                f"candidate {cand.key!r} has no model with predict_proba to cascade")
         classes = np.asarray(getattr(model, "classes_", []))
         cols = index.model_columns(cand.needs)
         Xk = X[:, cols]
         proba = np.asarray(model.predict_proba(Xk), dtype=np.float64)
         if classes.size != proba.shape[1]:
-            raise ValueError(f"model of candidate {cand.key!r} has no classes_ matching its "
-                             "predict_proba columns")
+            raise InvalidArgumentError(
+                f"model of candidate {cand.key!r} has no classes_ matching its "
+                "predict_proba columns")
         lookup = {c: i for i, c in enumerate(classes.tolist())}
         y_index = np.array([lookup.get(v, -1) for v in y.tolist()], dtype=np.intp)
         t = fit_temperature(proba, y_index)
@@ -173,10 +178,11 @@ def _range(index: Index, sizes: Any) -> tuple[float, float]:
     lo, hi = index.table.domain
     if isinstance(sizes, Sequence) or isinstance(sizes, np.ndarray):
         if len(sizes) != 2:
-            raise ValueError(f"sizes must be a size or a range (n_lo, n_hi), got {sizes!r}")
+            raise InvalidArgumentError(
+                f"sizes must be a size or a range (n_lo, n_hi), got {sizes!r}")
         n_lo, n_hi = check_size(sizes[0], lo, hi), check_size(sizes[1], lo, hi)
         if n_hi < n_lo:
-            raise ValueError(f"sizes must be a range with n_lo <= n_hi, got {sizes!r}")
+            raise InvalidArgumentError(f"sizes must be a range with n_lo <= n_hi, got {sizes!r}")
         return n_lo, n_hi
     n = check_size(sizes, lo, hi)
     return n, n
@@ -374,19 +380,20 @@ def fit_cascade(
     budget = check_budget(budget)
     n_lo, n_hi = _range(index, sizes)
     if not math.isfinite(n_hi):
-        raise ValueError(f"sizes must be finite, got {sizes!r}")
+        raise InvalidArgumentError(f"sizes must be finite, got {sizes!r}")
     if not (isinstance(margin, (int, float)) and math.isfinite(margin) and margin >= 0):
-        raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
+        raise InvalidArgumentError(f"margin must be a finite number >= 0, got {margin!r}")
     for name, value in (("max_stages", max_stages), ("grid", grid), ("folds", folds)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            raise InvalidArgumentError(f"{name} must be an integer >= 1, got {value!r}")
     pool = _pool(index, n_lo, n_hi)
     if not pool:
-        raise ValueError(f"no skyline model with predict_proba on sizes [{n_lo!r}, {n_hi!r}]")
+        raise InvalidArgumentError(
+            f"no skyline model with predict_proba on sizes [{n_lo!r}, {n_hi!r}]")
     checks = np.unique(np.concatenate([[n_lo, n_hi], np.linspace(n_lo, n_hi, _CHECK_POINTS)]))
     cheapest = min(float(np.max(c.cost(checks))) for c in pool)
     if budget < cheapest * (1 - 1e-12):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"budget {budget!r} is below the cheapest model's cost {cheapest:g} on sizes "
             f"[{n_lo:g}, {n_hi:g}]"
         )
@@ -429,7 +436,8 @@ def fit_cascade(
             accuracy = float(min(1.0, max(0.0, choice.accuracy)))
             return _as_candidate(cascade, curve, accuracy, key,
                                  [scores[i] for i in choice.stages])
-    raise ValueError(  # pragma: no cover - a single cheapest stage always fits
+    raise InvalidArgumentError(
+          # pragma: no cover - a single cheapest stage always fits
         f"budget {budget!r}: no cascade fits on sizes [{n_lo:g}, {n_hi:g}]"
     )
 
@@ -473,10 +481,11 @@ def cascade_from_stages(
     stages = list(stages)
     thresholds = [float(t) for t in thresholds]
     if not stages:
-        raise ValueError("stages must not be empty")
+        raise InvalidArgumentError("stages must not be empty")
     if len(thresholds) != len(stages):
-        raise ValueError(f"thresholds must have one value per stage ({len(stages)}), "
-                         f"got {len(thresholds)}")
+        raise InvalidArgumentError(
+            f"thresholds must have one value per stage ({len(stages)}), "
+            f"got {len(thresholds)}")
     scores = score_stages(index, stages, X_cal, y_cal)
     thresholds[-1] = 0.0
     conf = np.array([s.confidence for s in scores])

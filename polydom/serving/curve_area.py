@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = ["normalized_area"]
 
 
@@ -48,15 +50,17 @@ def normalized_area(
     c = np.asarray(costs, dtype=np.float64).ravel()
     a = np.asarray(accuracies, dtype=np.float64).ravel()
     if c.shape != a.shape or c.size == 0:
-        raise ValueError(f"costs and accuracies must be non-empty and of one length, got "
-                         f"{c.size} and {a.size}")
+        raise InvalidArgumentError(
+            f"costs and accuracies must be non-empty and of one length, got "
+            f"{c.size} and {a.size}")
     if np.isnan(c).any() or np.isnan(a).any():
-        raise ValueError("costs and accuracies must not be NaN")
+        raise InvalidArgumentError("costs and accuracies must not be NaN")
     lo, hi = float(lo), float(hi)
     if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
-        raise ValueError(f"the cost range must be finite with lo < hi, got [{lo!r}, {hi!r}]")
+        raise InvalidArgumentError(
+            f"the cost range must be finite with lo < hi, got [{lo!r}, {hi!r}]")
     if log and lo <= 0:
-        raise ValueError(f"a log-scale cost range needs lo > 0, got lo={lo!r}")
+        raise InvalidArgumentError(f"a log-scale cost range needs lo > 0, got lo={lo!r}")
     order = np.argsort(c, kind="stable")
     c, a = c[order], np.maximum.accumulate(a[order])
     scale = np.log10 if log else (lambda v: v)

@@ -23,6 +23,7 @@ import numpy as np
 
 from polydom.curves.fitting import CostProfile, check_degree, check_statistic
 from polydom.curves.quantile_fit import InSituProfile, check_quantile
+from polydom.errors import InvalidArgumentError
 from polydom.index.item_prediction import ItemPrediction
 from polydom.serving.item_serving import predict_item
 
@@ -96,13 +97,14 @@ class Featurizer:
             or ``length`` is not a positive integer.
         """
         if not isinstance(name, str) or not name:
-            raise ValueError(f"feature name must be a non-empty string, got {name!r}")
+            raise InvalidArgumentError(f"feature name must be a non-empty string, got {name!r}")
         if name in self._routines:
-            raise ValueError(f"feature {name!r} is already registered")
+            raise InvalidArgumentError(f"feature {name!r} is already registered")
         if not callable(routine):
-            raise ValueError(f"routine of feature {name!r} must be callable, got {routine!r}")
+            raise InvalidArgumentError(
+                f"routine of feature {name!r} must be callable, got {routine!r}")
         if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"length of feature {name!r} must be a positive integer, got {length!r}"
             )
         self._routines[name] = routine
@@ -120,7 +122,7 @@ class Featurizer:
             If ``name`` is unknown.
         """
         if name not in self._routines:
-            raise ValueError(f"unknown feature {name!r}; registered: {self.names}")
+            raise InvalidArgumentError(f"unknown feature {name!r}; registered: {self.names}")
         return self._routines[name]
 
     @property
@@ -150,9 +152,10 @@ class Featurizer:
         try:
             n = float(self.size_function(item))
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"size function must return a number, failed with: {exc}") from None
+            raise InvalidArgumentError(
+                f"size function must return a number, failed with: {exc}") from None
         if not (math.isfinite(n) and n >= 0):
-            raise ValueError(f"size of an item must be finite and >= 0, got {n!r}")
+            raise InvalidArgumentError(f"size of an item must be finite and >= 0, got {n!r}")
         return n
 
     def check_features(self, features: Iterable[str] | None) -> list[str]:
@@ -166,11 +169,12 @@ class Featurizer:
         if features is None:
             return self.names
         if isinstance(features, str):
-            raise ValueError(f"features must be an iterable of names, got the string {features!r}")
+            raise InvalidArgumentError(
+                f"features must be an iterable of names, got the string {features!r}")
         wanted = set(features)
         unknown = wanted - set(self._routines)
         if unknown:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"unknown feature(s) {sorted(unknown)}; registered: {self.names}"
             )
         return [name for name in self._routines if name in wanted]
@@ -190,7 +194,7 @@ class Featurizer:
         """
         routine = self._routines.get(name)
         if routine is None:
-            raise ValueError(f"unknown feature {name!r}; registered: {self.names}")
+            raise InvalidArgumentError(f"unknown feature {name!r}; registered: {self.names}")
         timer = self.timer
         start = timer()
         raw = routine(item)
@@ -198,11 +202,11 @@ class Featurizer:
         try:
             vec = np.asarray(raw, dtype=np.float64).ravel()
         except (TypeError, ValueError):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"feature {name!r} must return numbers, got {type(raw).__name__}"
             ) from None
         if vec.size != self._lengths[name]:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"feature {name!r} returned {vec.size} values, registered length is "
                 f"{self._lengths[name]}"
             )
@@ -304,23 +308,23 @@ class Featurizer:
         check_statistic(statistic)
         degree = check_degree(degree)
         if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-            raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+            raise InvalidArgumentError(f"repeats must be a positive integer, got {repeats!r}")
         names = self.check_features(features)
         items = list(items)
         if not items:
-            raise ValueError("items must not be empty")
+            raise InvalidArgumentError("items must not be empty")
         if sizes is None:
             sizes = np.array([self.size(item) for item in items])
         else:
             sizes = np.asarray(sizes, dtype=np.float64).ravel()
             if sizes.size != len(items):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"sizes must have one value per item ({len(items)}), got {sizes.size}"
                 )
             if not (np.all(np.isfinite(sizes)) and np.all(sizes >= 0)):
-                raise ValueError(f"sizes must be finite and >= 0, got {sizes.tolist()}")
+                raise InvalidArgumentError(f"sizes must be finite and >= 0, got {sizes.tolist()}")
         if np.unique(sizes).size < degree + 1:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"profiling at degree {degree} needs items of at least {degree + 1} distinct "
                 f"sizes, got sizes {sorted(set(sizes.tolist()))}"
             )
@@ -382,17 +386,17 @@ class Featurizer:
         names = self.check_features(features)
         items = list(items)
         if not items:
-            raise ValueError("items must not be empty")
+            raise InvalidArgumentError("items must not be empty")
         if sizes is None:
             n = np.array([self.size(item) for item in items])
         else:
             n = np.asarray(sizes, dtype=np.float64).ravel()
             if n.size != len(items):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"sizes must have one value per item ({len(items)}), got {n.size}"
                 )
             if not (np.all(np.isfinite(n)) and np.all(n >= 0)):
-                raise ValueError(f"sizes must be finite and >= 0, got {n.tolist()}")
+                raise InvalidArgumentError(f"sizes must be finite and >= 0, got {n.tolist()}")
         rng = np.random.default_rng(seed)
         rows = np.full((len(items), self._width), np.nan)
         timings = {name: np.empty(len(items)) for name in names}

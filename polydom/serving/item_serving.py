@@ -19,6 +19,7 @@ import numpy as np
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget
+from polydom.errors import InvalidArgumentError
 from polydom.index.built import Index
 from polydom.index.item_prediction import ItemPrediction
 from polydom.index.lazy_payload import resolve_payload
@@ -61,18 +62,18 @@ class ItemServer:
         used = set().union(*(c.needs for c in cands)) if cands else set()
         missing = sorted(used - set(names))
         if missing:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"the index's candidates use feature(s) {missing} the featurizer does not "
                 f"have; featurizer: {names}"
             )
         for name in sorted(used):
             if index.columns.get(name) != fz_columns[name]:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"columns of feature {name!r} differ: index {index.columns.get(name)}, "
                     f"featurizer {fz_columns[name]}"
                 )
             if name not in index.costs:
-                raise ValueError(f"the index has no cost curve for feature {name!r}")
+                raise InvalidArgumentError(f"the index has no cost curve for feature {name!r}")
         self._names = names
         self._pos = {name: i for i, name in enumerate(names)}
         self._cands = cands
@@ -165,7 +166,8 @@ class ItemServer:
                 return self._result(None, None, computed, seconds, planned_key, predicted,
                                     size, budget, anytime, wall)
             if hit.model is None:
-                raise ValueError(f"candidate {hit.key!r} has no fitted model to predict with")
+                raise InvalidArgumentError(
+                    f"candidate {hit.key!r} has no fitted model to predict with")
             on_demand = getattr(hit.model, "predict_item", None)
             if callable(on_demand):
                 # an adaptive model computes an atom only when its path needs it; a cascade

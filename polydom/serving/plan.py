@@ -19,6 +19,7 @@ import numpy as np
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget, check_sizes
+from polydom.errors import InvalidArgumentError
 from polydom.index.table import SkylineTable
 
 __all__ = ["PlanRow", "WorkloadPlan", "per_item_budget", "plan_workload", "uniform_plan"]
@@ -132,23 +133,25 @@ def per_item_budget(cost_per_hour: float, rate: float) -> float:
     try:
         r = float(rate)
     except (TypeError, ValueError):
-        raise ValueError(f"rate must be a number of items per hour, got {rate!r}") from None
+        raise InvalidArgumentError(
+            f"rate must be a number of items per hour, got {rate!r}") from None
     if not (math.isfinite(r) and r > 0):
-        raise ValueError(f"rate must be finite and > 0 items per hour, got {rate!r}")
+        raise InvalidArgumentError(f"rate must be finite and > 0 items per hour, got {rate!r}")
     return cost / r
 
 
 def _table(index: Any) -> SkylineTable:
     table = getattr(index, "table", index)
     if not isinstance(table, SkylineTable):
-        raise ValueError(f"index must be a polydom.Index or PolyDomIndex, got {index!r}")
+        raise InvalidArgumentError(f"index must be a polydom.Index or PolyDomIndex, got {index!r}")
     return table
 
 
 def _distribution(table: SkylineTable, sizes: Any, weights: Any) -> tuple[np.ndarray, np.ndarray]:
     n = np.asarray(sizes, dtype=np.float64).ravel()
     if n.size == 0:
-        raise ValueError("sizes must not be empty (a sample of item sizes or histogram sizes)")
+        raise InvalidArgumentError(
+            "sizes must not be empty (a sample of item sizes or histogram sizes)")
     lo, hi = table.domain
     n = check_sizes(n, lo, hi)
     if weights is None:
@@ -156,9 +159,11 @@ def _distribution(table: SkylineTable, sizes: Any, weights: Any) -> tuple[np.nda
     else:
         w = np.asarray(weights, dtype=np.float64).ravel()
         if w.shape != n.shape:
-            raise ValueError(f"weights must have one value per size ({n.size}), got {w.size}")
+            raise InvalidArgumentError(
+                f"weights must have one value per size ({n.size}), got {w.size}")
         if not (np.all(np.isfinite(w)) and np.all(w >= 0)) or w.sum() <= 0:
-            raise ValueError(f"weights must be finite, >= 0 and not all 0, got {w.tolist()}")
+            raise InvalidArgumentError(
+                f"weights must be finite, >= 0 and not all 0, got {w.tolist()}")
     values, inverse = np.unique(n, return_inverse=True)
     mass = np.bincount(inverse, weights=w)
     keep = mass > 0
@@ -351,22 +356,24 @@ def plan_workload(
     """
     table = _table(index)
     if method not in ("auto", "exact", "lagrangian"):
-        raise ValueError(f"method must be 'auto', 'exact' or 'lagrangian', got {method!r}")
+        raise InvalidArgumentError(
+            f"method must be 'auto', 'exact' or 'lagrangian', got {method!r}")
     if (budget is None) == (cost_per_hour is None and rate is None):
-        raise ValueError("give budget (mean cost per item) or cost_per_hour and rate, not both")
+        raise InvalidArgumentError(
+            "give budget (mean cost per item) or cost_per_hour and rate, not both")
     if budget is None:
         if cost_per_hour is None or rate is None:
-            raise ValueError("cost_per_hour and rate go together")
+            raise InvalidArgumentError("cost_per_hour and rate go together")
         budget = per_item_budget(cost_per_hour, rate)
     budget = check_budget(budget)
     for name, value in (("max_bins", max_bins), ("max_frontier", max_frontier)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            raise InvalidArgumentError(f"{name} must be an integer >= 1, got {value!r}")
     values, mass = _distribution(table, sizes, weights)
     bins = _prepare(table, values, mass, int(max_bins))
     cheapest = sum(b.weight * b.cost[0] for b in bins)
     if budget < cheapest * (1 - _REL):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"budget {budget!r} is below the cheapest plan's mean cost per item {cheapest:g} "
             "(the cheapest candidate at every size)"
         )
@@ -374,8 +381,9 @@ def plan_workload(
     if method in ("auto", "exact"):
         choice = _pareto_dp(bins, budget, int(max_frontier))
         if choice is None and method == "exact":
-            raise ValueError(f"max_frontier {max_frontier} is too small for an exact plan; "
-                             "raise it or use method='lagrangian'")
+            raise InvalidArgumentError(
+                f"max_frontier {max_frontier} is too small for an exact plan; "
+                "raise it or use method='lagrangian'")
     if choice is None:
         choice, gap = _lagrangian(bins, budget)
         used = "lagrangian"
@@ -421,7 +429,7 @@ def uniform_plan(
     for n, w in zip(values, mass, strict=True):
         cand = table.lookup(float(n), budget)
         if cand is None:
-            raise ValueError(f"budget {budget!r}: no candidate fits at size {float(n)!r}")
+            raise InvalidArgumentError(f"budget {budget!r}: no candidate fits at size {float(n)!r}")
         c = float(cand.cost(float(n)))
         rows.append(PlanRow(float(n), float(n), float(w), cand.key, cand.accuracy, c, budget,
                             cand))

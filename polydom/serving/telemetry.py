@@ -31,7 +31,7 @@ import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.quantile_fit import check_quantile
-from polydom.errors import TelemetryError
+from polydom.errors import InvalidArgumentError, TelemetryError
 from polydom.index.item_prediction import ItemPrediction
 
 __all__ = ["DriftMonitor", "TimingBuffer", "TimingRecord", "check_timing"]
@@ -90,7 +90,7 @@ class TimingBuffer:
     def __init__(self, capacity: int = 100_000) -> None:
         if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) \
                 or capacity < 1:
-            raise ValueError(f"capacity must be a positive integer, got {capacity!r}")
+            raise InvalidArgumentError(f"capacity must be a positive integer, got {capacity!r}")
         self.capacity = int(capacity)
         self._ring: deque[TimingRecord] = deque(maxlen=self.capacity)
         self._lock = threading.Lock()
@@ -199,7 +199,7 @@ class DriftMonitor:
         for name, value, least in (("window", window, 1), ("reference", reference, 0)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
                     or value < least:
-                raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+                raise InvalidArgumentError(f"{name} must be an integer >= {least}, got {value!r}")
         self.window = int(window)
         self.reference = int(reference)
         self.alpha = check_quantile(alpha, "alpha")
@@ -207,7 +207,7 @@ class DriftMonitor:
         self.threshold = exceedance_threshold(self.window, 1.0 - self.quantile, self.alpha)
         if isinstance(slowdown, bool) or not isinstance(slowdown, (int, float)) \
                 or not slowdown > 1.0 or not math.isfinite(slowdown):
-            raise ValueError(f"slowdown must be a number > 1, got {slowdown!r}")
+            raise InvalidArgumentError(f"slowdown must be a number > 1, got {slowdown!r}")
         self.slowdown = float(slowdown)
         self.reset(curves)
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from polydom.errors import TelemetryError
+from polydom.errors import ArgumentTypeError, InvalidArgumentError, TelemetryError
 from polydom.index.built import Index
 from polydom.index.item_prediction import ItemPrediction
 from polydom.serving.telemetry import TimingBuffer, TimingRecord
@@ -83,10 +83,11 @@ class TimingRecorder:
 
     def __init__(self, sink: TimingSink, capacity: int = 100_000, max_builds: int = 4) -> None:
         if not callable(sink):
-            raise TypeError(f"sink must be callable as sink(records, build_id), got {sink!r}")
+            raise ArgumentTypeError(
+                f"sink must be callable as sink(records, build_id), got {sink!r}")
         for name, value in (("capacity", capacity), ("max_builds", max_builds)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+                raise InvalidArgumentError(f"{name} must be a positive integer, got {value!r}")
         self.sink = sink
         self.capacity = int(capacity)
         self.max_builds = int(max_builds)

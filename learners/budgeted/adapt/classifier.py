@@ -57,6 +57,7 @@ from learners.budgeted.contract import (
 from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature, walk_on_demand
 from learners.budgeted.tree_paths import TreeEnsemble
 from learners.codecs.lightgbm_text import booster_from_text
+from polydom.errors import InvalidArgumentError
 from polydom.index.item_prediction import ItemPrediction
 
 __all__ = ["AdaptClassifier"]
@@ -244,9 +245,10 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         """
         hit = index.lookup(size, budget)
         if hit is None:
-            raise ValueError(f"no index entry fits budget {budget!r} at size {size!r}")
+            raise InvalidArgumentError(f"no index entry fits budget {budget!r} at size {size!r}")
         if hit.model is None:
-            raise ValueError(f"index entry {hit.key!r} has no fitted model to approximate")
+            raise InvalidArgumentError(
+                f"index entry {hit.key!r} has no fitted model to approximate")
         groups = {name: list(cols) for name, cols in index.columns.items()}
         costs = {name: float(index.costs[name](float(size))) for name in groups}
         return cls(
@@ -260,23 +262,24 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ validation
     def _check_params(self) -> None:
         if self.method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
+            raise InvalidArgumentError(f"method must be one of {_METHODS}, got {self.method!r}")
         p = self.p_full
         if not (isinstance(p, int | float | np.number) and 0.0 <= float(p) <= 1.0):
-            raise ValueError(f"p_full must be a number in [0, 1], got {p!r}")
+            raise InvalidArgumentError(f"p_full must be a number in [0, 1], got {p!r}")
         t = self.tradeoff
         if not (isinstance(t, int | float | np.number) and math.isfinite(t) and t >= 0):
-            raise ValueError(f"tradeoff must be a finite number >= 0, got {t!r}")
+            raise InvalidArgumentError(f"tradeoff must be a finite number >= 0, got {t!r}")
         if not (
             isinstance(self.threshold, int | float | np.number) and math.isfinite(self.threshold)
         ):
-            raise ValueError(f"threshold must be a finite number, got {self.threshold!r}")
+            raise InvalidArgumentError(f"threshold must be a finite number, got {self.threshold!r}")
         for name, allowed in (
             ("q_constraint", ("le", "eq")),
             ("hpc_cost_mode", ("union", "hpc_only")),
         ):
             if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+                raise InvalidArgumentError(
+                    f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         for name in (
             "n_starts",
             "max_iter",
@@ -288,14 +291,14 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         ):
             v = getattr(self, name)
             if not (isinstance(v, int | np.integer) and v >= 1):
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+                raise InvalidArgumentError(f"{name} must be an integer >= 1, got {v!r}")
         hp = self.high_cost_proba
         if isinstance(hp, str) and hp not in ("auto", "oof", "fitted"):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"high_cost_proba must be 'auto', 'oof', 'fitted' or an array, got {hp!r}"
             )
         if not (isinstance(self.learning_rate, int | float) and self.learning_rate > 0):
-            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
+            raise InvalidArgumentError(f"learning_rate must be > 0, got {self.learning_rate!r}")
 
     def _costs(self, names: list[str]) -> np.ndarray:
         return check_feature_costs(self.feature_costs, names, default=1.0)
@@ -305,7 +308,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             return list(range(n_columns))
         cols = [int(c) for c in np.atleast_1d(np.asarray(self.high_cost_columns))]
         if not cols or not all(0 <= c < n_columns for c in cols) or len(set(cols)) < len(cols):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"high_cost_columns must be distinct columns in [0, {n_columns}), "
                 f"got {self.high_cost_columns!r}"
             )
@@ -339,7 +342,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type != "binary":
-            raise ValueError(
+            raise InvalidArgumentError(
                 "Only binary classification is supported (AdaptClassifier, as the paper). "
                 f"The type of the target is {y_type}."
             )
@@ -352,7 +355,8 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         estimator = self.high_cost_model
         if self.fit_high_cost:
             if estimator is None:
-                raise ValueError("high_cost_model must be given (None with fit_high_cost=True)")
+                raise InvalidArgumentError(
+                    "high_cost_model must be given (None with fit_high_cost=True)")
             estimator = clone(estimator).fit(X[:, hpc_cols], y)
         check_fitted_classifier(estimator, "high_cost_model")
         self.high_cost_ = HighCostModel(estimator, hpc_cols, k)
@@ -375,7 +379,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         if not isinstance(mode, str):
             proba = np.asarray(mode, dtype=np.float64)
             if proba.shape != (len(y), 2) or not np.all((proba >= 0) & (proba <= 1)):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"high_cost_proba as an array must hold probabilities of shape "
                     f"({len(y)}, 2), got shape {proba.shape}"
                 )
@@ -387,7 +391,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         if mode == "fitted":
             return hpc.proba_of(X, classes), mode
         if smallest < self.cv:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"high_cost_proba='oof' needs cv={self.cv} rows of every class; the "
                 f"smallest class has {smallest}"
             )
@@ -408,12 +412,12 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         """
         self._check_params()
         if self.fit_high_cost:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "high_cost_train_proba needs a fitted high_cost_model (fit_high_cost=False)"
             )
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2:
-            raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
+            raise InvalidArgumentError(f"X must be 2-dimensional, got shape {X.shape}")
         classes, y_enc = np.unique(np.asarray(y), return_inverse=True)
         check_fitted_classifier(self.high_cost_model, "high_cost_model")
         hpc = HighCostModel(self.high_cost_model, self._high_cost_columns(X.shape[1]), X.shape[1])
@@ -518,7 +522,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             for c in self.feature_groups_[name]
         ]
         if np.isnan(X[:, needed]).any():
-            raise ValueError("Input X contains NaN in columns the model reads")
+            raise InvalidArgumentError("Input X contains NaN in columns the model reads")
         return X
 
     def _raw(self, X: np.ndarray, which: str) -> np.ndarray:
@@ -626,7 +630,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         if not callable(getattr(featurizer, "compute", None)):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"featurizer must have a compute(item, name) method, got {featurizer!r}"
             )
         cache = _FeatureCache(featurizer, self.feature_groups_)
@@ -767,7 +771,8 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         try:
             json.dumps(meta, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"parameters of AdaptClassifier have no JSON form: {exc}") from None
+            raise InvalidArgumentError(
+                f"parameters of AdaptClassifier have no JSON form: {exc}") from None
         return arrays, meta
 
     @classmethod

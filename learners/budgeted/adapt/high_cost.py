@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 from learners.budgeted.contract import ColumnSubsetModel
 from learners.budgeted.former_names import current_class_path
 from learners.budgeted.sklearn_blobs import dump_estimator, load_estimator
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["HighCostModel", "check_fitted_classifier"]
 
@@ -40,14 +41,16 @@ def check_fitted_classifier(model: Any, what: str = "high_cost_model") -> None:
     Runtime complexity: O(1).
     """
     if model is None or not callable(getattr(model, "predict_proba", None)):
-        raise ValueError(f"{what} must be a fitted classifier with predict_proba, got {model!r}")
+        raise InvalidArgumentError(
+            f"{what} must be a fitted classifier with predict_proba, got {model!r}")
     if getattr(model, "classes_", None) is None:
-        raise ValueError(f"{what} {type(model).__name__} is not fitted (it has no classes_)")
+        raise InvalidArgumentError(
+            f"{what} {type(model).__name__} is not fitted (it has no classes_)")
     if isinstance(model, BaseEstimator):
         try:
             check_is_fitted(model)
         except NotFittedError:
-            raise ValueError(f"{what} {type(model).__name__} is not fitted") from None
+            raise InvalidArgumentError(f"{what} {type(model).__name__} is not fitted") from None
 
 
 def _tree_column_usage(model: Any, X: np.ndarray) -> np.ndarray | None:
@@ -104,7 +107,7 @@ class HighCostModel:
         known = list(np.asarray(self.estimator.classes_).tolist())
         missing = [c for c in np.asarray(classes).tolist() if c not in known]
         if missing:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"high_cost_model knows classes {known}, not {missing} (the labels of y)"
             )
         proba = np.asarray(self.estimator.predict_proba(self._own(X)), dtype=np.float64)
@@ -171,7 +174,7 @@ class HighCostModel:
             arrays["estimator.skops"] = dump_estimator(est, "high_cost_model")
             meta["format"] = "skops"
         else:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"high_cost_model {cls.__name__} cannot be stored without pickle: it must be a "
                 "scikit-learn estimator or a learners model with to_arrays"
             )
@@ -190,11 +193,12 @@ class HighCostModel:
         if meta["format"] == "arrays":
             module, _, qualname = current_class_path(str(meta["estimator"])).partition(":")
             if not module.startswith("learners.") or "." in qualname:
-                raise ValueError(f"refusing to load estimator class {meta['estimator']!r}")
+                raise InvalidArgumentError(
+                    f"refusing to load estimator class {meta['estimator']!r}")
             est_cls = getattr(importlib.import_module(module), qualname)
             estimator = est_cls.from_arrays(inner, meta["estimator_meta"])
         elif meta["format"] == "skops":
             estimator = load_estimator(inner["skops"], "high_cost_model")
         else:
-            raise ValueError(f"unknown high-cost model format {meta['format']!r}")
+            raise InvalidArgumentError(f"unknown high-cost model format {meta['format']!r}")
         return cls(estimator, arrays["columns"], int(meta["n_columns"]))

@@ -24,6 +24,7 @@ import numpy as np
 from scipy.special import expit
 
 from learners.budgeted.adapt.qstep import branch_losses, entropy, solve_q
+from polydom.errors import InvalidArgumentError
 
 __all__ = [
     "LinearGatePair",
@@ -229,7 +230,7 @@ def fit_adapt_lin(
     Runtime complexity: O(starts * max_iter * inner_iter * rows * columns).
     """
     if not starts:
-        raise ValueError("starts must hold at least one initial LinearGatePair")
+        raise InvalidArgumentError("starts must hold at least one initial LinearGatePair")
     weights = float(gamma) * np.asarray(costs, dtype=np.float64)
     Z1 = np.column_stack([Z, np.ones(len(Z))])
     lip = max(float(np.linalg.norm(Z1, 2)) ** 2 / (4.0 * len(Z)), 1e-12)

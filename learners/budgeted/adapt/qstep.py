@@ -20,6 +20,8 @@ import math
 import numpy as np
 from scipy.special import expit, logit
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = [
     "branch_losses",
     "entropy",
@@ -80,9 +82,9 @@ def solve_q(
     ([0.25, 0.25], 1.098612)
     """
     if mode not in ("le", "eq"):
-        raise ValueError(f"mode must be 'le' or 'eq', got {mode!r}")
+        raise InvalidArgumentError(f"mode must be 'le' or 'eq', got {mode!r}")
     if not 0.0 <= p_full <= 1.0:
-        raise ValueError(f"p_full must be in [0, 1], got {p_full!r}")
+        raise InvalidArgumentError(f"p_full must be in [0, 1], got {p_full!r}")
     d = np.asarray(A, dtype=np.float64) - np.asarray(B, dtype=np.float64)
     if p_full == 0.0:
         return np.zeros_like(d), math.inf

@@ -22,6 +22,7 @@ from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
 from lattice.executor import map_in_order
+from polydom.errors import InvalidArgumentError
 
 __all__ = [
     "BUILD_P_FULLS",
@@ -91,7 +92,8 @@ def check_thresholds(thresholds: Iterable[float | str]) -> list[float | str]:
     thresholds = list(thresholds)
     for tau in thresholds:
         if tau != "quantile" and not (isinstance(tau, int | float) and np.isfinite(tau)):
-            raise ValueError(f"thresholds must be finite numbers or 'quantile', got {tau!r}")
+            raise InvalidArgumentError(
+                f"thresholds must be finite numbers or 'quantile', got {tau!r}")
     return thresholds
 
 

@@ -55,6 +55,7 @@ from learners.budgeted.contract import (
 from learners.budgeted.on_demand import OnDemandFeaturizer, walk_on_demand
 from learners.budgeted.tree_paths import TreeEnsemble
 from learners.codecs.lightgbm_text import booster_from_text
+from polydom.errors import InvalidArgumentError
 from polydom.index.item_prediction import ItemPrediction
 
 __all__ = ["CEGBClassifier", "GreedyMiserClassifier"]
@@ -202,18 +203,20 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     # ---- fitting ----
     def _validate_params(self, n_columns: int) -> tuple[dict[str, list[int]], np.ndarray]:
         if self.cost_kind not in ("lazy", "coupled"):
-            raise ValueError(f"cost_kind must be 'lazy' or 'coupled', got {self.cost_kind!r}")
+            raise InvalidArgumentError(
+                f"cost_kind must be 'lazy' or 'coupled', got {self.cost_kind!r}")
         if self.group_penalty not in ("full", "shared"):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"group_penalty must be 'full' or 'shared', got {self.group_penalty!r}"
             )
         for name in ("tradeoff", "split_cost"):
             v = getattr(self, name)
             if not (isinstance(v, int | float | np.number) and np.isfinite(v) and v >= 0):
-                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+                raise InvalidArgumentError(f"{name} must be a finite number >= 0, got {v!r}")
         bad = sorted(k for k in self._lightgbm_params if k in _RESERVED)
         if bad:
-            raise ValueError(f"lightgbm_params may not set {bad}: CEGBClassifier sets them")
+            raise InvalidArgumentError(
+                f"lightgbm_params may not set {bad}: CEGBClassifier sets them")
         groups = column_groups(self.feature_groups, n_columns)
         names = list(groups)
         costs = check_feature_costs(self.feature_costs, names)
@@ -245,14 +248,15 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         n_classes = len(self.classes_)
         if n_classes < 2:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"CEGBClassifier needs samples of at least 2 classes in y; got 1 class "
                 f"({self.classes_[0]!r})"
             )
         self.feature_groups_, self.feature_costs_ = self._validate_params(X.shape[1])
         weight = None if sample_weight is None else _check_sample_weight(sample_weight, X)
         if weight is not None and len(np.unique(y_enc[weight > 0])) < 2:
-            raise ValueError("sample_weight leaves samples of only 1 class with positive weight")
+            raise InvalidArgumentError(
+                "sample_weight leaves samples of only 1 class with positive weight")
         binary = n_classes == 2
         params: dict[str, Any] = {"verbosity": -1}
         params.update(self._lightgbm_params)
@@ -329,7 +333,7 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         try:
             json.dumps(meta, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"parameters of {type(self).__name__} have no JSON form: {exc}"
             ) from None
         arrays = {

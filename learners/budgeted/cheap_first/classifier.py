@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from learners.budgeted.contract import BudgetedClassifierMixin, check_feature_costs, params_json
 from learners.columns import column_groups
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["CheapFirstClassifier"]
 
@@ -53,7 +54,8 @@ class CheapFirstClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimat
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
         if not (isinstance(self.tradeoff, int | float) and 0 <= self.tradeoff <= 1):
-            raise ValueError(f"tradeoff must be a number in [0, 1], got {self.tradeoff!r}")
+            raise InvalidArgumentError(
+                f"tradeoff must be a number in [0, 1], got {self.tradeoff!r}")
         self.feature_groups_ = column_groups(self.feature_groups, X.shape[1])
         self.cheap_ = int(np.argmin(self._costs()))
         self.mean_, self.scale_ = X.mean(axis=0), X.std(axis=0) + 1e-12

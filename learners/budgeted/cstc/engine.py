@@ -43,6 +43,7 @@ from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
 from learners.budgeted.cstc.split_init import CRITERIA, MODEL_SEARCH_COLUMNS, best_router_split
+from polydom.errors import InvalidArgumentError
 
 __all__ = [
     "EPS",
@@ -120,11 +121,12 @@ class TreeStructure:
     def __post_init__(self) -> None:
         heap = tuple(sorted({int(h) for h in self.heap}))
         if not heap or heap[0] != 0:
-            raise ValueError(f"heap must contain the root 0, got {self.heap!r}")
+            raise InvalidArgumentError(f"heap must contain the root 0, got {self.heap!r}")
         present = set(heap)
         for h in heap[1:]:
             if (h - 1) // 2 not in present:
-                raise ValueError(f"heap index {h} has no parent {(h - 1) // 2} in the tree")
+                raise InvalidArgumentError(
+                    f"heap index {h} has no parent {(h - 1) // 2} in the tree")
         object.__setattr__(self, "heap", heap)
 
     @cached_property
@@ -185,7 +187,7 @@ class TreeStructure:
     def without(self, h: int) -> TreeStructure:
         """This structure with the subtree of heap index ``h`` removed (``h`` not the root)."""
         if h == 0:
-            raise ValueError("the root cannot be removed")
+            raise InvalidArgumentError("the root cannot be removed")
         drop = {h}
         for g in self.heap:
             a = g
@@ -225,7 +227,7 @@ class CostModelArrays:
         for name, v, size in (("c", self.c, F.shape[0]), ("e", self.e, T),
                               ("penalised", self.penalised, T)):
             if np.shape(v) != (size,):
-                raise ValueError(f"{name} must have shape ({size},), got {np.shape(v)}")
+                raise InvalidArgumentError(f"{name} must have shape ({size},), got {np.shape(v)}")
         object.__setattr__(self, "F", F)
         object.__setattr__(self, "c", np.asarray(self.c, dtype=np.float64))
         object.__setattr__(self, "e", np.asarray(self.e, dtype=np.float64))
@@ -683,7 +685,7 @@ def fit_tree(Phi, y, w, cm: CostModelArrays, *, structure: TreeStructure, lam: f
     """
     # the products are small: BLAS threads cost far more than they save (10x measured)
     if router_init not in ("leaf", "split"):
-        raise ValueError(f"router_init must be 'leaf' or 'split', got {router_init!r}")
+        raise InvalidArgumentError(f"router_init must be 'leaf' or 'split', got {router_init!r}")
     inits = ["leaf"]
     if router_init == "split" and mode == "tree" and not grow_structure:
         inits = list(CRITERIA) if Phi.shape[1] <= MODEL_SEARCH_COLUMNS else ["mean"]

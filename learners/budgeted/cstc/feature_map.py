@@ -24,6 +24,7 @@ import numpy as np
 from learners.budgeted.cstc.engine import CostModelArrays
 from learners.budgeted.tree_paths import TreeEnsemble
 from learners.codecs.lightgbm_text import booster_from_text
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["BoostedTreeMap", "LinearMap", "map_from_arrays"]
 
@@ -208,5 +209,5 @@ def map_from_arrays(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]):
     """A stored feature map, by its ``kind``."""
     kinds = {"linear": LinearMap, "boosted": BoostedTreeMap}
     if meta.get("kind") not in kinds:
-        raise ValueError(f"unknown feature map kind {meta.get('kind')!r}")
+        raise InvalidArgumentError(f"unknown feature map kind {meta.get('kind')!r}")
     return kinds[meta["kind"]].from_arrays(arrays, meta)

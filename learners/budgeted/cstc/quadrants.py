@@ -21,6 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = ["QUADRANT_COSTS", "QUADRANT_GROUPS", "quadrant_classification",
            "quadrant_regression"]
 
@@ -83,9 +85,9 @@ def quadrant_classification(n: int, seed: int,
     """
     rates = np.asarray(rates, dtype=np.float64)
     if rates.shape != (4,) or not np.all((rates >= 0) & (rates <= 1)):
-        raise ValueError(f"rates must be four numbers in [0, 1], got {rates.tolist()}")
+        raise InvalidArgumentError(f"rates must be four numbers in [0, 1], got {rates.tolist()}")
     if not (np.isfinite(noise) and noise >= 0):
-        raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
+        raise InvalidArgumentError(f"noise must be a finite number >= 0, got {noise!r}")
     rng = np.random.default_rng(seed)
     x, z = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
     q = _quadrant(x, z)

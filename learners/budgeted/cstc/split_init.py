@@ -43,6 +43,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = ["CRITERIA", "MODEL_SEARCH_COLUMNS", "RouterSplit", "best_router_split",
            "mean_split_threshold", "model_tree_threshold"]
 
@@ -192,7 +194,7 @@ def best_router_split(Phi: np.ndarray, y: np.ndarray, weights: np.ndarray,
     for ``"model"``; plus one :func:`model_tree_threshold`.
     """
     if criterion not in CRITERIA:
-        raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
+        raise InvalidArgumentError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
     n = len(y)
     total = float(weights.sum())
     if total <= 0:

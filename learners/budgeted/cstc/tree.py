@@ -48,6 +48,7 @@ from learners.budgeted.cstc.engine import (
 from learners.budgeted.cstc.feature_map import BoostedTreeMap, LinearMap, map_from_arrays
 from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature
 from learners.columns import column_groups
+from polydom.errors import InvalidArgumentError
 from polydom.index.item_prediction import ItemPrediction
 
 __all__ = [
@@ -66,8 +67,9 @@ def check_number(name: str, value: Any, low: float, low_ok: bool = True) -> None
     ok = isinstance(value, int | float | np.number) and np.isfinite(value) and (
         value >= low if low_ok else value > low)
     if not ok:
-        raise ValueError(f"{name} must be a finite number {'>=' if low_ok else '>'} {low}, "
-                         f"got {value!r}")
+        raise InvalidArgumentError(
+            f"{name} must be a finite number {'>=' if low_ok else '>'} {low}, "
+            f"got {value!r}")
 
 
 class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
@@ -104,7 +106,8 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
         check_number("tradeoff", self.tradeoff, 0.0)
         check_number("rho", self.rho, 0.0)
         if not isinstance(getattr(self, "paper_defaults", True), bool | np.bool_):
-            raise ValueError(f"paper_defaults must be True or False, got {self.paper_defaults!r}")
+            raise InvalidArgumentError(
+                f"paper_defaults must be True or False, got {self.paper_defaults!r}")
         check_number("routing_temperature", self._setting("routing_temperature"), 0.0,
                      low_ok=False)
         check_number("support_threshold", self._setting("support_threshold"), 0.0)
@@ -112,20 +115,24 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
         check_number("max_sweeps", self.max_sweeps, 0)
         check_number("irls_iters", self.irls_iters, 1)
         if self.feature_map not in ("identity", "standard", "boosted"):
-            raise ValueError("feature_map must be 'identity', 'standard' or 'boosted', got "
-                             f"{self.feature_map!r}")
+            raise InvalidArgumentError(
+                "feature_map must be 'identity', 'standard' or 'boosted', got "
+                f"{self.feature_map!r}")
         if self.structure not in ("prune", "greedy", "full"):
-            raise ValueError("structure must be 'prune', 'greedy' or 'full', got "
-                             f"{self.structure!r}")
+            raise InvalidArgumentError(
+                "structure must be 'prune', 'greedy' or 'full', got "
+                f"{self.structure!r}")
         if self._setting("finetune_routing") not in ("soft", "hard"):
-            raise ValueError("finetune_routing must be None, 'soft' or 'hard', got "
-                             f"{self.finetune_routing!r}")
+            raise InvalidArgumentError(
+                "finetune_routing must be None, 'soft' or 'hard', got "
+                f"{self.finetune_routing!r}")
         if self._setting("router_init") not in ("split", "leaf"):
-            raise ValueError("router_init must be None, 'split' or 'leaf', got "
-                             f"{self.router_init!r}")
+            raise InvalidArgumentError(
+                "router_init must be None, 'split' or 'leaf', got "
+                f"{self.router_init!r}")
         vf = self.validation_fraction
         if vf is not None and not (isinstance(vf, float | int) and 0 < vf < 1):
-            raise ValueError(f"validation_fraction must be None or in (0, 1), got {vf!r}")
+            raise InvalidArgumentError(f"validation_fraction must be None or in (0, 1), got {vf!r}")
         if self.feature_map == "boosted":
             check_number("n_trees", self.n_trees, 1)
             check_number("tree_depth", self.tree_depth, 1)
@@ -221,8 +228,9 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
                 unused[cols] = not used
             bad = np.flatnonzero(nan.any(axis=0) & ~unused)
             if bad.size:
-                raise ValueError(f"Input X contains NaN in columns {bad.tolist()}, which the "
-                                 "model may use")
+                raise InvalidArgumentError(
+                    f"Input X contains NaN in columns {bad.tolist()}, which the "
+                    "model may use")
             X = np.where(nan, 0.0, X)
         return X
 
@@ -303,7 +311,7 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         if not callable(getattr(featurizer, "compute", None)):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"featurizer must have a compute(item, name) method, got {featurizer!r}")
         names = list(self.feature_groups_)
         x = np.zeros((1, self.n_features_in_))
@@ -398,8 +406,9 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
         try:
             json.dumps(meta, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"parameters of {type(self).__name__} have no JSON form: {exc}"
-                             ) from None
+            raise InvalidArgumentError(
+                f"parameters of {type(self).__name__} have no JSON form: {exc}"
+                ) from None
         return arrays, meta
 
     @classmethod
@@ -468,13 +477,15 @@ def class_weights(class_weight: Any, classes: np.ndarray, y_enc: np.ndarray) -> 
         lookup = {str(k): v for k, v in class_weight.items()}
         unknown = sorted(str(k) for k in class_weight if str(k) not in map(str, classes))
         if unknown:
-            raise ValueError(f"class_weight names unknown classes {unknown}")
+            raise InvalidArgumentError(f"class_weight names unknown classes {unknown}")
         per = np.array([float(lookup.get(str(c), 1.0)) for c in classes])
         if not np.all(np.isfinite(per) & (per > 0)):
-            raise ValueError(f"class_weight values must be finite and > 0, got {class_weight!r}")
+            raise InvalidArgumentError(
+                f"class_weight values must be finite and > 0, got {class_weight!r}")
     else:
-        raise ValueError(f"class_weight must be None, 'balanced' or a mapping, got "
-                         f"{class_weight!r}")
+        raise InvalidArgumentError(
+            f"class_weight must be None, 'balanced' or a mapping, got "
+            f"{class_weight!r}")
     return per[y_enc]
 
 
@@ -493,8 +504,9 @@ class OneVsRestOutputs(ClassifierMixin):
         check_classification_targets(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes in y; "
-                             f"got 1 class ({self.classes_[0]!r})")
+            raise InvalidArgumentError(
+                f"{type(self).__name__} needs samples of at least 2 classes in y; "
+                f"got 1 class ({self.classes_[0]!r})")
         w = class_weights(self.class_weight, self.classes_, y_enc)
         if len(self.classes_) == 2:
             targets = [np.where(y_enc == 1, 1.0, -1.0)]
@@ -727,7 +739,8 @@ def cstc_criterion(X: np.ndarray, y: np.ndarray, C: float = 1.0) -> tuple[np.nda
     y = np.asarray(y)
     labels = np.unique(y)
     if len(labels) < 3:
-        raise ValueError(f"cstc_criterion needs at least 3 labels in y, got {len(labels)}")
+        raise InvalidArgumentError(
+            f"cstc_criterion needs at least 3 labels in y, got {len(labels)}")
     supports = []
     for lo, hi in zip(labels[:-1], labels[1:], strict=True):
         rows = (y == lo) | (y == hi)

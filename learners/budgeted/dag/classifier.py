@@ -48,6 +48,7 @@ from learners.budgeted.dag.subset_selection import forward_prefixes, greedy_subs
 from learners.budgeted.on_demand import OnDemandFeaturizer, compute_feature
 from learners.budgeted.sklearn_blobs import dump_estimator, load_estimator
 from learners.columns import column_groups
+from polydom.errors import InvalidArgumentError
 from polydom.index.item_prediction import ItemPrediction
 
 __all__ = ["DAGClassifier"]
@@ -65,7 +66,7 @@ def _check_sensor_keys(mapping: Mapping, names: list[str], what: str) -> None:
     unknown = sorted(str(k) for k in mapping if str(k) not in names)
     missing = [n for n in names if n not in mapping]
     if unknown or missing:
-        raise ValueError(f"{what} {names}; unknown sensors {unknown}, missing {missing}")
+        raise InvalidArgumentError(f"{what} {names}; unknown sensors {unknown}, missing {missing}")
 
 
 class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
@@ -205,42 +206,44 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             return None
         if fa is None or ac is None:
             given = "feature_atoms" if ac is None else "atom_costs"
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"feature_atoms and atom_costs go together; got {given} without the other"
             )
         if not isinstance(fa, Mapping):
-            raise ValueError(f"feature_atoms must be a mapping sensor -> atoms, got {fa!r}")
+            raise InvalidArgumentError(
+                f"feature_atoms must be a mapping sensor -> atoms, got {fa!r}")
         if not isinstance(ac, Mapping):
-            raise ValueError(f"atom_costs must be a mapping atom -> cost, got {ac!r}")
+            raise InvalidArgumentError(f"atom_costs must be a mapping atom -> cost, got {ac!r}")
         costs: dict[str, float] = {}
         for a, c in ac.items():
             try:
                 c = float(c)
             except (TypeError, ValueError):
-                raise ValueError(f"atom_costs[{a!r}] must be a number, got {c!r}") from None
+                raise InvalidArgumentError(
+                    f"atom_costs[{a!r}] must be a number, got {c!r}") from None
             if not (np.isfinite(c) and c >= 0):
-                raise ValueError(f"atom_costs[{a!r}] must be finite and >= 0, got {c!r}")
+                raise InvalidArgumentError(f"atom_costs[{a!r}] must be finite and >= 0, got {c!r}")
             costs[str(a)] = c
         _check_sensor_keys(fa, names, "feature_atoms must list the atoms of every sensor")
         atoms: dict[str, tuple] = {}
         for n in names:
             members = fa[n]
             if isinstance(members, str) or not isinstance(members, Iterable):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"feature_atoms[{n!r}] must be a list of atom names, got {members!r}"
                 )
             members = tuple(sorted({str(a) for a in members}))
             if not members:
-                raise ValueError(f"feature_atoms[{n!r}] is empty")
+                raise InvalidArgumentError(f"feature_atoms[{n!r}] is empty")
             priceless = [a for a in members if a not in costs]
             if priceless:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"feature_atoms[{n!r}] names atoms without a cost in atom_costs: {priceless}"
                 )
             atoms[n] = members
         unused = sorted(set(costs) - {a for m in atoms.values() for a in m})
         if unused:
-            raise ValueError(f"atom_costs names atoms no sensor needs: {unused}")
+            raise InvalidArgumentError(f"atom_costs names atoms no sensor needs: {unused}")
         return atoms, costs
 
     def _costs(self, names: list[str]) -> np.ndarray:
@@ -259,7 +262,7 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             off = {n: (float(c), float(o)) for n, c, o in zip(names, costs, own, strict=True)
                    if not np.isclose(c, o, rtol=1e-9, atol=1e-12)}
             if off:
-                raise ValueError(
+                raise InvalidArgumentError(
                     "feature_costs must equal each sensor's atoms' total under atom_costs; "
                     f"(given, atoms' total) differ for {off}"
                 )
@@ -282,35 +285,37 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     def _check_params(self) -> None:
         t = self.tradeoff
         if not (isinstance(t, int | float | np.number) and np.isfinite(t) and t >= 0):
-            raise ValueError(f"tradeoff must be a finite number >= 0, got {t!r}")
+            raise InvalidArgumentError(f"tradeoff must be a finite number >= 0, got {t!r}")
         if self.graph not in ("full", "chain"):
-            raise ValueError(f"graph must be 'full' or 'chain', got {self.graph!r}")
+            raise InvalidArgumentError(f"graph must be 'full' or 'chain', got {self.graph!r}")
         if not (isinstance(self.cv, int | np.integer) and self.cv >= 2):
-            raise ValueError(f"cv must be an integer >= 2, got {self.cv!r}")
+            raise InvalidArgumentError(f"cv must be an integer >= 2, got {self.cv!r}")
         if not (isinstance(self.n_subsets, int | np.integer) and self.n_subsets >= 1):
-            raise ValueError(f"n_subsets must be an integer >= 1, got {self.n_subsets!r}")
+            raise InvalidArgumentError(f"n_subsets must be an integer >= 1, got {self.n_subsets!r}")
         if not 0.0 < float(self.selection_split) < 1.0:
-            raise ValueError(f"selection_split must lie in (0, 1), got {self.selection_split!r}")
+            raise InvalidArgumentError(
+                f"selection_split must lie in (0, 1), got {self.selection_split!r}")
 
     def _explicit_blocks(self, names: list[str]) -> list[frozenset]:
         if isinstance(self.subsets, str) or not isinstance(self.subsets, Iterable):
-            raise ValueError(
+            raise InvalidArgumentError(
                 "subsets must be None, 'greedy', 'forward' or a list of sensor-name lists, "
                 f"got {self.subsets!r}"
             )
         blocks = []
         for i, block in enumerate(self.subsets):
             if isinstance(block, str):
-                raise ValueError(f"subsets[{i}] must be a list of sensor names, got {block!r}")
+                raise InvalidArgumentError(
+                    f"subsets[{i}] must be a list of sensor names, got {block!r}")
             block = frozenset(str(m) for m in block)
             unknown = sorted(block - set(names))
             if unknown:
-                raise ValueError(f"subsets[{i}] names unknown sensors {unknown}")
+                raise InvalidArgumentError(f"subsets[{i}] names unknown sensors {unknown}")
             if not block:
-                raise ValueError(f"subsets[{i}] is empty")
+                raise InvalidArgumentError(f"subsets[{i}] is empty")
             blocks.append(block)
         if not blocks:
-            raise ValueError("subsets is empty")
+            raise InvalidArgumentError("subsets is empty")
         return blocks
 
     # ---- fitting ----
@@ -357,7 +362,7 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             blocks = self._explicit_blocks(names)
         self.timings_["selection"] = time.perf_counter() - start
         if len(blocks) > MAX_BLOCKS:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"a DAG over {len(blocks)} blocks has up to 2^{len(blocks)} states (at most "
                 f"{MAX_BLOCKS} blocks); group the sensors or use subsets='greedy'/'forward'"
             )
@@ -368,7 +373,7 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         start = time.perf_counter()
         reuse = self.bank
         if isinstance(reuse, SubsetBank) and reuse.n_rows != len(y):
-            raise ValueError(f"bank covers {reuse.n_rows} rows, X has {len(y)}")
+            raise InvalidArgumentError(f"bank covers {reuse.n_rows} rows, X has {len(y)}")
         self.bank_ = train_bank(estimator, X, y, groups, graph.states, self.cv, reuse)
         self.bank_fits_ = self.bank_.fits
         self.timings_["bank"] = time.perf_counter() - start
@@ -453,7 +458,7 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         read = [c for m, u in zip(self.feature_groups_, self.used_features_, strict=True) if u
                 for c in self.feature_groups_[m]]
         if np.isnan(X[:, read]).any():
-            raise ValueError(
+            raise InvalidArgumentError(
                 "Input X contains NaN in columns of sensors the model may acquire "
                 "(only the columns of sensors it never uses may be NaN)"
             )
@@ -549,7 +554,7 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "policy_")
         if not callable(getattr(featurizer, "compute", None)):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"featurizer must have a compute(item, name) method, got {featurizer!r}"
             )
         states, columns = self.graph_.states, self.policy_.columns

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = ["SensorGraph", "chain_graph", "full_graph", "union_graph"]
 
 
@@ -57,7 +59,7 @@ class SensorGraph:
         try:
             return self.states.index(key)
         except ValueError:
-            raise ValueError(f"{sorted(key)} is not a state of this graph") from None
+            raise InvalidArgumentError(f"{sorted(key)} is not a state of this graph") from None
 
     @property
     def n_actions(self) -> list[int]:
@@ -166,21 +168,21 @@ def chain_graph(blocks: Sequence[Iterable[str]]) -> SensorGraph:
 def _names(sensors: Sequence[str], what: str) -> list[str]:
     names = [str(m) for m in sensors]
     if len(set(names)) != len(names):
-        raise ValueError(f"{what} must be distinct, got {names}")
+        raise InvalidArgumentError(f"{what} must be distinct, got {names}")
     return names
 
 
 def _blocks(blocks: Sequence[Iterable[str]]) -> list[frozenset]:
     if isinstance(blocks, str):
-        raise ValueError(f"blocks must be a sequence of sensor sets, got {blocks!r}")
+        raise InvalidArgumentError(f"blocks must be a sequence of sensor sets, got {blocks!r}")
     out = []
     for i, b in enumerate(blocks):
         if isinstance(b, str):
-            raise ValueError(f"blocks[{i}] must be a set of sensor names, got {b!r}")
+            raise InvalidArgumentError(f"blocks[{i}] must be a set of sensor names, got {b!r}")
         b = frozenset(str(m) for m in b)
         if not b:
-            raise ValueError(f"blocks[{i}] is empty")
+            raise InvalidArgumentError(f"blocks[{i}] is empty")
         out.append(b)
     if not out:
-        raise ValueError("blocks is empty: a DAG needs at least one sensor block")
+        raise InvalidArgumentError("blocks is empty: a DAG needs at least one sensor block")
     return out

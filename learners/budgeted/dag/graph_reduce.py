@@ -28,6 +28,7 @@ import numpy as np
 
 from learners.budgeted.dag.filter_tree import ConstantPolicy
 from learners.budgeted.dag.graph import SensorGraph
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["GraphPolicy", "graph_reduce", "state_columns"]
 
@@ -174,7 +175,7 @@ def graph_reduce(
     sc_loss = np.asarray(sc_loss, dtype=np.float64)
     n, K = sc_loss.shape
     if K != len(graph) or len(columns) != K or len(X) != n:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"sc_loss must have shape ({len(X)}, {len(graph)}) and columns {len(graph)} "
             f"entries; got {sc_loss.shape} and {len(columns)}"
         )

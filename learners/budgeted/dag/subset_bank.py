@@ -28,6 +28,8 @@ from sklearn.base import clone
 from sklearn.dummy import DummyClassifier
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = ["BankEntry", "SubsetBank", "train_bank"]
 
 
@@ -181,7 +183,7 @@ def train_bank(
             continue
         unknown = sorted(s - set(names))
         if unknown:
-            raise ValueError(f"subset {sorted(s)} names unknown sensors {unknown}")
+            raise InvalidArgumentError(f"subset {sorted(s)} names unknown sensors {unknown}")
         cols = sorted({int(c) for m in names if m in s for c in sensor_columns[m]})
         est = (
             DummyClassifier(strategy="most_frequent") if single or not cols else estimator

@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = ["SubsetSelection", "forward_prefixes", "greedy_subsets"]
 
 
@@ -97,7 +99,7 @@ def _costs(sensor_columns: Mapping[str, Any], costs: Mapping[str, float] | None)
     out = {m: float(costs[m]) for m in names}
     bad = {m: c for m, c in out.items() if not (np.isfinite(c) and c >= 0)}
     if bad:
-        raise ValueError(f"sensor costs must be finite and >= 0, got {bad}")
+        raise InvalidArgumentError(f"sensor costs must be finite and >= 0, got {bad}")
     return out
 
 
@@ -149,11 +151,11 @@ def greedy_subsets(
     fits per run.
     """
     if int(n_subsets) < 1:
-        raise ValueError(f"n_subsets must be >= 1, got {n_subsets!r}")
+        raise InvalidArgumentError(f"n_subsets must be >= 1, got {n_subsets!r}")
     if not (np.isfinite(budget) and budget >= 0):
-        raise ValueError(f"budget must be finite and >= 0, got {budget!r}")
+        raise InvalidArgumentError(f"budget must be finite and >= 0, got {budget!r}")
     if rule not in ("best", "gain", "gain per cost"):
-        raise ValueError(f"rule must be 'best', 'gain' or 'gain per cost', got {rule!r}")
+        raise InvalidArgumentError(f"rule must be 'best', 'gain' or 'gain per cost', got {rule!r}")
     c = _costs(sensor_columns, costs)
     scorer = _Scorer(estimator, X_fit, y_fit, X_eval, y_eval, sensor_columns)
     args = (scorer, c, int(n_subsets), float(budget), stop_on_zero_gain)
@@ -239,9 +241,9 @@ def forward_prefixes(
     Runtime complexity: O(steps * M) classifier fits.
     """
     if int(n_subsets) < 1:
-        raise ValueError(f"n_subsets must be >= 1, got {n_subsets!r}")
+        raise InvalidArgumentError(f"n_subsets must be >= 1, got {n_subsets!r}")
     if not (np.isfinite(budget) and budget >= 0):
-        raise ValueError(f"budget must be finite and >= 0, got {budget!r}")
+        raise InvalidArgumentError(f"budget must be finite and >= 0, got {budget!r}")
     c = _costs(sensor_columns, costs)
     scorer = _Scorer(estimator, X_fit, y_fit, X_eval, y_eval, sensor_columns)
     out = SubsetSelection(rule="forward")

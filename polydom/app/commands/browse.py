@@ -18,6 +18,7 @@ from typing import Any
 
 from polydom.app.arguments import add_store_options, port, store_key
 from polydom.app.tables import printable
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["CANNED_QUERIES", "add_browse", "browse_metadata", "run_browse", "sqlite_file",
            "write_plots"]
@@ -119,11 +120,12 @@ def sqlite_file(url: str) -> Path:
         parsed = sa.engine.make_url(text)
         if parsed.get_backend_name() != "sqlite" or not parsed.database or \
                 parsed.database == ":memory:":
-            raise ValueError(f"polydom browse needs a SQLite store file (Datasette reads "
-                             f"SQLite), got {parsed.render_as_string(hide_password=True)!r}")
+            raise InvalidArgumentError(
+                f"polydom browse needs a SQLite store file (Datasette reads "
+                f"SQLite), got {parsed.render_as_string(hide_password=True)!r}")
         path = Path(parsed.database.removeprefix("file:").split("?", 1)[0])
     if not path.is_file():
-        raise ValueError(f"no SQLite store file at {str(path)!r}")
+        raise InvalidArgumentError(f"no SQLite store file at {str(path)!r}")
     return path
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from polydom.errors import InvalidArgumentError
+
 __all__ = ["add_build", "run_build"]
 
 
@@ -52,7 +54,8 @@ def run_build(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
     except UnicodeDecodeError:
-        raise ValueError(f"config {args.config!r} is not a TOML or JSON text file "
-                         "(not UTF-8 text)") from None
+        raise InvalidArgumentError(
+            f"config {args.config!r} is not a TOML or JSON text file "
+            "(not UTF-8 text)") from None
     build_from_config(config, executor=args.executor)
     return 0

@@ -8,6 +8,7 @@ from polydom.app.arguments import add_output_option, add_store_options, build_id
 from polydom.app.commands.inspect import build_record
 from polydom.app.output import write_csv, write_json
 from polydom.app.tables import format_table, learner_text
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["add_builds", "run_builds"]
 
@@ -44,7 +45,7 @@ def run_builds(args: argparse.Namespace) -> int:
 
     if args.action == "list":
         if args.ids:
-            raise ValueError("builds list takes no build ids")
+            raise InvalidArgumentError("builds list takes no build ids")
         with IndexStore(args.url, read_only=True, key=store_key(args)) as store:
             records = [build_record(b) for b in store.list_builds()]
         if args.output == "json":
@@ -58,7 +59,7 @@ def run_builds(args: argparse.Namespace) -> int:
                  *(r[c] for c in _TEXT[6:13]), r["completed"] or "-"] for r in records]))
         return 0
     if args.output == "csv":
-        raise ValueError("builds delete prints no table: --csv is for builds list")
+        raise InvalidArgumentError("builds delete prints no table: --csv is for builds list")
     with IndexStore(args.url, create=False, key=store_key(args)) as store:
         done = store.delete_builds(args.ids or None)
     if args.output == "json":

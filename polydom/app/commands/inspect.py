@@ -24,6 +24,7 @@ from polydom.app.tables import (
     sorted_names,
 )
 from polydom.app.units import CostUnit, cost_unit_for
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["add_inspect", "build_record", "chosen_build", "run_inspect"]
 
@@ -69,9 +70,9 @@ def chosen_build(builds: Sequence[Any], build: int | None, url: str) -> Any:
     known = {b.build_id: b for b in builds}
     if build not in known:
         ids = ", ".join(str(i) for i in known) or "none"
-        raise ValueError(f"build {build} does not exist in {url} (builds: {ids})")
+        raise InvalidArgumentError(f"build {build} does not exist in {url} (builds: {ids})")
     if known[build].status != "complete":
-        raise ValueError(f"build {build} is {known[build].status}, not complete")
+        raise InvalidArgumentError(f"build {build} is {known[build].status}, not complete")
     return known[build]
 
 
@@ -147,7 +148,7 @@ def run_inspect(args: argparse.Namespace) -> int:
         return 0
     if args.output == "csv":
         if entries is None:
-            raise ValueError(f"{url} has no complete build: no skyline to write as CSV")
+            raise InvalidArgumentError(f"{url} has no complete build: no skyline to write as CSV")
         write_csv(["range", "n_lo", "n_hi", "rank", "candidate", "learner", "features",
                    "accuracy", "accuracy_se", f"cost_curve_{unit.name}",
                    f"cost_at_n_lo_{unit.name}", "model"],

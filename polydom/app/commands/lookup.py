@@ -27,6 +27,7 @@ from polydom.app.tables import (
     sorted_names,
 )
 from polydom.app.units import CostUnit, budget_warning, cost_unit_for
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["add_lookup", "read_queries", "run_lookup"]
 
@@ -93,21 +94,22 @@ def read_queries(path: str) -> list[tuple[float, tuple[float, str | None]]]:
             if len(words) == 3 and any(c.isalpha() for c in words[2]):  # "64 770 ms"
                 words = [words[0], words[1] + words[2]]
             if len(words) != 2:
-                raise ValueError(f"{name}: line {number} is not 'size budget': "
-                                 f"{clip(line.strip(), 60)!r}")
+                raise InvalidArgumentError(
+                    f"{name}: line {number} is not 'size budget': "
+                    f"{clip(line.strip(), 60)!r}")
             try:
                 out.append((non_negative(words[0]), quantity(words[1])))
             except argparse.ArgumentTypeError as exc:
-                raise ValueError(f"{name}: line {number}: {exc}") from None
+                raise InvalidArgumentError(f"{name}: line {number}: {exc}") from None
             if len(out) > MAX_QUERIES:
-                raise ValueError(f"{name} holds more than {MAX_QUERIES} queries")
+                raise InvalidArgumentError(f"{name} holds more than {MAX_QUERIES} queries")
     except UnicodeDecodeError:
-        raise ValueError(f"{name} is not UTF-8 text") from None
+        raise InvalidArgumentError(f"{name} is not UTF-8 text") from None
     finally:
         if handle is not sys.stdin:
             handle.close()
     if not out:
-        raise ValueError(f"{name} holds no query (one 'size budget' pair a line)")
+        raise InvalidArgumentError(f"{name} holds no query (one 'size budget' pair a line)")
     return out
 
 
@@ -162,7 +164,8 @@ def run_lookup(args: argparse.Namespace) -> int:
         try:
             answers.append(_answer(index, formats, unit, size, budget, args.rule))
         except ValueError as exc:
-            raise ValueError(str(exc) if args.queries is None else f"{where}: {exc}") from None
+            raise InvalidArgumentError(
+                str(exc) if args.queries is None else f"{where}: {exc}") from None
     warnings = [a["warning"] for a in answers if a["warning"]]
     if warnings:
         more = f" ({len(warnings) - 1} more queries like it)" if len(warnings) > 1 else ""

@@ -19,6 +19,7 @@ from polydom.app.arguments import (
 from polydom.app.output import write_csv, write_json
 from polydom.app.tables import candidate_name, clip, cost_unit, format_table, printable
 from polydom.app.units import CostUnit, cost_unit_for
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["add_plan", "read_sizes", "run_plan"]
 
@@ -76,16 +77,18 @@ def read_sizes(path: str) -> tuple[Any, Any]:
                 try:
                     rows.append([float(v) for v in text])
                 except ValueError:
-                    raise ValueError(f"sizes file {path}: line {number} is not numbers: "
-                                     f"{clip(line.strip())!r}") from None
+                    raise InvalidArgumentError(
+                        f"sizes file {path}: line {number} is not numbers: "
+                        f"{clip(line.strip())!r}") from None
     except UnicodeDecodeError:
-        raise ValueError(f"sizes file {path} is not UTF-8 text") from None
+        raise InvalidArgumentError(f"sizes file {path} is not UTF-8 text") from None
     if not rows:
-        raise ValueError(f"sizes file {path} holds no sizes (sizes must not be empty)")
+        raise InvalidArgumentError(f"sizes file {path} holds no sizes (sizes must not be empty)")
     widths = {len(r) for r in rows}
     if len(widths) != 1 or widths.pop() not in (1, 2):
-        raise ValueError(f"sizes file {path}: every line must hold a size, or a size and a "
-                         "weight")
+        raise InvalidArgumentError(
+            f"sizes file {path}: every line must hold a size, or a size and a "
+            "weight")
     table = np.array(rows)
     return table[:, 0], (table[:, 1] if table.shape[1] == 2 else None)
 

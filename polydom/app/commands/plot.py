@@ -8,6 +8,7 @@ import argparse
 from polydom.app.arguments import add_store_options, add_unit_option, count, store_key
 from polydom.app.tables import cost_unit, printable
 from polydom.app.units import cost_unit_for
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["add_plot", "run_plot"]
 
@@ -53,7 +54,7 @@ def run_plot(args: argparse.Namespace) -> int:
     unit = cost_unit_for(cost_unit(index.info), args.unit)
     folder = Path(args.out)
     if folder.exists() and not folder.is_dir():
-        raise ValueError(f"--out {printable(args.out)!r} is not a folder")
+        raise InvalidArgumentError(f"--out {printable(args.out)!r} is not a folder")
     folder.mkdir(parents=True, exist_ok=True)
     n_min, n_max = float(index.table.domain[0]), float(index.table.domain[1])
     paths = [

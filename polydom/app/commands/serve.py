@@ -21,6 +21,7 @@ from polydom.app.arguments import (
     store_key,
 )
 from polydom.app.tables import printable
+from polydom.errors import InvalidArgumentError
 
 __all__ = ["add_serve", "run_serve", "load_featurizer", "bind", "timing_recorder"]
 
@@ -88,8 +89,9 @@ def load_featurizer(spec: str) -> Any:
     if not _is_featurizer(obj) and callable(obj):
         obj = obj()
     if not _is_featurizer(obj):
-        raise ValueError(f"--featurizer {spec!r} is not a polydom.Featurizer, got "
-                         f"{type(obj).__name__}")
+        raise InvalidArgumentError(
+            f"--featurizer {spec!r} is not a polydom.Featurizer, got "
+            f"{type(obj).__name__}")
     return obj
 
 

@@ -47,6 +47,7 @@ from skimage.filters import sobel
 from skimage.measure import moments_central, moments_hu, moments_normalized
 from skimage.transform import resize
 
+from polydom.errors import InvalidArgumentError
 from polydom.serving.featurizer import Featurizer
 
 __all__ = [
@@ -68,7 +69,7 @@ def image_side(image: np.ndarray) -> float:
     """The size of an image: its side ``sqrt(height * width)`` (the side of a square one)."""
     a = np.asarray(image)
     if a.ndim != 2:
-        raise ValueError(f"image must be a 2-D grayscale array, got shape {a.shape}")
+        raise InvalidArgumentError(f"image must be a 2-D grayscale array, got shape {a.shape}")
     return math.sqrt(a.shape[0] * a.shape[1])
 
 
@@ -78,7 +79,7 @@ def render(image: np.ndarray, side: int) -> np.ndarray:
     Runtime complexity: O(side**2 + pixels of image).
     """
     if isinstance(side, bool) or not isinstance(side, (int, np.integer)) or side < 8:
-        raise ValueError(f"side must be an integer >= 8, got {side!r}")
+        raise InvalidArgumentError(f"side must be an integer >= 8, got {side!r}")
     img = np.asarray(image, dtype=np.float64)
     shrinking = side < min(img.shape)
     out = resize(img, (int(side), int(side)), order=1, mode="edge", anti_aliasing=shrinking)
@@ -261,7 +262,8 @@ def image_featurizer(features: Sequence[str] | None = None) -> Featurizer:
     names = list(FEATURES) if features is None else list(features)
     unknown = [n for n in names if n not in FEATURES]
     if unknown:
-        raise ValueError(f"unknown image feature(s) {unknown}; available: {list(FEATURES)}")
+        raise InvalidArgumentError(
+            f"unknown image feature(s) {unknown}; available: {list(FEATURES)}")
     fz = Featurizer(size=image_side)
     for name in names:
         routine, length = FEATURES[name]
@@ -299,7 +301,8 @@ class DigitsWorkload:
         """Items and labels at one side."""
         pos = np.flatnonzero(self.sizes == float(side))
         if pos.size == 0:
-            raise ValueError(f"side {side!r} not rendered; sides: {sorted(set(self.sizes))}")
+            raise InvalidArgumentError(
+                f"side {side!r} not rendered; sides: {sorted(set(self.sizes))}")
         return [self.items[i] for i in pos], self.labels[pos]
 
 
@@ -333,15 +336,16 @@ def load_digits_workload(
         chosen = np.arange(total)
     elif isinstance(digits, (int, np.integer)) and not isinstance(digits, bool):
         if not 1 <= digits <= total:
-            raise ValueError(f"digits must be a count in [1, {total}], got {digits!r}")
+            raise InvalidArgumentError(f"digits must be a count in [1, {total}], got {digits!r}")
         chosen = np.sort(np.random.default_rng(seed).choice(total, size=int(digits), replace=False))
     else:
         chosen = np.asarray(list(digits), dtype=np.intp)
         if chosen.size == 0 or chosen.min() < 0 or chosen.max() >= total:
-            raise ValueError(f"digits must be indices in [0, {total}), got {list(digits)!r}")
+            raise InvalidArgumentError(
+                f"digits must be indices in [0, {total}), got {list(digits)!r}")
     sides = [int(s) for s in sides]
     if not sides:
-        raise ValueError("sides must not be empty")
+        raise InvalidArgumentError("sides must not be empty")
     images = data.images[chosen] / 16.0
     items: list[np.ndarray] = []
     for side in sides:

@@ -42,6 +42,7 @@ import numpy as np
 import pycatch22
 
 from polydom.curves.cost_model import CostModel
+from polydom.errors import InvalidArgumentError
 from polydom.serving.featurizer import Featurizer
 
 __all__ = [
@@ -79,7 +80,7 @@ def series_length(series: np.ndarray) -> float:
     """The size of a series: its number of points."""
     a = np.asarray(series)
     if a.ndim != 1:
-        raise ValueError(f"a series must be 1-D, got shape {a.shape}")
+        raise InvalidArgumentError(f"a series must be 1-D, got shape {a.shape}")
     return float(a.shape[0])
 
 
@@ -141,8 +142,9 @@ def shapelet_distances(z: np.ndarray, shapelets: Sequence[np.ndarray]) -> np.nda
     z = np.asarray(z, dtype=np.float64)
     L = shapelets[0].size
     if not 2 <= L <= z.size or any(s.size != L for s in shapelets):
-        raise ValueError(f"shapelets must share one length in [2, {z.size}], got "
-                         f"{[s.size for s in shapelets]}")
+        raise InvalidArgumentError(
+            f"shapelets must share one length in [2, {z.size}], got "
+            f"{[s.size for s in shapelets]}")
     windows = np.lib.stride_tricks.sliding_window_view(z, L)
     c1 = np.concatenate([[0.0], np.cumsum(z)])
     c2 = np.concatenate([[0.0], np.cumsum(z * z)])
@@ -203,7 +205,7 @@ def plaid_featurizer(
     names = known if features is None else list(features)
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise ValueError(f"unknown PLAID feature(s) {unknown}; available: {known}")
+        raise InvalidArgumentError(f"unknown PLAID feature(s) {unknown}; available: {known}")
     fz = Featurizer(size=series_length)
     bundles: dict[str, list[str]] = {}
     for name in names:
@@ -294,7 +296,8 @@ def load_plaid_workload(
     if series is not None:
         if isinstance(series, bool) or not isinstance(series, (int, np.integer)) \
                 or not 20 <= series <= rest.size:
-            raise ValueError(f"series must be a count in [20, {rest.size}], got {series!r}")
+            raise InvalidArgumentError(
+                f"series must be a count in [20, {rest.size}], got {series!r}")
         rest = np.sort(rng.choice(rest, size=int(series), replace=False))
     prototypes = [data[i] for i in proto_ids]
     fz, model = plaid_featurizer(prototypes, features)
