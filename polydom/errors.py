@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "ArgumentTypeError",
+    "DamagedStoreError",
     "InvalidArgumentError",
     "PolydomError",
     "TelemetryError",
@@ -29,6 +30,13 @@ class InvalidArgumentError(PolydomError, ValueError):
 
 class ArgumentTypeError(PolydomError, TypeError):
     """An argument of the wrong type (a string where a number belongs, ...), named."""
+
+
+class DamagedStoreError(PolydomError):
+    """What a store holds is damaged, tampered with or not trusted (a model blob failing its
+    digest, a blob out of bounds, a model class off the allow-list, a seal that does not
+    match).  The fault is the store's, never the caller's: a service answers it with a 5xx
+    and a generic body, and logs the details.  Its subclasses also subclass ``ValueError``."""
 
 
 class TelemetryError(PolydomError, ValueError):

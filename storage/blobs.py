@@ -55,7 +55,7 @@ from polydom.blobs.allowlist import (
     skops_refusals,
 )
 from polydom.blobs.bounds import MalformedBlobError, load_npy, load_npz
-from polydom.errors import ArgumentTypeError, InvalidArgumentError, PolydomError
+from polydom.errors import ArgumentTypeError, DamagedStoreError, InvalidArgumentError
 from polydom.index.lazy_payload import resolve_payload
 
 __all__ = [
@@ -93,7 +93,7 @@ _ARRAY_NAMES: dict[type, str] = {}
 _CODECS: dict[str, _Codec] = {}
 
 
-class ModelIntegrityError(PolydomError, ValueError):
+class ModelIntegrityError(DamagedStoreError, ValueError):
     """A model blob whose sha256 does not match the stored digest (the row was altered)."""
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from polydom.errors import PolydomError
+from polydom.errors import DamagedStoreError
 from storage.blobs import BlobDigest
 from storage.codec import canonical_json
 
@@ -37,7 +37,7 @@ LEGACY_SEALED_COLUMNS = ("key_json", "accuracy", "features_json", "learner", "ex
                          "model_sha256")
 
 
-class IndexIntegrityError(PolydomError, ValueError):
+class IndexIntegrityError(DamagedStoreError, ValueError):
     """A published build whose rows no longer match its seal (edited after publishing), or
     whose index arrays fail their digest, belong to another build or do not decode; an
     expansion that no longer matches its seal; a current build that is not the latest

@@ -66,7 +66,7 @@ import numpy as np
 from polydom.blobs.bounds import MalformedBlobError, check_npy, load_npy, open_zip
 from polydom.blobs.svm_check import libsvm_impl, svm_state_problem
 from polydom.blobs.tree_check import tree_state_problem
-from polydom.errors import ArgumentTypeError, PolydomError
+from polydom.errors import ArgumentTypeError, DamagedStoreError
 
 __all__ = [
     "SKOPS_ALLOWED_CLASSES",
@@ -122,7 +122,7 @@ _TREE_HOLDERS = ("tree_",)
 _allowed_cache: set[str] | None = None
 
 
-class UntrustedModelError(PolydomError, ValueError):
+class UntrustedModelError(DamagedStoreError, ValueError):
     """A model blob naming what the allow-list refuses (it could run code when loaded),
     refused without ``trusted=True``."""
 

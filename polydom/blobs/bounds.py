@@ -28,7 +28,7 @@ import zipfile
 
 import numpy as np
 
-from polydom.errors import InvalidArgumentError, PolydomError
+from polydom.errors import DamagedStoreError, InvalidArgumentError
 
 __all__ = [
     "INFLATION_SLACK",
@@ -55,7 +55,7 @@ MAX_ITEMSIZE = 1 << 16
 _KINDS = set("biufcUSV")
 
 
-class MalformedBlobError(PolydomError, ValueError):
+class MalformedBlobError(DamagedStoreError, ValueError):
     """A stored blob whose structure our own checks refuse before any library builds from
     it (storage reports it as ``ModelIntegrityError``)."""
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ __all__ = [
     "check_domain",
     "check_feature_name",
     "check_queries",
+    "check_query",
     "check_real",
     "check_rows",
     "check_size",
@@ -130,6 +132,29 @@ def check_budget(budget: float) -> float:
     return b
 
 
+#: The largest finite float: a budget up to it needs no further check.
+_MAX_FLOAT = sys.float_info.max
+
+
+def check_query(size: Any, budget: Any, lo: float, hi: float) -> tuple[float, float]:
+    """One lookup's ``(size, budget)`` checked (:func:`check_size`, :func:`check_budget`) as
+    Python floats.
+
+    Python floats inside the domain and finite budgets >= 0 pass after four comparisons
+    (the lookup hot path); everything else (ints, numpy scalars, float32 whose arithmetic
+    would round differently, junk) is checked and cast to a Python float.
+
+    Runtime complexity: O(1).
+
+    >>> check_query(2, 0.5, 0.0, 10.0)
+    (2.0, 0.5)
+    """
+    if (type(size) is float and type(budget) is float and lo <= size <= hi
+            and size <= _MAX_FLOAT and 0.0 <= budget <= _MAX_FLOAT):
+        return size, budget
+    return check_size(size, lo, hi), check_budget(budget)
+
+
 def _real_array(values: Any, name: str) -> np.ndarray:
     """``values`` as a float64 array of real numbers (``TypeError`` / ``ValueError`` else)."""
     if isinstance(values, (str, bytes)):
@@ -207,14 +232,16 @@ def check_rows(rows: Any, width: int, name: str = "rows") -> np.ndarray:
         raise InvalidArgumentError(
             f"{name} must be a non-empty list of rows of {width} numbers each, got shape "
             f"{list(arr.shape)}")
-    if arr.dtype.kind == "O":  # Python ints too large for int64, or mixed objects
-        flat = [check_real(v, f"{name}[{i // width}][{i % width}]")
-                for i, v in enumerate(arr.ravel())]
-        arr = np.array(flat, dtype=np.float64).reshape(arr.shape)
-    elif arr.dtype.kind not in "iuf":
-        i, j = _first_non_number(arr)
-        raise ArgumentTypeError(
-            f"{name}[{i}][{j}] must be a real number, got {shown(arr[i, j].item())}")
+    if not isinstance(rows, np.ndarray) or arr.dtype.kind not in "iuf":
+        # cell by cell: numpy reads True as 1.0 and, next to text, every number as text
+        for i, row in enumerate(arr.tolist() if isinstance(rows, np.ndarray) else rows):
+            for j, v in enumerate(row):
+                if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+                    raise ArgumentTypeError(
+                        f"{name}[{i}][{j}] must be a real number, got {shown(v)}")
+    if arr.dtype.kind == "O":  # Python ints beyond int64: each a float, or inf beyond
+        arr = np.array([[check_real(v, name) for v in row] for row in arr.tolist()],
+                       dtype=np.float64)
     arr = arr.astype(np.float64, copy=False)
     bad = ~np.isfinite(arr)
     if bad.any():
@@ -224,15 +251,6 @@ def check_rows(rows: Any, width: int, name: str = "rows") -> np.ndarray:
         raise InvalidArgumentError(
             f"{name}[{i}][{j}] must be a finite number, got {value!r}{too_large}")
     return arr
-
-
-def _first_non_number(arr: np.ndarray) -> tuple[int, int]:
-    """Row and column of the first cell of ``arr`` that is not a number (text or bool)."""
-    for i, row in enumerate(arr.tolist()):
-        for j, v in enumerate(row):
-            if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                return i, j
-    return 0, 0
 
 
 def check_queries(sizes: Any, budgets: Any, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
