@@ -339,6 +339,7 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         for k, pos in enumerate(sky)
     ]
     n_min, n_max = table.domain
+    info = _json_or_str(index.info)  # sealed: the unit, protocol, ... change answers
     fields = sealed_fields(S.SCHEMA_VERSION)
     sealed_rows = [sealed_values(r, fields) for r in cand_rows]
     linked = sorted({r["expansion_id"] for r in cand_rows if r["expansion_id"] is not None})
@@ -349,7 +350,8 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         header = seal_header(
             n_min, n_max, kind, build.expansion_key, sequence,
             cost_model_digest(db, conn, build_id),
-            verified_expansions(db, conn, linked, build.expansion_key), head=True)
+            verified_expansions(db, conn, linked, build.expansion_key), head=True,
+            info=info)
         seal = index_seal(
             db.digest,
             header,
@@ -370,7 +372,7 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
             b.update()
             .where(b.c.id == build_id, b.c.status == "building")
             .values(status="complete", completed_at=now(), n_min=n_min, n_max=n_max,
-                    index_kind=kind, info=_json_or_str(index.info),
+                    index_kind=kind, info=info,
                     stats=_json_or_str(table.stats_))
         )
         if done.rowcount != 1:
