@@ -19,7 +19,6 @@ from polydom.app.arguments import (
 )
 from polydom.app.output import write_csv, write_json
 from polydom.app.tables import (
-    candidate_name,
     clip,
     cost_unit,
     format_table,
@@ -27,6 +26,7 @@ from polydom.app.tables import (
     sorted_names,
 )
 from polydom.app.units import CostUnit, budget_warning, cost_unit_for
+from polydom.curves.names import candidate_name
 from polydom.errors import InvalidArgumentError
 
 __all__ = ["add_lookup", "read_queries", "run_lookup"]
