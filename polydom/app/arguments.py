@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 
-class UsageError(ValueError):
+class UsageError(InvalidArgumentError):
     """Arguments that parse one by one but not together (``--size`` without ``--budget``):
     reported as argparse reports a bad argument (``(see --help)``), exit status 2."""
 
