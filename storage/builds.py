@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
-from polydom.errors import InvalidArgumentError, PolydomError
+from polydom.errors import BuildPublishedError, InvalidArgumentError
 from polydom.index.built import Index
 from storage import index_arrays, publications
 from storage import schema as S
@@ -401,11 +401,6 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
             blob=arrays))
     # fresh statistics, so that SQL over the views is planned for the new rows
     db.analyze("candidates, candidate_costs, candidate_needs, ranges, skyline_entries")
-
-
-class BuildPublishedError(PolydomError, ValueError):
-    """The build was published by another writer while this one worked on it (two builds
-    with identical arguments at once share one build id; the first to publish wins)."""
 
 
 def _check_text(db: Database, value: str | None, what: str) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from polydom.errors import PolydomError
+from polydom.errors import IndexIntegrityError
 from storage.blobs import BlobDigest
 from storage.codec import canonical_json
 
@@ -35,13 +35,6 @@ SEAL_VERSION = 2
 #: The candidate columns a version-1 seal covers, in its order.
 LEGACY_SEALED_COLUMNS = ("key_json", "accuracy", "features_json", "learner", "expansion_id",
                          "model_sha256")
-
-
-class IndexIntegrityError(PolydomError, ValueError):
-    """A published build whose rows no longer match its seal (edited after publishing), or
-    whose index arrays fail their digest, belong to another build or do not decode; an
-    expansion that no longer matches its seal; a current build that is not the latest
-    publication."""
 
 
 def index_seal(

@@ -61,8 +61,8 @@ def run_plaid_demo(
         split_items,
     )
     from polydom.app.tables import format_table
-    from polydom.app.units import cost_unit_for
     from polydom.app.workloads.timeseries import load_plaid_workload
+    from polydom.curves.units import cost_unit_for
     from storage.database import normalize_url
 
     if timer not in ("wall", "cpu"):

@@ -63,7 +63,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from polydom.app.tables import cost_unit
-from polydom.errors import InvalidArgumentError
+from polydom.errors import InvalidArgumentError, PolydomError
 from polydom.index.built import Index
 from polydom.index.explanation import Explanation, SkylineEntry
 from polydom.index.table import RULES, RuleUnavailableError
@@ -87,7 +87,7 @@ _ITEM_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError)
 _ENDPOINTS = ("/lookup", "/predict", "/explain", "/healthz", "/metrics")
 
 
-class RequestError(Exception):
+class RequestError(PolydomError):
     """A request the service refuses: HTTP status, the field at fault, a one-line reason."""
 
     def __init__(self, status: int, field: str, message: str) -> None:

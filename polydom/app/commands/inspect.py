@@ -23,7 +23,7 @@ from polydom.app.tables import (
     learner_text,
     sorted_names,
 )
-from polydom.app.units import CostUnit, cost_unit_for
+from polydom.curves.units import CostUnit, cost_unit_for
 from polydom.errors import InvalidArgumentError
 
 __all__ = ["add_inspect", "build_record", "chosen_build", "run_inspect"]
