@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
+from polydom.curves.names import candidate_name
 from polydom.errors import BuildPublishedError, InvalidArgumentError
 from polydom.index.built import Index
 from storage import index_arrays, publications
@@ -34,7 +35,6 @@ from storage.codec import (
     canonical_json,
     cost_expression,
     digest,
-    display_key,
     feature_mask,
     ordered_names,
 )
@@ -306,7 +306,7 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     cand_rows, cost_rows = [], []
     for pos, cand in enumerate(table.candidates):
         _check_text(db, cand.learner, f"learner of candidate {pos}")
-        _check_text(db, display_key(cand.key), f"key of candidate {pos}")
+        _check_text(db, candidate_name(cand.key), f"key of candidate {pos}")
         mask = feature_mask(cand.features, order)
         expansion_id, model = None, None
         known = known_models.get(id(cand.payload))

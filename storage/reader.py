@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
+from polydom.curves.names import candidate_name
 from polydom.errors import InvalidArgumentError
 from polydom.index.built import Index
 from polydom.index.lazy_payload import LazyPayload
@@ -28,7 +29,7 @@ from storage import index_arrays, publications
 from storage import schema as S
 from storage.blobs import BlobDigest, load_model
 from storage.candidate_fields import fold_scores_from_text, sealed_fields
-from storage.codec import decode_key, display_key, stored_curve, stored_curves
+from storage.codec import decode_key, stored_curve, stored_curves
 from storage.database import Database
 from storage.seal import (
     LEGACY_SEALED_COLUMNS,
@@ -624,7 +625,7 @@ def _arrays_table(
         for pos, (fmt, blob) in own.items():
             payloads[pos] = _lazy_model(
                 db, blob, fmt, arrays.own_models[pos], trusted,
-                f"model of candidate {display_key(arrays.keys[pos])!r} of build {build_id}")
+                f"model of candidate {candidate_name(arrays.keys[pos])!r} of build {build_id}")
     candidates = Candidate.from_columns(
         arrays.keys,
         arrays.accuracy,
