@@ -31,7 +31,8 @@ def _sql(path: Path, *statements: str) -> None:
             conn.execute(statement)
 
 
-EDIT_UNIT = "UPDATE builds SET info = replace(info, '\"cost_unit\": \"ms\"', '\"cost_unit\": \"us\"')"
+EDIT_UNIT = ("UPDATE builds SET info = "
+             "replace(info, '\"cost_unit\": \"ms\"', '\"cost_unit\": \"us\"')")
 
 
 @pytest.mark.parametrize("key", [KEY, None], ids=["signed", "unsigned"])
