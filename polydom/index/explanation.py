@@ -23,6 +23,7 @@ from typing import Any
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_query
+from polydom.curves.names import candidate_name
 from polydom.index.table import SkylineTable, check_rule
 
 __all__ = ["Explanation", "SkylineEntry", "explain_lookup"]
@@ -116,9 +117,7 @@ class Explanation:
 
 
 def _name(entry: SkylineEntry) -> str:
-    key = entry.key
-    if isinstance(key, tuple) and all(isinstance(k, str) for k in key):
-        key = "+".join(key) if key else "{}"  # a lattice key: its feature names
+    key = candidate_name(entry.key)
     learner = entry.learner or "learner not recorded"
     return f"{key} ({learner}, accuracy {entry.accuracy:.4g})"
 
