@@ -55,7 +55,11 @@ from polydom.blobs.allowlist import (
     skops_refusals,
 )
 from polydom.blobs.bounds import MalformedBlobError, load_npy, load_npz
-from polydom.errors import ArgumentTypeError, InvalidArgumentError, PolydomError
+from polydom.errors import (
+    ArgumentTypeError,
+    InvalidArgumentError,
+    ModelIntegrityError,
+)
 from polydom.index.lazy_payload import resolve_payload
 
 __all__ = [
@@ -91,10 +95,6 @@ _NESTED_PREFIX = "__polydom_nested__"
 _ARRAY_MODELS: dict[str, type] = {}
 _ARRAY_NAMES: dict[type, str] = {}
 _CODECS: dict[str, _Codec] = {}
-
-
-class ModelIntegrityError(PolydomError, ValueError):
-    """A model blob whose sha256 does not match the stored digest (the row was altered)."""
 
 
 class BlobDigest:

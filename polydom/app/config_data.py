@@ -51,15 +51,11 @@ import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.units import SECONDS
-from polydom.errors import PolydomError, did_you_mean
+from polydom.errors import ConfigError, did_you_mean
 
 __all__ = ["ConfigError", "Dataset", "MAX_CELLS", "MAX_CLASSES", "MAX_COLUMNS", "MAX_FEATURES",
            "MAX_LABEL_BYTES", "MAX_LABEL_CHARS", "MAX_SELECTORS", "TABLE_SUFFIXES",
            "feature_columns", "feature_costs", "load_dataset", "resolve_name"]
-
-
-class ConfigError(PolydomError, ValueError):
-    """A bad configuration; the message is one line."""
 
 
 #: Most feature columns a config's data may have (atoms of the budgeted learners).

@@ -16,7 +16,6 @@ from polydom.curves.units import DEFAULT_UNIT, unit_name
 
 __all__ = [
     "DEFAULT_COST_UNIT",
-    "candidate_name",
     "clip",
     "learner_text",
     "cost_unit",
@@ -81,23 +80,6 @@ def features_text(features: Any) -> str:
     """
     names = sorted_names(features)
     return "+".join(names) if names else "{} (no features)"
-
-
-def candidate_name(key: Any) -> str:
-    """A candidate's key for people, in the order its features print: a lattice key (a tuple
-    of feature names) as ``x2+x13`` (``{}`` when empty), a set as ``{a, b}``, text as is,
-    anything else as its repr.  O(k log k) for k names.
-
-    >>> candidate_name(("x13", "x2")), candidate_name(()), candidate_name("cegb[0.5]")
-    ('x2+x13', '{}', 'cegb[0.5]')
-    """
-    if isinstance(key, str):
-        return key
-    if isinstance(key, tuple) and all(isinstance(k, str) for k in key):
-        return "+".join(sorted_names(key)) or "{}"
-    if isinstance(key, frozenset):
-        return "{" + ", ".join(sorted_names(candidate_name(k) for k in key)) + "}"
-    return repr(key)
 
 
 def _escaped(char: str) -> str:

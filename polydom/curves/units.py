@@ -179,19 +179,18 @@ def split_quantity(text: str, what: str = "budget") -> tuple[float, str | None]:
     Raises
     ------
     polydom.errors.InvalidArgumentError
-        Naming ``what`` and the text when it is not such a number.
+        Naming ``what`` (when not empty) and the text when it is not such a number.
     """
-    if not isinstance(text, str):
-        raise InvalidArgumentError(f"{what} must be a number with an optional unit, "
-                                   f"got {text!r}")
-    match = _QUANTITY.fullmatch(text[:200])
-    if match is None or len(text) > 200:
+    where = f"{what}: " if what else ""
+    match = _QUANTITY.fullmatch(text) if isinstance(text, str) and len(text) <= 200 else None
+    if match is None:
+        shown = text[:80] if isinstance(text, str) else text
         raise InvalidArgumentError(
-            f"{what} must be a number with an optional unit (e.g. 0.5, 5ms, 2.5e-3s), "
-            f"got {text[:80]!r}")
+            f"{where}expected a number, got {shown!r} (a number with an optional unit: "
+            "0.5, 5ms, 2.5e-3s)")
     value = float(match.group(1))
     if not (math.isfinite(value) and value >= 0.0):
-        raise InvalidArgumentError(f"{what} must be finite and >= 0, got {text[:80]!r}")
+        raise InvalidArgumentError(f"{where}expected a finite number >= 0, got {text[:80]!r}")
     return value, match.group(2)
 
 
@@ -243,5 +242,6 @@ def budget_warning(budget: float, costs: Iterable[float], size: float,
         return None
     hint = (" (write it with its unit, e.g. 0.77ms)" if _time(unit.store) is not None else "")
     return (f"warning: budget {unit.shown(budget):.6g} {unit.name} is {ratio:.3g} {where} "
-            f"model at size {size:g} ({unit.shown(near):.6g} {unit.name}); bare budgets are "
-            f"read in {unit.name} (store unit {unit.store!r}): is it in another unit?{hint}")
+            f"model at size {size:g} ({unit.shown(near):.6g} {unit.name}); costs are in "
+            f"{unit.name} (store unit {unit.store!r}) and so are bare budgets: is it in "
+            f"another unit?{hint}")

@@ -15,7 +15,6 @@ from polydom.app.arguments import (
 )
 from polydom.app.output import write_csv, write_json
 from polydom.app.tables import (
-    candidate_name,
     clip,
     cost_unit,
     evaluation_text,
@@ -23,6 +22,7 @@ from polydom.app.tables import (
     learner_text,
     sorted_names,
 )
+from polydom.curves.names import candidate_name
 from polydom.curves.units import CostUnit, cost_unit_for
 from polydom.errors import InvalidArgumentError
 

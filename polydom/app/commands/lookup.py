@@ -19,13 +19,13 @@ from polydom.app.arguments import (
 )
 from polydom.app.output import write_csv, write_json
 from polydom.app.tables import (
-    candidate_name,
     clip,
     cost_unit,
     format_table,
     learner_text,
     sorted_names,
 )
+from polydom.curves.names import candidate_name
 from polydom.curves.units import CostUnit, budget_warning, cost_unit_for
 from polydom.errors import InvalidArgumentError
 
