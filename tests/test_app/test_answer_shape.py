@@ -137,3 +137,13 @@ def test_the_command_line_checks_the_rule_once(store, capsys, monkeypatch):
     answer = _cli(store, 50.0, "4", capsys, "--rule", "one_se")
     assert answer["rule"] == "one_se" and answer["fits"]
     assert calls == ["one_se"]
+
+
+@pytest.mark.parametrize("size", ["1e400", "9" * 400, "nan", "-1", "inf"],
+                         ids=["1e400", "400-digits", "nan", "negative", "inf"])
+def test_the_command_line_refuses_a_bad_size_in_one_line(store, capsys, size):
+    with pytest.raises(SystemExit) as stop:
+        main(["lookup", store, "--size", size, "--budget", "1"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "--size" in err
+    assert len(err) < 300
