@@ -82,6 +82,7 @@ from polydom.errors import (
 from polydom.index.built import Index
 from polydom.index.explanation import Explanation, SkylineEntry
 from polydom.index.table import RuleUnavailableError
+from polydom.serving.drift_recalibration import DriftRecalibration
 from polydom.serving.item_serving import ItemServer
 from polydom.serving.timing_recorder import TimingRecorder
 
@@ -155,6 +156,16 @@ def _query(view: Index, params: Mapping[str, Any]) -> tuple[float, float, str]:
     return size, budget, rule
 
 
+def _at_overrun(view: Index, params: Mapping[str, Any]) -> Index:
+    """``view`` at the request's ``overrun`` rate when it names one (a level the build was
+    calibrated for, :meth:`Index.at_overrun`), else ``view``; a 400 naming ``overrun``."""
+    value = params.get("overrun")
+    if value is None:
+        return view
+    level = _checked("overrun", real_from_text, value, "overrun")
+    return _checked("overrun", view.at_overrun, level)
+
+
 def _reject_constant(text: str) -> Any:
     raise InvalidArgumentError(f"{text} is not a JSON number")
 
@@ -215,6 +226,28 @@ class _TimingsCollector(Collector):
         yield GaugeMetricFamily("polydom_timings_buffered",
                                 "Feature timings waiting for the next telemetry write",
                                 value=r.buffered)
+
+
+class _DriftCollector(Collector):
+    """The steps of a :class:`DriftRecalibration`, read when ``/metrics`` is scraped."""
+
+    def __init__(self, drift: DriftRecalibration) -> None:
+        self.drift = drift
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        d = self.drift
+        steps = CounterMetricFamily(
+            "polydom_drift_steps", "Recalibrate on drift: timings monitored, alarms, "
+            "alarms deferred by the rate limit, recalibrations published, failed",
+            labels=["step"])
+        for step, n in d.counts.items():
+            steps.add_metric([step], n)
+        yield steps
+        yield GaugeMetricFamily("polydom_drift_last_build",
+                                "Build published by the last recalibration (-1: none yet)",
+                                value=-1 if d.last_build is None else d.last_build)
+        yield GaugeMetricFamily("polydom_drift_last_seconds",
+                                "Seconds the last recalibration took", value=d.last_seconds)
 
 
 def _entry(entry: SkylineEntry, unit: str, se: bool = True) -> dict[str, Any]:
@@ -296,7 +329,7 @@ class _Service:
 
     async def lookup(self, request: Request) -> JSONResponse:
         """``GET /lookup``."""
-        view = self.index.snapshot()
+        view = _at_overrun(self.index.snapshot(), request.query_params)
         size, budget, rule = _query(view, request.query_params)
         hit = view.lookup(size, budget, rule, check_input=False)
         model = None if hit is None else {"key": hit.name, **hit.to_dict()}
@@ -315,7 +348,7 @@ class _Service:
     async def predict(self, request: Request) -> JSONResponse:
         """``POST /predict``: rows, or raw items with a featurizer."""
         body = await self.read_json(request)
-        view = self.index.snapshot()
+        view = _at_overrun(self.index.snapshot(), body)
         if "items" in body:
             if self.featurizer is None:
                 raise RequestError(400, "items", "this service has no featurizer (start it "
@@ -491,6 +524,7 @@ def make_app(
     on_item: Callable[[Index, Any], None] | None = None,
     timings: TimingRecorder | None = None,
     timings_seconds: float = 5.0,
+    drift: DriftRecalibration | None = None,
 ) -> Starlette:
     """The ASGI app serving ``index``.
 
@@ -518,6 +552,9 @@ def make_app(
         ``timings.flush()`` yourself.
     timings_seconds : float, default 5.0
         Seconds between two flushes of ``timings``.
+    drift : DriftRecalibration, optional
+        Recalibrate on drift (its sink wraps ``timings``' sink); its steps are on
+        ``/metrics`` (:mod:`polydom.serving.drift_recalibration`).
 
     Runtime complexity: O(1) (with a featurizer, O(K * F) to check it against the K
     candidates' F features); each request is O(lookup) plus its model's work.
@@ -535,6 +572,8 @@ def make_app(
     metrics = _Metrics(CollectorRegistry())
     if timings is not None:
         metrics.registry.register(_TimingsCollector(timings))
+    if drift is not None:
+        metrics.registry.register(_DriftCollector(drift))
     follows = refresh_seconds is not None and index.follows_store
     service = _Service(index, featurizer, max_body, follows, on_item, timings, metrics)
     routes = [
