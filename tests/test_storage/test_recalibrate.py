@@ -21,7 +21,6 @@ from tests.storage_support import (
     run_build,
 )
 
-
 #: The build's info: costs in seconds, as the timings are (a store in "units" refuses them).
 SECONDS = {"alpha": 1.0, "cost_unit": "s"}
 
