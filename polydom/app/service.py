@@ -144,6 +144,16 @@ def _query(view: Index, params: Mapping[str, Any]) -> tuple[float, float, str]:
     return size, budget, rule
 
 
+def _at_overrun(view: Index, params: Mapping[str, Any]) -> Index:
+    """``view`` at the request's ``overrun`` rate when it names one (a level the build was
+    calibrated for, :meth:`Index.at_overrun`), else ``view``; a 400 naming ``overrun``."""
+    value = params.get("overrun")
+    if value is None:
+        return view
+    level = _checked("overrun", real_from_text, value, "overrun")
+    return _checked("overrun", view.at_overrun, level)
+
+
 def _reject_constant(text: str) -> Any:
     raise InvalidArgumentError(f"{text} is not a JSON number")
 
@@ -307,7 +317,7 @@ class _Service:
 
     async def lookup(self, request: Request) -> JSONResponse:
         """``GET /lookup``."""
-        view = self.index.snapshot()
+        view = _at_overrun(self.index.snapshot(), request.query_params)
         size, budget, rule = _query(view, request.query_params)
         hit = view.lookup(size, budget, rule, check_input=False)
         unit = cost_unit(view.info)
@@ -331,7 +341,7 @@ class _Service:
     async def predict(self, request: Request) -> JSONResponse:
         """``POST /predict``: rows, or raw items with a featurizer."""
         body = await self.read_json(request)
-        view = self.index.snapshot()
+        view = _at_overrun(self.index.snapshot(), body)
         if "items" in body:
             if self.featurizer is None:
                 raise RequestError(400, "items", "this service has no featurizer (start it "
