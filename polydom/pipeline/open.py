@@ -9,7 +9,6 @@ from typing import Any
 import storage
 from polydom.index.built import Index
 from polydom.pipeline.model_classes import register_learner_models
-from polydom.pipeline.recalibrate import recalibrate
 from storage import BuildRecord, IndexStore
 
 __all__ = ["open_index", "list_builds", "register_learner_models"]
@@ -84,6 +83,8 @@ def _recalibration(url: Any, trusted: bool, key: bytes | str | None) -> Callable
     starting from the index's own build."""
 
     def run(index: Index, **options: Any) -> Any:
+        from polydom.pipeline.recalibrate import recalibrate  # the write path: on first use
+
         options.setdefault("build", index.info.get("build_id"))
         return recalibrate(url, key=key, trusted=trusted, **options)
 
