@@ -49,7 +49,11 @@ import numpy as np
 
 from polydom.blobs.allowlist import UntrustedModelError, register_model_class
 from polydom.blobs.bounds import MalformedBlobError, load_npy, load_npz
-from polydom.errors import ArgumentTypeError, InvalidArgumentError, PolydomError
+from polydom.errors import (
+    ArgumentTypeError,
+    InvalidArgumentError,
+    ModelIntegrityError,
+)
 from polydom.index.lazy_payload import resolve_payload
 from storage.model_registry import (
     array_class,
@@ -81,10 +85,6 @@ KEY_ENV = "POLYDOM_STORE_KEY"
 
 _META_KEY = "__polydom_meta__"
 _NESTED_PREFIX = "__polydom_nested__"
-
-
-class ModelIntegrityError(PolydomError, ValueError):
-    """A model blob whose sha256 does not match the stored digest (the row was altered)."""
 
 
 class BlobDigest:

@@ -63,13 +63,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from polydom.app.tables import cost_unit
-from polydom.errors import InvalidArgumentError
+from polydom.curves.names import candidate_name
+from polydom.errors import InvalidArgumentError, PolydomError
 from polydom.index.built import Index
 from polydom.index.explanation import Explanation, SkylineEntry
 from polydom.index.table import RULES, RuleUnavailableError
 from polydom.serving.item_serving import ItemServer
 from polydom.serving.timing_recorder import TimingRecorder
-from storage.codec import display_key
 
 __all__ = ["DEFAULT_MAX_BODY", "RequestError", "flush_periodically", "make_app", "key_text"]
 
@@ -87,7 +87,7 @@ _ITEM_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError)
 _ENDPOINTS = ("/lookup", "/predict", "/explain", "/healthz", "/metrics")
 
 
-class RequestError(Exception):
+class RequestError(PolydomError):
     """A request the service refuses: HTTP status, the field at fault, a one-line reason."""
 
     def __init__(self, status: int, field: str, message: str) -> None:
@@ -99,7 +99,7 @@ class RequestError(Exception):
 
 def key_text(key: Any) -> str:
     """A candidate key as the service prints it (as the SQL views and the CLI do)."""
-    return display_key(key)
+    return candidate_name(key)
 
 
 def _number(params: Mapping[str, Any], field: str) -> float:

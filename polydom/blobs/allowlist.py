@@ -66,7 +66,7 @@ import numpy as np
 from polydom.blobs.bounds import MalformedBlobError, check_npy, load_npy, open_zip
 from polydom.blobs.svm_check import libsvm_impl, svm_state_problem
 from polydom.blobs.tree_check import tree_state_problem
-from polydom.errors import ArgumentTypeError, PolydomError
+from polydom.errors import ArgumentTypeError, UntrustedModelError
 
 __all__ = [
     "SKOPS_ALLOWED_CLASSES",
@@ -120,11 +120,6 @@ _BUILTIN_TYPES = {"str", "int", "float", "bool"}
 #: Estimator attributes that hold a ``Tree``, and the classes that keep trees in lists.
 _TREE_HOLDERS = ("tree_",)
 _allowed_cache: set[str] | None = None
-
-
-class UntrustedModelError(PolydomError, ValueError):
-    """A model blob naming what the allow-list refuses (it could run code when loaded),
-    refused without ``trusted=True``."""
 
 
 def _dotted(cls: type) -> str:

@@ -131,6 +131,7 @@ class Index:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_refresh_lock", None)  # a lock does not pickle or copy
+        state.pop("_at_overrun", None)  # derived: swept again on demand
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -249,37 +250,113 @@ class Index:
         sizes: Sequence[float] | np.ndarray,
         timings: Mapping[str, Sequence[float] | np.ndarray],
         target_overrun: float = 0.05,
-        score: str = "best",
+        score: str = "auto",
+        levels: Sequence[float] = (),
+        seed: int = 0,
     ) -> Index:
         """This index swept on curves calibrated to overrun at most ``target_overrun``.
 
         Each candidate's curve gets its split-conformal factor or offset on the held-out
         in-situ ``timings`` (atom -> seconds per item, items of ``sizes``; see
         :func:`polydom.curves.calibration.calibrate_overrun` for the method, the ``score``,
-        the guarantee and its assumptions).  The atoms' curves are kept;
-        ``info["overrun"]`` records the target, the score, the number of items and every
-        candidate's factor and offset (what :meth:`with_atom_costs` keeps when it
-        recalibrates).  Calibrating a calibrated index composes the two.
+        the guarantee and its assumptions).  Every candidate is calibrated, dominated ones
+        too: an index built with ``keep_trained=True`` (:func:`polydom.build_index`) keeps
+        every trained set, so the sweep on the calibrated curves chooses among all of them.
+        The atoms' curves are kept; ``info["overrun"]`` records the target, the score, the
+        number of items, every candidate's factor, offset, chosen score and held-out
+        overrun (what :meth:`with_atom_costs` keeps when it recalibrates), and under
+        ``"levels"`` the factors and offsets of every other rate in ``levels``, for
+        :meth:`at_overrun`.  Calibrating a calibrated index composes the two (and drops
+        the first one's other levels).
 
-        Runtime complexity: O(K * (A + I)) for the factors plus a sweep.
+        Runtime complexity: O(L * K * (A + I)) for L levels, plus a sweep.
 
         Raises
         ------
         ValueError
-            As :func:`~polydom.curves.calibration.calibrate_overrun`.
+            As :func:`~polydom.curves.calibration.calibrate_overrun`, for any level.
         """
         cands = self.candidates
-        cal = calibrate_overrun([c.cost for c in cands], [c.needs for c in cands], sizes,
-                                timings, target_overrun, score)
+        base = [c.cost for c in cands]
+        need = [c.needs for c in cands]
         k0, d0 = self.overrun_factors(), self.overrun_offsets()
+        cal = calibrate_overrun(base, need, sizes, timings, target_overrun, score, seed)
+        others = {}
+        for level in levels:
+            if float(level) == cal.target_overrun:
+                continue
+            other = calibrate_overrun(base, need, sizes, timings, level, score, seed)
+            others[repr(other.target_overrun)] = {
+                "factors": [float(v) for v in other.factors * k0],
+                "offsets": [float(v) for v in other.factors * d0 + other.offsets],
+            }
         info = {**self.info, "overrun": {
             "target_overrun": cal.target_overrun,
             "score": cal.score,
             "items": cal.items,
             "factors": [float(v) for v in cal.factors * k0],
             "offsets": [float(v) for v in cal.factors * d0 + cal.offsets],
+            "chosen": list(cal.chosen),
+            "held_out": [None if np.isnan(v) else float(v) for v in cal.held_out],
+            "levels": others,
         }}
-        return self.with_candidate_costs(cal.curves([c.cost for c in cands]), info)
+        return self.with_candidate_costs(cal.curves(base), info)
+
+    def overrun_levels(self) -> list[float]:
+        """Overrun rates this index can answer at (:meth:`at_overrun`), smallest first.
+
+        Runtime complexity: O(L).
+        """
+        overrun = self.info.get("overrun")
+        if not isinstance(overrun, Mapping):
+            return []
+        levels = {float(overrun["target_overrun"])}
+        stored = overrun.get("levels")
+        if isinstance(stored, Mapping):
+            levels |= {float(v) for v in stored}
+        return sorted(levels)
+
+    def at_overrun(self, level: float) -> Index:
+        """This index swept on the curves calibrated to overrun rate ``level``.
+
+        ``level`` is the calibration's target (this index itself) or one of the other
+        ``levels`` :meth:`calibrated` was given; each candidate's uncalibrated curve
+        ``(c - d) / k`` is calibrated with that level's factor and offset.  The result is
+        kept per level (a sweep once per build and level).
+
+        Runtime complexity: O(1) when kept, else a sweep.
+
+        Raises
+        ------
+        ValueError
+            If the index holds no calibration for ``level`` (naming the ones it holds).
+        """
+        view = self._view()
+        overrun = view.info.get("overrun")
+        target = overrun.get("target_overrun") if isinstance(overrun, Mapping) else None
+        if target is not None and float(level) == float(target):
+            return view
+        levels = overrun.get("levels") if isinstance(overrun, Mapping) else None
+        stored = levels.get(repr(float(level))) if isinstance(levels, Mapping) else None
+        if not isinstance(stored, Mapping):
+            raise InvalidArgumentError(
+                f"overrun must be one of the rates this index is calibrated for "
+                f"{view.overrun_levels()}, got {level!r}")
+        kept = view.__dict__.setdefault("_at_overrun", {})
+        if level not in kept:
+            k, d = view.overrun_factors(), view.overrun_offsets()
+            curves = []
+            for cand, k0, d0, k1, d1 in zip(view.candidates, k, d, stored["factors"],
+                                            stored["offsets"], strict=True):
+                coef = cand.cost.coefficients.astype(np.float64)
+                coef[0] -= d0
+                scale = float(k1) / k0 if k0 > 0 else float(k1)  # k0 = 0: the base was all 0
+                curves.append(CostCurve(np.maximum(coef, 0.0) * scale) + float(d1))
+            info = {**view.info, "overrun": {**overrun, "target_overrun": float(level),
+                                             "factors": list(stored["factors"]),
+                                             "offsets": list(stored["offsets"])}}
+            kept[level] = view.with_candidate_costs(curves, info)
+        return kept[level]
 
     def _overrun(self, field: str, default: float) -> np.ndarray:
         overrun = self.info.get("overrun")

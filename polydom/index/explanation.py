@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from polydom.curves.candidate import Candidate
+from polydom.curves.names import candidate_name
 from polydom.index.table import SkylineTable
 
 __all__ = ["Explanation", "SkylineEntry", "explain_lookup"]
@@ -115,9 +116,7 @@ class Explanation:
 
 
 def _name(entry: SkylineEntry) -> str:
-    key = entry.key
-    if isinstance(key, tuple) and all(isinstance(k, str) for k in key):
-        key = "+".join(key) if key else "{}"  # a lattice key: its feature names
+    key = candidate_name(entry.key)
     learner = entry.learner or "learner not recorded"
     return f"{key} ({learner}, accuracy {entry.accuracy:.4g})"
 

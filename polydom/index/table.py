@@ -33,7 +33,7 @@ import numpy as np
 from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget, check_queries, check_size
 from polydom.curves.poly import horner, values_equal
-from polydom.errors import InvalidArgumentError, PolydomError
+from polydom.errors import InvalidArgumentError, RuleUnavailableError
 
 __all__ = ["RULES", "RuleUnavailableError", "SkylineTable", "check_rule"]
 
@@ -42,11 +42,6 @@ _MAX_FLOAT = sys.float_info.max
 #: Lookup rules: the most accurate candidate that fits, or the cheapest within one standard
 #: error of it.
 RULES = ("best", "one_se")
-
-
-class RuleUnavailableError(PolydomError, ValueError):
-    """A lookup rule the index cannot answer (``"one_se"`` on an index opened from a store
-    that keeps no standard errors)."""
 
 
 def check_rule(rule: object) -> str:

@@ -43,6 +43,7 @@ def build_index(
     cost_unit: str = "units",
     store_key: bytes | str | None = None,
     allow_foreign_database: bool = False,
+    keep_trained: bool = False,
     **explore_options: Any,
 ) -> Index:
     """Explore the feature-set lattice with ``learner``, then index the candidates.
@@ -100,6 +101,12 @@ def build_index(
     allow_foreign_database : bool, default False
         Let ``store`` add polydom's tables to a non-empty database of another program
         (refused by default, naming the tables found).
+    keep_trained : bool, default False
+        Keep every trained set as a candidate, dominated ones too (no candidate pruning;
+        the sweep still serves only skyline entries).  Costs more stored candidates and
+        buys a re-sweep on other curves that can choose any set that was trained: what
+        :meth:`Index.calibrated` and :func:`polydom.recalibrate` need when per-set factors
+        reorder the sets' costs (docs/in_situ.md, "Calibrate, then prune").
     **explore_options
         Passed to :func:`lattice.explore` (``traversal``, ``scope``, ``cost_pruning``,
         ``candidate_alpha``, ``max_expansions``, ...).
@@ -135,6 +142,8 @@ def build_index(
     """
     _check_arguments(costs, learner, store, cost_unit)
     _check_explore_options(explore_options)
+    if not isinstance(keep_trained, bool):
+        raise ArgumentTypeError(f"keep_trained must be True or False, got {keep_trained!r}")
     extra = list(extra_candidates)
     for c in extra:
         if not isinstance(c, Candidate):
@@ -160,7 +169,7 @@ def build_index(
             progress=progress, **explore_options,
         )
         index = _index(exploration, extra, model, n_min, n_max, cost_unit,
-                       _evaluation(learner, extra))
+                       _evaluation(learner, extra), keep_trained)
         if publish is not None:
             publish(index)
         return index
@@ -182,8 +191,10 @@ def _index(
     n_max: float,
     cost_unit: str,
     evaluation: dict[str, Any] | None = None,
+    keep_trained: bool = False,
 ) -> Index:
-    """The index over the exploration's candidates and ``extra``, with its ``info``."""
+    """The index over the exploration's candidates (every expanded set with
+    ``keep_trained``) and ``extra``, with its ``info``."""
     if not exploration.complete:
         warnings.warn(
             "the exploration stopped at max_expansions before the lattice was covered; "
@@ -191,7 +202,7 @@ def _index(
             RuntimeWarning,
             stacklevel=3,
         )
-    candidates = exploration.candidates
+    candidates = exploration.all_candidates() if keep_trained else exploration.candidates
     table = PolyDomIndex.build([*candidates, *extra], n_min, n_max)
     info = {
         "alpha": exploration.alpha,
@@ -219,6 +230,8 @@ def _index(
         "cost_unit": cost_unit,
         "evaluation": evaluation,
     }
+    if keep_trained:
+        info["keep_trained"] = True
     return Index(table, model, info=info)
 
 

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from html import escape
 from pathlib import Path
 from typing import Any
 
 from polydom.app.arguments import add_store_options, port, store_key
-from polydom.app.tables import printable
+from polydom.app.tables import clip, printable
 from polydom.errors import InvalidArgumentError
 
-__all__ = ["CANNED_QUERIES", "add_browse", "browse_metadata", "run_browse", "sqlite_file",
-           "write_plots"]
+__all__ = ["CANNED_QUERIES", "MAX_NAME_CHARS", "MAX_UNIT_CHARS", "SETTINGS", "add_browse",
+           "browse_metadata", "check_store_text", "run_browse", "sqlite_file", "write_plots"]
 
 _COST_AT_N = """(SELECT SUM(cc.coefficient * power(CAST(:n AS REAL), cc.degree))
           FROM candidate_costs cc
@@ -94,6 +95,11 @@ _TABLES = {
     "expansions": "Trained feature sets (shared by builds with the same training key).",
 }
 
+#: Datasette settings of ``browse``: no download of the file, no CSV streaming of a whole
+#: table, and every query bounded in time and rows (a page of a table, a query's answer).
+SETTINGS = {"allow_download": False, "allow_csv_stream": False, "sql_time_limit_ms": 1000,
+            "max_returned_rows": 1000, "truncate_cells_html": 2048}
+
 #: Plot files written for the current build, with their captions.
 PLOTS = {
     "serving_map.png": "Which model serves each (size, budget)",
@@ -129,8 +135,44 @@ def sqlite_file(url: str) -> Path:
     return path
 
 
+#: The longest cost unit, and feature or learner name, that browse draws and shows.
+MAX_UNIT_CHARS = 64
+MAX_NAME_CHARS = 256
+
+
+def check_store_text(index: Any, unit: str) -> None:
+    """Refuse, before any drawing, a store whose texts would make the plots' work unbounded:
+    a cost unit over :data:`MAX_UNIT_CHARS` characters, a feature or learner name over
+    :data:`MAX_NAME_CHARS`.  O(features + candidates).
+
+    Raises
+    ------
+    InvalidArgumentError
+        One line naming the text (cut) and its length.
+    """
+    build = index.info.get("build_id") if isinstance(index.info, dict) else None
+    texts = [(f"the cost unit (info cost_unit of build {printable(build)})", unit,
+              MAX_UNIT_CHARS)]
+    names = {str(f) for f in index.costs} | {str(c.learner or "") for c in index.candidates}
+    names.update(str(f) for c in index.candidates for f in c.features)
+    texts += [("a feature or learner name", name, MAX_NAME_CHARS) for name in names]
+    for what, text, most in texts:
+        if len(text) > most:
+            raise InvalidArgumentError(
+                f"polydom browse does not draw {what} of {len(text)} characters (at most "
+                f"{most}): {clip(text, 40)!r}")
+
+
 def write_plots(index: Any, folder: Path, unit: str) -> list[str]:
-    """Write :data:`PLOTS` for ``index`` into ``folder``; returns the file names."""
+    """Write :data:`PLOTS` for ``index`` into ``folder``; returns the file names.  Texts are
+    drawn as they are (no ``$...$`` mathematics): a store's names cannot steer the drawing."""
+    import matplotlib
+
+    with matplotlib.rc_context({"text.parse_math": False}):
+        return _write_plots(index, folder, unit)
+
+
+def _write_plots(index: Any, folder: Path, unit: str) -> list[str]:
     from polydom.app import plots
 
     n_min, n_max = (float(v) for v in index.table.domain)
@@ -147,18 +189,18 @@ def write_plots(index: Any, folder: Path, unit: str) -> list[str]:
 def browse_metadata(database: str, index: Any, unit: str, plots: list[str]) -> dict:
     """Datasette metadata for store ``database`` (its name in Datasette): title, the plots
     of the current build (embedded images linking to ``/plots/``), canned queries and
-    descriptions of the tables and views."""
+    descriptions of the tables and views.  Every text from the store is HTML-escaped."""
     images = "".join(
         f'<figure style="display:inline-block;margin:4px"><a href="/plots/{name}">'
         f'<img src="/plots/{name}" alt="{PLOTS[name]}" style="max-width:460px"></a>'
         f"<figcaption>{PLOTS[name]}</figcaption></figure>"
         for name in plots
     )
-    lo, hi = index.table.domain
-    build = index.info.get("build_id")
+    lo, hi = (float(v) for v in index.table.domain)
+    build = escape(str(index.info.get("build_id")))
     about = (f"<p>Current build {build}: {len(index.candidates)} candidates, "
              f"{len(index.table.ranges)} ranges of sizes over [{lo:g}, {hi:g}], costs in "
-             f"{unit}.  Read-only (opened immutable).</p>")
+             f"{escape(unit)}.  Read-only (opened immutable).</p>")
     return {
         "title": "polydom index store",
         "description_html": about + images,
@@ -197,22 +239,29 @@ def run_browse(args: argparse.Namespace) -> int:
     import uvicorn
     from datasette.app import Datasette
 
+    from polydom.app.browse_guard import read_schema, register_guard
     from polydom.app.commands.serve import bind
     from polydom.app.tables import cost_unit
     from storage import IndexStore
 
     path = sqlite_file(args.url)
+    tables, virtual = read_schema(path)
+    if virtual:
+        raise InvalidArgumentError(
+            f"polydom browse does not serve a store with virtual tables (a polydom store has "
+            f"none): {printable(path)} holds {', '.join(map(printable, virtual))}")
     with IndexStore(str(path), read_only=True, key=store_key(args)) as store:  # or refused
         index = store.load_index(models=False)
     unit = cost_unit(index.info)
+    check_store_text(index, unit)
     with tempfile.TemporaryDirectory(prefix="polydom-browse-") as scratch:
         folder = Path(args.plots) if args.plots else Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
         names = write_plots(index, folder, unit)
         metadata = browse_metadata(path.stem, index, unit, names)
+        register_guard(path.stem, tables)
         ds = Datasette(immutables=[str(path)], metadata=metadata,
-                       static_mounts=[("plots", str(folder))],
-                       settings={"allow_download": False})
+                       static_mounts=[("plots", str(folder))], settings=SETTINGS)
         sock = bind(args.host, args.port)
         host, port = sock.getsockname()[:2]
         print(f"browsing {printable(path)} (build {index.info.get('build_id')}, read-only) "
