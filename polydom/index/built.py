@@ -15,6 +15,7 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.curves.curve_text import natural_key, number_text
+from polydom.curves.domain import check_queries, check_query, check_rows
 from polydom.errors import InvalidArgumentError
 from polydom.index.explanation import Explanation, explain_lookup
 from polydom.index.item_prediction import ItemPrediction
@@ -483,21 +484,46 @@ class Index:
         cand = table._candidates[position]
         return Hit(cand.key, cand.features, cand.accuracy, cand.cost(size), cand.payload, cand)
 
-    def lookup(self, size: float, budget: float, rule: str = "best") -> Hit | None:
+    def lookup(self, size: float, budget: float, rule: str = "best",
+               check_input: bool = True) -> Hit | None:
         """Best model whose cost at ``size`` is ``<= budget`` (None when none fits).
 
         ``rule="one_se"``: the cheapest model that fits whose estimated accuracy is within
         one standard error of the best's (see :mod:`polydom.index.table`).
+        ``check_input=False`` skips the argument checks (:meth:`check_query`): for a caller
+        that checked them already, as scikit-learn's ``check_input``.
 
         Runtime complexity: O(log R + d log S), as :meth:`PolyDomIndex.lookup`.
+
+        Raises
+        ------
+        TypeError
+            If ``size`` or ``budget`` is not one real number.
+        ValueError
+            If ``size`` is outside the domain, ``budget`` is NaN, infinite or negative, or
+            ``rule`` is unknown or unavailable (:meth:`check_rule`).
         """
-        if rule != "best":  # one build's table and info, whatever refresh does
-            view = self._view()
-            view.check_rule(rule)
-            return self._hit(view.table, view.table.lookup_position(size, budget, rule),
-                             float(size))
-        table = self.table  # once: a refresh in another thread may replace it
-        return self._hit(table, table.lookup_position(size, budget, rule), float(size))
+        view = self if rule == "best" else self._view()  # "best" reads the table once
+        table = view.table  # once: a refresh in another thread may replace it
+        if check_input:
+            if view is not self:
+                view.check_rule(rule)  # against the info of ``table``'s build
+            size, budget = check_query(size, budget, *table.domain)
+        return self._hit(table, table.lookup_position(size, budget, rule, check_input=False),
+                         size)
+
+    def check_query(self, size: Any, budget: Any, rule: Any = "best"
+                    ) -> tuple[float, float, str]:
+        """``(size, budget, rule)`` checked for this index (:func:`polydom.curves.domain.
+        check_query` against its domain, :meth:`check_rule`): what :meth:`lookup`,
+        :meth:`explain` and :meth:`predict` check, and what a door checks once before
+        calling them with ``check_input=False``.
+
+        Runtime complexity: O(1).
+        """
+        lo, hi = self.table.domain
+        size, budget = check_query(size, budget, lo, hi)
+        return size, budget, self.check_rule(rule)
 
     def check_rule(self, rule: object) -> str:
         """``rule`` when this index can answer it, else an error naming why not.
@@ -529,14 +555,16 @@ class Index:
                 "answer with rule='best', or build into a new store to keep standard errors")
         return rule
 
-    def explain(self, size: float, budget: float, rule: str = "best") -> Explanation:
+    def explain(self, size: float, budget: float, rule: str = "best",
+                check_input: bool = True) -> Explanation:
         """Why :meth:`lookup` answers ``(size, budget)`` under ``rule`` as it does.
 
         The skyline at ``size`` (each entry's cost there and whether it fits), the chosen
         entry, the next dearer one with what it would cost, and a sentence saying why
         nothing more accurate fits (for ``"one_se"``: why the chosen entry and not a more
         accurate one that fits); all from one build (``Explanation.build``).  See
-        :func:`polydom.index.explanation.explain_lookup`.
+        :func:`polydom.index.explanation.explain_lookup`; ``check_input`` as
+        :meth:`lookup`.
 
         Runtime complexity: O(log R + d * S) for a skyline of S entries.
 
@@ -546,48 +574,78 @@ class Index:
             As :meth:`lookup`.
         """
         view = self._view()
-        if rule != "best":
-            view.check_rule(rule)
-        return explain_lookup(view.table, size, budget, view.info.get("build_id"), rule)
+        if check_input:
+            size, budget, rule = view.check_query(size, budget, rule)
+        return explain_lookup(view.table, size, budget, view.info.get("build_id"), rule,
+                              check_input=False)
 
     def lookup_many(
-        self, sizes: np.ndarray, budgets: np.ndarray, rule: str = "best"
+        self, sizes: np.ndarray, budgets: np.ndarray, rule: str = "best",
+        check_input: bool = True,
     ) -> np.ndarray:
         """Positions into :attr:`candidates` for many queries (-1 where none fits), under
-        ``rule`` as :meth:`lookup`."""
-        if rule != "best":
-            view = self._view()
-            view.check_rule(rule)
-            return view.table.lookup_many(sizes, budgets, rule)
-        return self.table.lookup_many(sizes, budgets, rule)
+        ``rule`` as :meth:`lookup` (``check_input=False``: ``sizes`` and ``budgets`` are
+        float64 arrays of one shape checked by :func:`polydom.curves.domain.check_queries`,
+        ``rule`` by :meth:`check_rule`).
+
+        Runtime complexity: O(Q * d * log S) numpy work for Q queries.
+        """
+        view = self._view()
+        if check_input:
+            rule = view.check_rule(rule)
+            sizes, budgets = check_queries(sizes, budgets, *view.table.domain)
+        return view.table.lookup_many(sizes, budgets, rule, check_input=False)
 
     def predict(
-        self, X_rows: np.ndarray, size: float, budget: float, rule: str = "best"
+        self, X_rows: np.ndarray, size: float, budget: float, rule: str = "best",
+        check_input: bool = True,
     ) -> np.ndarray:
         """Predict rows of full feature matrices with the model chosen for (size, budget)
         under the lookup ``rule``.
 
         ``X_rows`` holds every atom's columns (as in training); only the columns of the
         atoms the chosen model needs are passed to it, in :meth:`CostModel.columns_of`
-        order.
+        order.  ``check_input=False``: the arguments were checked (:meth:`check_query`,
+        :func:`polydom.curves.domain.check_rows`) already.
+
+        Runtime complexity: O(log R + d log S) plus the model's prediction.
 
         Raises
         ------
         ValueError
-            If nothing fits the budget, the chosen candidate has no model, or ``X_rows`` has
-            the wrong number of columns.
+            If nothing fits the budget, the chosen candidate has no model, ``X_rows`` has
+            the wrong number of columns or holds a value that is not finite, or as
+            :meth:`lookup`.
         """
         view = self._view()  # one build's table and columns, whatever refresh does
-        hit = view.lookup(size, budget, rule)
+        if check_input:
+            size, budget, rule = view.check_query(size, budget, rule)
+            X_rows = check_rows(X_rows, view.n_columns, "X_rows")
+        hit = view.lookup(size, budget, rule, check_input=False)
         if hit is None:
             raise InvalidArgumentError(f"no model fits budget {budget!r} at size {size!r}")
-        if hit.model is None:
+        return view.predict_hit(hit, X_rows, check_input=False)
+
+    def predict_hit(self, hit: Hit, X_rows: np.ndarray, check_input: bool = True
+                    ) -> np.ndarray:
+        """Predict rows of full feature matrices with the model of ``hit`` (a :class:`Hit`
+        of this index's :meth:`lookup`): what :meth:`predict` does after its lookup, for a
+        caller that needs the hit too (the service answers with both).
+
+        Runtime complexity: O(rows * columns) plus the model's prediction.
+
+        Raises
+        ------
+        ValueError
+            If the hit has no model, or ``X_rows`` is not rows of :attr:`n_columns` finite
+            numbers (not with ``check_input=False``).
+        """
+        if check_input:
+            X_rows = check_rows(X_rows, self.n_columns, "X_rows")
+        model = hit.model
+        if model is None:
             raise InvalidArgumentError(f"candidate {hit.key!r} has no fitted model to predict with")
-        X = np.asarray(X_rows)
-        width = view.n_columns
-        if X.ndim != 2 or X.shape[1] != width:
-            raise InvalidArgumentError(f"X_rows must have shape (rows, {width}), got {X.shape}")
-        return hit.model.predict(X[:, view.model_columns(hit.candidate.needs)])
+        return model.predict(np.asarray(X_rows)[:, self.model_columns(hit.candidate.needs)])
 
     def predict_item(
         self, item: Any, budget: float, featurizer: Any, anytime: bool = False,

@@ -22,6 +22,12 @@ from polydom.errors import (
 )
 from polydom.index.built import Index
 from polydom.index.polydom_index import PolyDomIndex
+from polydom.index.sweep import (
+    MAX_CROSSINGS,
+    check_max_crossings,
+    check_sweep_work,
+    coefficient_matrix,
+)
 from polydom.pipeline.open import register_learner_models
 from storage import BuildPublishedError, IndexStore
 
@@ -44,6 +50,7 @@ def build_index(
     store_key: bytes | str | None = None,
     allow_foreign_database: bool = False,
     keep_trained: bool = False,
+    max_crossings: int = MAX_CROSSINGS,
     **explore_options: Any,
 ) -> Index:
     """Explore the feature-set lattice with ``learner``, then index the candidates.
@@ -107,6 +114,10 @@ def build_index(
         buys a re-sweep on other curves that can choose any set that was trained: what
         :meth:`Index.calibrated` and :func:`polydom.recalibrate` need when per-set factors
         reorder the sets' costs (docs/in_situ.md, "Calibrate, then prune").
+    max_crossings : int, default 500,000
+        Bound of the index sweep's work (:meth:`polydom.PolyDomIndex.build`): candidates
+        whose cost curves cross more often are refused naming the limit (before any
+        training when ``extra_candidates`` alone do).
     **explore_options
         Passed to :func:`lattice.explore` (``traversal``, ``scope``, ``cost_pruning``,
         ``candidate_alpha``, ``max_expansions``, ...).
@@ -144,6 +155,7 @@ def build_index(
     _check_explore_options(explore_options)
     if not isinstance(keep_trained, bool):
         raise ArgumentTypeError(f"keep_trained must be True or False, got {keep_trained!r}")
+    check_max_crossings(max_crossings)
     extra = list(extra_candidates)
     for c in extra:
         if not isinstance(c, Candidate):
@@ -152,7 +164,10 @@ def build_index(
             )
     model = _cost_model(costs, learner)
     check_needs(extra, model)
-    model.check_nonnegative(*check_domain(n_min, n_max))  # bad input: nothing stored
+    lo, hi = check_domain(n_min, n_max)
+    model.check_nonnegative(lo, hi)  # bad input: nothing stored
+    if extra:  # the extra candidates alone may cross too often: refused before training
+        check_sweep_work(coefficient_matrix([c.cost for c in extra]), lo, hi, max_crossings)
     if store is not None and cache is not None:
         raise InvalidArgumentError("give either cache or store, not both")
     ex = lattice.make_executor(executor)
@@ -169,7 +184,7 @@ def build_index(
             progress=progress, **explore_options,
         )
         index = _index(exploration, extra, model, n_min, n_max, cost_unit,
-                       _evaluation(learner, extra), keep_trained)
+                       _evaluation(learner, extra), keep_trained, max_crossings)
         if publish is not None:
             publish(index)
         return index
@@ -192,6 +207,7 @@ def _index(
     cost_unit: str,
     evaluation: dict[str, Any] | None = None,
     keep_trained: bool = False,
+    max_crossings: int = MAX_CROSSINGS,
 ) -> Index:
     """The index over the exploration's candidates (every expanded set with
     ``keep_trained``) and ``extra``, with its ``info``."""
@@ -203,7 +219,7 @@ def _index(
             stacklevel=3,
         )
     candidates = exploration.all_candidates() if keep_trained else exploration.candidates
-    table = PolyDomIndex.build([*candidates, *extra], n_min, n_max)
+    table = PolyDomIndex.build([*candidates, *extra], n_min, n_max, max_crossings)
     info = {
         "alpha": exploration.alpha,
         "delta": exploration.delta,

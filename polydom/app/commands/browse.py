@@ -3,10 +3,13 @@
 The store is opened by Datasette as *immutable* (SQLite ``immutable=1``: no lock, no
 journal, nothing written; a WAL file is ignored, so browse a store no build is writing).
 :func:`browse_metadata` writes the metadata (titles, descriptions of the tables and views,
-canned queries: the skyline at a size, the model for (size, budget), builds, candidates by
-learner) with the plots of the current build embedded; the plots are served from
-``/plots/``.  Registration only at import (argparse); Datasette loads when the command
-runs.
+canned queries: the skyline at a size, the model for (size, budget), builds newest first,
+candidates by learner) with the plots of the current build embedded; the plots are served
+from ``/plots/``.  Every connection Datasette opens to the store is guarded
+(:mod:`polydom.app.browse_guard`: no pointer functions, bounded answers), a store with
+virtual tables or oversize texts is refused before anything is drawn, and the store's texts
+are escaped in the page.  Registration only at import (argparse); Datasette loads when the
+command runs.
 """
 
 from __future__ import annotations
@@ -18,66 +21,93 @@ from pathlib import Path
 from typing import Any
 
 from polydom.app.arguments import add_store_options, port, store_key
-from polydom.app.tables import clip, printable
+from polydom.app.tables import DEFAULT_COST_UNIT, clip, printable
 from polydom.errors import InvalidArgumentError
 
 __all__ = ["CANNED_QUERIES", "MAX_NAME_CHARS", "MAX_UNIT_CHARS", "SETTINGS", "add_browse",
-           "browse_metadata", "check_store_text", "run_browse", "sqlite_file", "write_plots"]
+           "browse_metadata", "canned_queries", "check_store_text", "run_browse", "sqlite_file",
+           "write_plots"]
 
 _COST_AT_N = """(SELECT SUM(cc.coefficient * power(CAST(:n AS REAL), cc.degree))
           FROM candidate_costs cc
          WHERE cc.build_id = s.build_id AND cc.candidate_id = s.candidate_id)"""
 
-_SKYLINE_AT_N = f"""SELECT s.build_id, s.range_id, s.n_lo, s.n_hi, s.rank, s.candidate,
-       s.learner, s.features, s.accuracy, s.cost,
-       {_COST_AT_N} AS cost_at_n
-  FROM skyline s
+#: The cost unit of build ``b`` (``builds.info`` ``cost_unit``, as ``unit_name`` reads it:
+#: the default where it is missing, blank, not text or the info is not JSON).
+_UNIT = f"""CASE WHEN TRIM(CASE WHEN json_valid(b.info) THEN
+            CASE WHEN json_type(b.info, '$.cost_unit') = 'text'
+                 THEN json_extract(b.info, '$.cost_unit') END END,
+            ' ' || char(9, 10, 11, 12, 13)) <> ''
+       THEN json_extract(b.info, '$.cost_unit') ELSE '{DEFAULT_COST_UNIT}' END"""
+
+
+def _skyline_at_n(se: str) -> str:
+    return f"""SELECT s.build_id AS build, s.range_id, s.n_lo, s.n_hi, s.rank, s.candidate,
+       s.learner, s.features, s.accuracy, {se} AS accuracy_se,
+       {_COST_AT_N} AS cost,
+       s.cost AS cost_curve, {_UNIT} AS unit
+  FROM skyline s JOIN builds b ON b.id = s.build_id
  WHERE s.range_id = (SELECT r.range_id FROM ranges r
                       WHERE r.build_id = s.build_id AND r.n_lo <= CAST(:n AS REAL)
                       ORDER BY r.n_lo DESC LIMIT 1)"""
 
-#: Canned queries (Datasette metadata ``queries``), all over the current build.
-CANNED_QUERIES: dict[str, dict[str, str]] = {
-    "skyline_at_size": {
-        "title": "Skyline at a size",
-        "description": "The skyline of the current build at item size n (the range holding "
-        "n), cheapest first, with each model's cost at n.",
-        "sql": _SKYLINE_AT_N + "\n ORDER BY s.rank",
-    },
-    "model_for_size_and_budget": {
-        "title": "The model for (size, budget)",
-        "description": "What a lookup returns: the most accurate skyline entry at size n "
-        "whose cost at n fits the budget (no row: nothing fits).  Give n inside the "
-        "build's domain.",
-        "sql": f"SELECT * FROM ({_SKYLINE_AT_N})\n WHERE cost_at_n <= CAST(:budget AS REAL)"
-        "\n ORDER BY rank DESC LIMIT 1",
-    },
-    "builds": {
-        "title": "Builds",
-        "description": "Every build, newest first: status, whether current, parameters "
-        "and counts.",
-        "sql": "SELECT * FROM build_summary ORDER BY build_id DESC",
-    },
-    "candidates_by_learner": {
-        "title": "Candidates by learner",
-        "description": "The candidates of the current build, by learner then accuracy "
-        "(leave learner empty for all).",
-        "sql": """SELECT c.learner, c.key AS candidate, c.features, c.accuracy, c.cost
+
+def canned_queries(standard_errors: bool = True) -> dict[str, dict[str, str]]:
+    """The canned queries (Datasette metadata ``queries``), all over the current build;
+    ``standard_errors`` False (a store that keeps none) gives null ``accuracy_se``.
+    Costs are in the store's unit, named in each row's ``unit``.  O(1)."""
+    skyline = _skyline_at_n("s.accuracy_se" if standard_errors else "NULL")
+    return {
+        "skyline_at_size": {
+            "title": "Skyline at a size",
+            "description": "The skyline of the current build at item size n (the range "
+            "holding n), cheapest first, with each model's cost at n and its unit.",
+            "sql": skyline + "\n ORDER BY s.rank",
+        },
+        "model_for_size_and_budget": {
+            "title": "The model for (size, budget)",
+            "description": "What a lookup returns: the most accurate skyline entry at size "
+            "n whose cost at n fits the budget (in the store's unit; no row: nothing fits), "
+            "with its accuracy, standard error, learner, build, cost at n and unit.  Give n "
+            "inside the build's domain.",
+            "sql": "SELECT build, CAST(:n AS REAL) AS size, CAST(:budget AS REAL) AS budget, "
+            "candidate, learner, features, accuracy, accuracy_se, cost, cost_curve, unit"
+            f"\n  FROM ({skyline})\n WHERE cost <= CAST(:budget AS REAL)"
+            "\n ORDER BY rank DESC LIMIT 1",
+        },
+        "builds_newest_first": {
+            "title": "Builds, newest first",
+            "description": "Every build, newest first: status, whether current, parameters, "
+            "counts and cost unit (the table itself is at builds).",
+            "sql": f"SELECT s.*, {_UNIT} AS unit\n  FROM build_summary s "
+            "JOIN builds b ON b.id = s.build_id\n ORDER BY s.build_id DESC",
+        },
+        "candidates_by_learner": {
+            "title": "Candidates by learner",
+            "description": "The candidates of the current build, by learner then accuracy "
+            "(leave learner empty for all).",
+            "sql": f"""SELECT c.learner, c.key AS candidate, c.features, c.accuracy,
+       c.cost AS cost_curve, {_UNIT} AS unit
   FROM candidates c JOIN builds b ON b.id = c.build_id
  WHERE b.is_current AND (:learner = '' OR c.learner = :learner)
  ORDER BY c.learner, c.accuracy DESC""",
-    },
-    "learners": {
-        "title": "Learners of the current build",
-        "description": "How many candidates and skyline entries each learner contributed.",
-        "sql": """SELECT c.learner, COUNT(*) AS candidates,
+        },
+        "learners": {
+            "title": "Learners of the current build",
+            "description": "How many candidates and skyline entries each learner "
+            "contributed.",
+            "sql": """SELECT c.learner, COUNT(*) AS candidates,
        (SELECT COUNT(*) FROM skyline s WHERE s.learner IS c.learner) AS skyline_entries,
        MAX(c.accuracy) AS best_accuracy
   FROM candidates c JOIN builds b ON b.id = c.build_id
  WHERE b.is_current
  GROUP BY c.learner ORDER BY best_accuracy DESC""",
-    },
-}
+        },
+    }
+
+
+#: The canned queries of a store that keeps standard errors (schema version 3).
+CANNED_QUERIES = canned_queries()
 
 _TABLES = {
     "skyline": "The skylines of the current build: one row per (range of sizes, rank), with "
@@ -207,7 +237,7 @@ def browse_metadata(database: str, index: Any, unit: str, plots: list[str]) -> d
         "databases": {
             database: {
                 "description_html": about + images,
-                "queries": CANNED_QUERIES,
+                "queries": canned_queries(not index.info.get("no_standard_errors")),
                 "tables": {name: {"description": text} for name, text in _TABLES.items()},
             }
         },
@@ -221,8 +251,10 @@ def add_browse(subparsers: argparse._SubParsersAction) -> None:
         help="browse a SQLite store in a web browser (Datasette, read-only)",
         description="Start Datasette over a SQLite store, opened immutable (nothing is "
         "written), with canned queries (skyline at a size, the model for (size, budget), "
-        "builds, candidates by learner) and plots of the current build.  Needs the 'serve' "
-        "extra (datasette, uvicorn, matplotlib).",
+        "builds newest first, candidates by learner) and plots of the current build.  SQL "
+        "is read-only and bounded (no pointer or file functions, no recursive queries, "
+        "values up to 16 MiB, answers up to 64 MiB and 1 s); a store with virtual tables "
+        "is refused.  Needs the 'serve' extra (datasette, uvicorn, matplotlib).",
     )
     add_store_options(p, build=False)
     p.add_argument("--host", default="127.0.0.1",
