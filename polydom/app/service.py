@@ -10,7 +10,8 @@ follows the store) in an ASGI app; ``polydom serve`` runs it under uvicorn.  End
     JSON ``{"size": n, "budget": b, "rows": [[...], ...]}``: labels of full feature rows from
     the model chosen for (size, budget).  With a featurizer, ``{"budget": b, "items": [...]}``
     serves raw items (each item's size is the featurizer's): per item the label, the chosen
-    model, predicted and measured feature time and whether it went over the budget.
+    model, predicted and measured feature cost (in the store's unit, with ``unit``; the
+    measured seconds too) and whether it went over the budget.
 ``GET /explain?size=&budget=[&rule=]``
     :meth:`polydom.Index.explain`: the skyline at the size, the chosen entry under the rule,
     the most accurate entry that fits (``best``), the next dearer one and what it would
@@ -429,8 +430,9 @@ class _Service:
             "label": label, "key": None if p.key is None else key_text(p.key),
             "planned_key": None if p.planned_key is None else key_text(p.planned_key),
             "size": p.size, "budget": p.budget, "unit": unit,
-            "predicted_seconds": p.predicted_cost, "measured_seconds": p.seconds,
-            "over_budget": p.over_budget, "computed": list(p.computed),
+            "predicted_cost": p.predicted_cost, "measured_cost": p.measured_cost,
+            "measured_seconds": p.seconds, "over_budget": p.over_budget,
+            "computed": list(p.computed),
         }
 
     async def healthz(self, request: Request) -> JSONResponse:
