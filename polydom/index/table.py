@@ -33,28 +33,13 @@ import numpy as np
 from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_queries, check_query, check_size
 from polydom.curves.poly import horner, values_equal
-from polydom.errors import InvalidArgumentError, RuleUnavailableError
+from polydom.errors import RuleUnavailableError
+from polydom.index.rules import RULES, check_rule
 
 __all__ = ["RULES", "RuleUnavailableError", "SkylineTable", "check_rule"]
 
 
-#: Lookup rules: the most accurate candidate that fits, or the cheapest within one standard
-#: error of it.
-RULES = ("best", "one_se")
-
 _MAX_FLOAT = sys.float_info.max
-
-
-def check_rule(rule: object) -> str:
-    """``rule`` when it is one of :data:`RULES`, else ``ValueError`` naming it.
-
-    >>> check_rule("one_se")
-    'one_se'
-    """
-    if not (isinstance(rule, str) and rule in RULES):
-        raise InvalidArgumentError(
-            f"rule must be one of {', '.join(map(repr, RULES))}, got {rule!r}")
-    return rule
 
 
 class SkylineTable:

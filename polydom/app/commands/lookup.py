@@ -26,11 +26,9 @@ from polydom.app.tables import (
 )
 from polydom.curves.units import CostUnit, budget_warning, cost_unit_for
 from polydom.errors import InvalidArgumentError
+from polydom.index.rules import RULES
 
 __all__ = ["add_lookup", "read_queries", "run_lookup"]
-
-#: The index's lookup rules (:data:`polydom.index.table.RULES`, not imported here: numpy).
-RULES = ("best", "one_se")
 
 #: Most queries read from one file or stream.
 MAX_QUERIES = 1_000_000
@@ -140,7 +138,8 @@ def run_lookup(args: argparse.Namespace) -> int:
     """Print the hit of each query; for one query exit status 1 (and say so) when nothing
     fits."""
     from polydom.curves.domain import check_query
-    from storage import IndexStore
+    from polydom.pipeline.open import open_index
+    from polydom.pipeline.stores import model_formats
 
     if args.queries is not None:
         if args.size is not None or args.budget is not None:
@@ -150,11 +149,10 @@ def run_lookup(args: argparse.Namespace) -> int:
         raise UsageError("give --size N and --budget C (or --queries FILE)")
     else:
         queries = [(args.size, args.budget)]
-    with IndexStore(args.url, read_only=True, key=store_key(args)) as store:
-        index = store.load_index(build=args.build, models=False,
-                                 min_publication=args.min_publication)
-        formats = {r["candidate_id"]: r["model_format"]
-                   for r in store.skyline_rows(index.info["build_id"])}
+    key = store_key(args)
+    index = open_index(args.url, build=args.build, key=key, models=False,
+                       min_publication=args.min_publication)
+    formats = model_formats(args.url, index.info["build_id"], key=key)
     formats = {id(c): formats.get(i) for i, c in enumerate(index.candidates)}
     rule = index.check_rule(args.rule)  # once: "one_se" without standard errors refused
     unit = cost_unit_for(cost_unit(index.info), args.unit)
