@@ -25,6 +25,7 @@ from storage.blobs import (
     register_blob_codec,
     register_model_class,
 )
+from storage.build_records import BuildRecord
 from storage.builds import TRAINING_NEUTRAL_PARAMS, BuildPublishedError
 from storage.database import (
     ForeignDatabaseError,
@@ -35,8 +36,8 @@ from storage.database import (
     normalize_url,
 )
 from storage.publications import MinPublicationError
-from storage.reader import BuildRecord, IndexIntegrityError
 from storage.schema import LOOKUP_SQL, SCHEMA_VERSION
+from storage.seal import IndexIntegrityError
 from storage.store import IndexStore
 
 __all__ = [
