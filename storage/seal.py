@@ -1,8 +1,10 @@
 """The seal of a published build: one digest over every row that decides its lookups.
 
 :func:`publish <storage.builds.publish>` computes it from the rows it writes and stores it in
-``build_seals``; :func:`load_index <storage.reader.load_index>` recomputes it from the rows
-it reads and refuses the build when they differ (an accuracy or a cost coefficient edited in
+``build_seals`` and in the build's index arrays; :func:`load_index
+<storage.reader.load_index>` checks the arrays against it (and the rows against the arrays),
+or recomputes it from the rows of a build without arrays, and refuses the build when they
+differ (an accuracy or a cost coefficient edited in
 SQL, a skyline entry moved).  The digest is a sha256, or an HMAC under the store key (then
 only a key holder can reseal edited rows).  Floats enter as ``repr`` (exact for the stored
 doubles), rows in key order, so both sides compute the same text.

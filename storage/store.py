@@ -14,8 +14,8 @@ rows of a published build are never changed afterwards, so a reader sees the old
 the new one, never a mix.
 
 This class is the facade: the database and its transactions are :mod:`storage.database`,
-the write path :mod:`storage.builds`, the read path :mod:`storage.reader`, the expansions
-:mod:`storage.expansion_cache`.
+the write path :mod:`storage.builds`, the read path :mod:`storage.reader`, listings and
+SQL :mod:`storage.build_records`, the expansions :mod:`storage.expansion_cache`.
 """
 
 from __future__ import annotations
