@@ -28,7 +28,9 @@ from storage import schema as S
 from storage.blobs import dump_model
 from storage.build_records import TABLE_KINDS, build_row
 from storage.candidate_fields import (
+    CANDIDATE_FIELDS,
     StoredCandidate,
+    by_feed,
     candidate_row,
     sealed_fields,
     sealed_values,
@@ -63,6 +65,9 @@ __all__ = [
 #: Build parameters that do not change what training a feature set produces; builds that
 #: differ only in these share their expansions.
 TRAINING_NEUTRAL_PARAMS = frozenset({"alpha", "delta", "domain", "n_min", "n_max", "explore"})
+
+#: The candidates' column that links a candidate to the expansion whose model it uses.
+_LINK = by_feed(CANDIDATE_FIELDS)["expansion"].name
 
 #: ``id(model) -> (model, expansion_key, expansion id)``: models an expansion cache handed
 #: out or stored, so that :func:`publish` links candidates to their stored expansion.
@@ -366,7 +371,7 @@ def _index_rows(db: Database, known_models: KnownModels, build: sa.Row, index: I
          for r, (lo, hi) in enumerate(table.ranges)],
         [{"build_id": build_id, "range_id": r, "rank": k, "candidate_id": pos}
          for r, sky in enumerate(table.skyline_positions) for k, pos in enumerate(sky)],
-        sorted({r["expansion_id"] for r in cand_rows if r["expansion_id"] is not None}),
+        sorted({r[_LINK] for r in cand_rows} - {None}),
     )
 
 
@@ -536,9 +541,9 @@ def delete_builds(
                 table = S.metadata.tables[name]
                 conn.execute(table.delete().where(table.c.build_id.in_(ids)))
         used = dict(conn.execute(
-            sa.select(c.c.expansion_id, sa.func.min(c.c.build_id))
-            .where(c.c.expansion_id.is_not(None), c.c.build_id.in_(remaining or [-1]))
-            .group_by(c.c.expansion_id)
+            sa.select(c.c[_LINK], sa.func.min(c.c.build_id))
+            .where(c.c[_LINK].is_not(None), c.c.build_id.in_(remaining or [-1]))
+            .group_by(c.c[_LINK])
         ).all())
         owner_by_key = {}
         for i in remaining:
