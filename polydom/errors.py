@@ -25,6 +25,7 @@ StoreKeyError             ValueError          a store signed with another key (o
 SchemaVersionError        RuntimeError        a store of another schema version
 MinPublicationError       ValueError          a bad ``min_publication``
 BuildPublishedError       ValueError          a build another writer published first
+DamagedStoreError         (none)              base of the four below: the store's fault
 IndexIntegrityError       ValueError          stored rows or arrays that fail their seal
 ModelIntegrityError       ValueError          a model blob that fails its digest
 MalformedBlobError        ValueError          a blob our structure checks refuse
@@ -48,6 +49,7 @@ __all__ = [
     "BlobBoundsError",
     "BuildPublishedError",
     "ConfigError",
+    "DamagedStoreError",
     "EvaluationError",
     "ExecutorError",
     "FitError",
@@ -121,18 +123,26 @@ class StoreKeyError(PolydomError, ValueError):
     """The store's blobs are signed with a key this process does not hold (or the reverse)."""
 
 
-class IndexIntegrityError(PolydomError, ValueError):
+class DamagedStoreError(PolydomError):
+    """What a store holds is damaged, tampered with or not trusted (rows or arrays failing
+    their seal, a model blob failing its digest, a blob our checks refuse, a model class off
+    the allow-list).  The fault is the store's, never the caller's: a service answers it
+    with a 5xx and a generic body and logs the details.  Its subclasses are also
+    ``ValueError``."""
+
+
+class IndexIntegrityError(DamagedStoreError, ValueError):
     """A published build whose rows no longer match its seal (edited after publishing), or
     whose index arrays fail their digest, belong to another build or do not decode; an
     expansion that no longer matches its seal; a current build that is not the latest
     publication."""
 
 
-class ModelIntegrityError(PolydomError, ValueError):
+class ModelIntegrityError(DamagedStoreError, ValueError):
     """A model blob whose sha256 does not match the stored digest (the row was altered)."""
 
 
-class MalformedBlobError(PolydomError, ValueError):
+class MalformedBlobError(DamagedStoreError, ValueError):
     """A stored blob whose structure our own checks refuse before any library builds from
     it (storage reports it as :class:`ModelIntegrityError`)."""
 
@@ -142,7 +152,7 @@ class BlobBoundsError(MalformedBlobError):
     anything is inflated or allocated)."""
 
 
-class UntrustedModelError(PolydomError, ValueError):
+class UntrustedModelError(DamagedStoreError, ValueError):
     """A model blob naming what the allow-list refuses (it could run code when loaded),
     refused without ``trusted=True``."""
 

@@ -224,13 +224,15 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     _check_cost_model(index, model, build_id)
     rows = _index_rows(db, known_models, build, index, model, stored)
     table = index.table
+    info = _json_or_str(index.info)  # sealed: the unit, protocol, ... change answers
     db.add_tables(("build_seals", "build_arrays", "publications", "expansion_seals"))
     with db.write() as conn:
         sequence = publications.next_sequence(conn)
         header = seal_header(
             *table.domain, type(table).__name__, build.expansion_key, sequence,
             cost_model_digest(cost_model_rows(build_id, model), S.SCHEMA_VERSION),
-            verified_expansions(db, conn, rows.linked, build.expansion_key), head=True)
+            verified_expansions(db, conn, rows.linked, build.expansion_key), head=True,
+            info=info)
         seal = index_seal(db.digest, header, rows.sealed, *rows.seal_groups())
         arrays = index_arrays.encode(
             build_id, seal, type(table).__name__, tuple(map(float, table.domain)),
@@ -238,7 +240,7 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
             [cand.cost.coefficients for cand in table.candidates], rows.seal_groups()[1],
             [r["n_lo"] for r in rows.ranges], table.skyline_positions, header,
         )
-        _mark_complete(db, conn, build_id, index)
+        _mark_complete(db, conn, build_id, index, info)
         rows.insert(conn)
         _make_current(db, conn, build_id, sequence, seal, arrays)
     # fresh statistics, so that SQL over the views is planned for the new rows
@@ -393,8 +395,9 @@ def _model_link(db: Database, known_models: KnownModels, expansion_key: str, can
     return None, (dumped[0], dumped[1], db.digest.of(dumped[0]))
 
 
-def _mark_complete(db: Database, conn: sa.Connection, build_id: int, index: Index) -> None:
-    """Mark the build complete with its domain, kind, info and statistics, or raise
+def _mark_complete(db: Database, conn: sa.Connection, build_id: int, index: Index,
+                   info: str) -> None:
+    """Mark the build complete with its domain, kind, ``info`` text and statistics, or raise
     :class:`BuildPublishedError` when another writer published it meanwhile."""
     b = S.builds
     n_min, n_max = index.table.domain
@@ -402,7 +405,7 @@ def _mark_complete(db: Database, conn: sa.Connection, build_id: int, index: Inde
         b.update()
         .where(b.c.id == build_id, b.c.status == "building")
         .values(status="complete", completed_at=now(), n_min=n_min, n_max=n_max,
-                index_kind=type(index.table).__name__, info=_json_or_str(index.info),
+                index_kind=type(index.table).__name__, info=info,
                 stats=_json_or_str(index.table.stats_))
     )
     if done.rowcount == 1:

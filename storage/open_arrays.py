@@ -48,6 +48,7 @@ HEADER_PARTS = {
     "publication": "publication number (publications)",
     "cost_model": "cost model (feature names, columns or costs)",
     "expansions": "expansions (an expansion's accuracy, feature set, model or blob binding)",
+    "info": "info (builds.info: cost unit, evaluation protocol, ...)",
 }
 
 
@@ -75,8 +76,9 @@ def read_arrays(
     """The checked, decoded arrays of a build and the models they link to.
 
     ``stored`` is the build's ``build_arrays`` row, ``sealed`` its stored seal,
-    ``header_of(expansion rows, head)`` the seal header as the rows now are (given the
-    expansion rows the arrays link to, read here once).  The blob must match its digest,
+    ``header_of(expansion rows, head, info)`` the seal header as the rows now are (given
+    the expansion rows the arrays link to, read here once, and whether the arrays' header
+    has the head and info parts).  The blob must match its digest,
     name this build and its seal, its header must equal the recomputed one, and the
     build's rows must equal it: an edit of either is refused.
 
@@ -110,7 +112,8 @@ def read_arrays(
     links = np.array([-1 if e is None else e
                       for e in arrays.columns[by_feed(fields)["expansion"].name]])
     expansions = expansion_rows(db, conn, np.unique(links[links >= 0]).tolist(), models)
-    header = header_of(expansions.values(), bool(arrays.header.get("head")))
+    header = header_of(expansions.values(), bool(arrays.header.get("head")),
+                       "info" in arrays.header)
     differs = [k for k in header if arrays.header.get(k) != header[k]]
     if differs or set(arrays.header) != set(header):
         part = HEADER_PARTS.get(differs[0], differs[0]) if differs else "header"

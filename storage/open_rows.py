@@ -33,7 +33,7 @@ from storage.codec import stored_curves
 from storage.database import Database
 from storage.expansion_seals import expansion_rows
 from storage.lazy_models import model_payloads
-from storage.seal import index_seal, seal_digest
+from storage.seal import index_seal, info_digest, seal_digest
 
 __all__ = ["RowsRead", "read_rows", "rows_edited", "rows_table"]
 
@@ -128,12 +128,13 @@ def _selected(db: Database, models: bool) -> list[CandidateField]:
 def rows_edited(
     db: Database, row: sa.Row, sealed: str | None, rows: RowsRead, header: dict[str, Any],
     rebuild: bool,
-) -> tuple[bool, bool]:
+) -> tuple[bool, bool, bool]:
     """Whether the rows differ from the build's seal (then: refused, or with ``rebuild``
-    swept again; False for a build without a seal), and whether the seal that matched says
-    the build was published with a head record.  The seal is recomputed as version 2 (the
-    current layout, with ``header``, with and then without the head part), then as version
-    1 (builds published before it).
+    swept again; False for a build without a seal), whether the seal that matched says
+    the build was published with a head record, and whether it covers the build's info.
+    The seal is recomputed as version 2 (the current layout, with ``header``: with the head
+    and info parts, with one of them, then without either), then as version 1 (builds
+    published before it).
 
     Runtime complexity: O(R log R) for R rows in all.
 
@@ -143,7 +144,7 @@ def rows_edited(
         If the rows do not match the seal and not ``rebuild``.
     """
     if sealed is None:
-        return False, False
+        return False, False, False
     digest = seal_digest(db)
     fields = sealed_fields(db.schema_version)
     groups = (
@@ -154,8 +155,12 @@ def rows_edited(
     )
     try:
         current = [(r.candidate_id, *(getattr(r, f.name) for f in fields)) for r in rows.cands]
-        if index_seal(digest, {**header, "head": 1}, current, *groups) == sealed:
-            return False, True
+        info = info_digest(row.info)
+        for head, with_info in ((True, True), (True, False), (False, True)):
+            parts = {**header, **({"head": 1} if head else {}),
+                     **({"info": info} if with_info else {})}
+            if index_seal(digest, parts, current, *groups) == sealed:
+                return False, head, with_info
         legacy = [(r.candidate_id, *(getattr(r, f.name) if f.stored_in(db.schema_version)
                                      else None for f in legacy_sealed_fields()))
                   for r in rows.cands]
@@ -167,15 +172,16 @@ def rows_edited(
     except (TypeError, ValueError):  # a number edited to text: not what was sealed
         found = set()
     if sealed in found:
-        return False, False
+        return False, False, False
     if not rebuild:
         raise IndexIntegrityError(
-            f"build {int(row.id)} of {db.display_url!r}: its candidates, skylines, features "
-            "or the expansions it uses were edited after publishing (the rows do not match "
-            "the build's seal); refusing to open it.  open_index(..., rebuild=True) sweeps "
-            "the skylines again from the stored candidates as they now are"
+            f"build {int(row.id)} of {db.display_url!r}: its candidates, skylines, features, "
+            "info (cost unit, ...) or the expansions it uses were edited after publishing "
+            "(the rows do not match the build's seal); refusing to open it.  "
+            "open_index(..., rebuild=True) sweeps the skylines again from the stored "
+            "candidates as they now are"
         )
-    return True, False
+    return True, False, False
 
 
 def rows_table(

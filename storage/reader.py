@@ -96,8 +96,9 @@ def load_index(
         atoms = list(stored_model.model.atoms)
         sequence = _publication(db, conn, build_id, publication)
 
-        def header_of(expansions: Iterable[sa.Row], head: bool) -> dict[str, Any]:
-            return _header(db, row, sequence, stored_model.digest, expansions, head)
+        def header_of(expansions: Iterable[sa.Row], head: bool,
+                      info: bool) -> dict[str, Any]:
+            return _header(db, row, sequence, stored_model.digest, expansions, head, info)
 
         stored = None
         if not rebuild and "build_arrays" in db.tables:
@@ -111,13 +112,15 @@ def load_index(
             read = read_arrays(db, conn, row, sealed, atoms, stored, header_of, models)
         else:
             rows = read_rows(db, conn, build_id, atoms, models)
-            header = header_of(rows.expansions.values(), False)
+            header = header_of(rows.expansions.values(), False, False)
     rebuilt = False
     with _collector_paused():
         if stored is not None:
             with_head = bool(read.arrays.header.get("head"))
+            info_sealed = "info" in read.arrays.header
         else:
-            rebuilt, with_head = rows_edited(db, row, sealed, rows, header, rebuild)
+            rebuilt, with_head, info_sealed = rows_edited(db, row, sealed, rows, header,
+                                                          rebuild)
         if build is None and not rebuilt:
             publications.check_head(db, seal_digest(db), build_id, publication, sealed,
                                     head, with_head)
@@ -130,6 +133,7 @@ def load_index(
     info = json.loads(row.info or "{}")
     info["build_id"] = build_id
     info["sealed"] = sealed is not None
+    info["info_sealed"] = info_sealed
     if publication is not None:
         info["publication"] = publication
     if rebuilt:
@@ -154,14 +158,15 @@ def _publication(db: Database, conn: sa.Connection, build_id: int,
 
 
 def _header(db: Database, row: sa.Row, publication: int | None, cost_model: str,
-            expansions: Iterable[sa.Row], head: bool) -> dict[str, Any]:
+            expansions: Iterable[sa.Row], head: bool, info: bool) -> dict[str, Any]:
     """The version-2 seal header of a published build as its rows now are: domain, kind,
     training key, publication number, cost model digest, the seals of the expansions
     (recomputed from their rows, ``expansions``); ``head``: the part saying it was
-    published with a head record."""
+    published with a head record; ``info``: the digest of its ``info`` text (cost unit,
+    evaluation protocol, ...)."""
     seals = {str(r.id): expansion_digest(db, r) for r in expansions}
     return seal_header(row.n_min, row.n_max, row.index_kind, row.expansion_key, publication,
-                       cost_model, seals, head)
+                       cost_model, seals, head, (row.info or "") if info else None)
 
 
 @contextmanager

@@ -19,18 +19,23 @@ Standard library only (the command line imports it before parsing arguments).
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from polydom.errors import InvalidArgumentError
+from polydom.errors import InvalidArgumentError, TelemetryError
 
 __all__ = [
     "DEFAULT_UNIT",
+    "MAX_TIMING_SECONDS",
     "SECONDS",
     "WRONG_UNIT_RATIO",
     "CostUnit",
     "budget_warning",
+    "check_seconds",
+    "check_size_value",
     "cost_unit_for",
     "parse_budget",
     "seconds_to_store",
@@ -49,6 +54,10 @@ SECONDS = {
 #: A budget this many times above or below every stored cost at its size is named in a
 #: warning (most likely written in another unit: 2 read off a table in ms for a store in s).
 WRONG_UNIT_RATIO = 10.0
+
+#: The longest timing of one feature on one item a store takes (a day): a longer one is a
+#: broken clock or a forged record, and would scale every curve by it.
+MAX_TIMING_SECONDS = 86_400.0
 
 #: Unit of costs when a build does not say (``polydom.build_index``'s default).
 DEFAULT_UNIT = "units"
@@ -166,6 +175,63 @@ def seconds_to_store(store_unit: str, what: str = "timings") -> float:
     return 1.0 / mine
 
 
+def check_size_value(value: Any, what: str = "size") -> float:
+    """A timed item's size as a float: a real number, finite and >= 0 (the domain is the
+    caller's check).  O(1).
+
+    Raises
+    ------
+    polydom.errors.TelemetryError
+        Naming ``what`` and the value.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TelemetryError(f"{what} must be a number, got {_shown(value)}")
+    try:
+        v = float(value)
+    except OverflowError:
+        v = math.inf
+    if not (math.isfinite(v) and v >= 0.0):
+        raise TelemetryError(f"{what} must be finite and >= 0, got {_shown(value)}")
+    return v
+
+
+def check_seconds(value: Any, what: str = "seconds") -> float:
+    """A measured timing as a float: a real number, finite, > 0 and at most
+    :data:`MAX_TIMING_SECONDS`.  O(1) (O(digits) for a huge integer).
+
+    A timing of 0 would scale a curve to 0, which no later timing can bring back (a scale is
+    a ratio to the curve); so it is refused with the rest.
+
+    >>> check_seconds(0.002)
+    0.002
+
+    Raises
+    ------
+    polydom.errors.TelemetryError
+        Naming ``what`` and the value (cut to 80 characters).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TelemetryError(f"{what} must be a number, got {_shown(value)}")
+    try:
+        v = float(value)
+    except OverflowError:  # an integer beyond a float: 10**400
+        v = math.inf
+    if not (math.isfinite(v) and 0.0 < v <= MAX_TIMING_SECONDS):
+        raise TelemetryError(
+            f"{what} must be finite, > 0 and at most {MAX_TIMING_SECONDS:g} s, "
+            f"got {_shown(value)}")
+    return v
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)`` cut to 80 characters (an integer too long to print: its bit length)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's digit limit
+        return f"an integer of {value.bit_length()} bits"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def split_quantity(text: str, what: str = "budget") -> tuple[float, str | None]:
     """A finite number >= 0 with an optional unit after it: ``0.77``, ``770ms``,
     ``2.5e-3s``, ``1e-05ms``, ``3 us``.  O(len(text)).
@@ -179,19 +245,18 @@ def split_quantity(text: str, what: str = "budget") -> tuple[float, str | None]:
     Raises
     ------
     polydom.errors.InvalidArgumentError
-        Naming ``what`` and the text when it is not such a number.
+        Naming ``what`` (when not empty) and the text when it is not such a number.
     """
-    if not isinstance(text, str):
-        raise InvalidArgumentError(f"{what} must be a number with an optional unit, "
-                                   f"got {text!r}")
-    match = _QUANTITY.fullmatch(text[:200])
-    if match is None or len(text) > 200:
+    where = f"{what}: " if what else ""
+    match = _QUANTITY.fullmatch(text) if isinstance(text, str) and len(text) <= 200 else None
+    if match is None:
+        shown = text[:80] if isinstance(text, str) else text
         raise InvalidArgumentError(
-            f"{what} must be a number with an optional unit (e.g. 0.5, 5ms, 2.5e-3s), "
-            f"got {text[:80]!r}")
+            f"{where}expected a number, got {shown!r} (a number with an optional unit: "
+            "0.5, 5ms, 2.5e-3s)")
     value = float(match.group(1))
     if not (math.isfinite(value) and value >= 0.0):
-        raise InvalidArgumentError(f"{what} must be finite and >= 0, got {text[:80]!r}")
+        raise InvalidArgumentError(f"{where}expected a finite number >= 0, got {text[:80]!r}")
     return value, match.group(2)
 
 
@@ -243,5 +308,6 @@ def budget_warning(budget: float, costs: Iterable[float], size: float,
         return None
     hint = (" (write it with its unit, e.g. 0.77ms)" if _time(unit.store) is not None else "")
     return (f"warning: budget {unit.shown(budget):.6g} {unit.name} is {ratio:.3g} {where} "
-            f"model at size {size:g} ({unit.shown(near):.6g} {unit.name}); bare budgets are "
-            f"read in {unit.name} (store unit {unit.store!r}): is it in another unit?{hint}")
+            f"model at size {size:g} ({unit.shown(near):.6g} {unit.name}); costs are in "
+            f"{unit.name} (store unit {unit.store!r}) and so are bare budgets: is it in "
+            f"another unit?{hint}")

@@ -45,6 +45,6 @@ def test_a_bare_budget_ten_times_the_dearest_cost_is_named(store_s, capsys):
     assert main(["lookup", store_s, "--size", "5", "--budget", "0.1"]) == 0
     err = capsys.readouterr().err
     assert err.startswith("warning: budget 0.1 s is 12.5 times the cost of the dearest")
-    assert "bare budgets are read in s" in err and err.count("\n") == 1
+    assert "costs are in s (store unit 's') and so are bare budgets" in err and err.count("\n") == 1
     assert main(["lookup", store_s, "--size", "5", "--budget", "0.05"]) == 0
     assert capsys.readouterr().err == ""

@@ -120,10 +120,13 @@ def test_predict_items_equal_in_process_predict_item_with_times(served, index):
             mine = index.predict_item(item, budget, V.FEATURIZER)
             assert answer["label"] == (None if mine.label is None else mine.label.item())
             assert answer["key"] == (None if mine.key is None else key_text(mine.key))
-            assert answer["predicted_seconds"] == mine.predicted_cost
+            assert answer["predicted_cost"] == mine.predicted_cost
             assert answer["computed"] == list(mine.computed)
             assert answer["measured_seconds"] >= 0.0
-            assert answer["over_budget"] == (answer["measured_seconds"] > budget)
+            # the store's costs are in ms: the measured seconds are compared in ms
+            assert answer["unit"] == "ms"
+            assert answer["measured_cost"] == pytest.approx(1000 * answer["measured_seconds"])
+            assert answer["over_budget"] == (answer["measured_cost"] > budget)
 
 
 BAD_GETS = [

@@ -39,13 +39,13 @@ def test_a_bare_budget_is_read_in_the_unit_costs_are_shown_in():
 
 @pytest.mark.parametrize("text, message", [
     ("5 parsecs", "unknown unit 'parsecs'"),
-    ("abc", "budget must be a number with an optional unit"),
-    ("-1ms", "budget must be finite and >= 0"),
-    ("nan", "budget must be finite and >= 0"),
-    ("inf s", "budget must be finite and >= 0"),
-    ("1e400", "budget must be finite and >= 0"),
-    ("5ms ms", "budget must be a number with an optional unit"),
-    ("1" * 500, "budget must be a number with an optional unit"),
+    ("abc", "budget: expected a number, got 'abc'"),
+    ("-1ms", "budget: expected a finite number >= 0, got '-1ms'"),
+    ("nan", "budget: expected a finite number >= 0"),
+    ("inf s", "budget: expected a finite number >= 0"),
+    ("1e400", "budget: expected a finite number >= 0"),
+    ("5ms ms", "budget: expected a number"),
+    ("1" * 500, "budget: expected a number"),
 ])
 def test_bad_budget_texts_are_refused_in_one_line_naming_the_text(text, message):
     with pytest.raises(InvalidArgumentError) as err:
