@@ -119,8 +119,8 @@ def test_a_field_states_its_versions():
 
 def test_a_field_added_in_one_place_shows_in_rows_arrays_seal_and_views(tmp_path):
     """One new entry in CANDIDATE_FIELDS (in a fresh interpreter; the schema module is made
-    again from it, as a new version of the code would): publish writes it, the arrays and the seal cover it, the views show it, and an
-    edit of it in SQL is refused."""
+    again from it, as a new version of the code would): publish writes it, the arrays and
+    the seal cover it, the views show it, and an edit of it in SQL is refused."""
     code = textwrap.dedent(f"""
         import importlib, sqlite3
         import sqlalchemy as sa
