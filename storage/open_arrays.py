@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import sqlalchemy as sa
 
 from polydom.curves.cost_curve import CostCurve
@@ -109,9 +108,8 @@ def read_arrays(
             "edited after publishing); refusing to open it.  open_index(..., "
             "rebuild=True) reads the build's rows instead"
         )
-    links = np.array([-1 if e is None else e
-                      for e in arrays.columns[by_feed(fields)["expansion"].name]])
-    expansions = expansion_rows(db, conn, np.unique(links[links >= 0]).tolist(), models)
+    linked = sorted(set(arrays.columns[by_feed(fields)["expansion"].name]) - {None})
+    expansions = expansion_rows(db, conn, linked, models)
     header = header_of(expansions.values(), bool(arrays.header.get("head")),
                        "info" in arrays.header)
     differs = [k for k in header if arrays.header.get(k) != header[k]]
