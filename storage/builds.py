@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.curves.names import candidate_name
-from polydom.errors import BuildPublishedError, InvalidArgumentError
+from polydom.errors import BuildPublishedError, CurrentBuildChangedError, InvalidArgumentError
 from polydom.index.built import Index
 from storage import index_arrays, publications
 from storage import schema as S
@@ -238,8 +238,13 @@ def _find_or_insert(
     return int(build_id)
 
 
-def publish(db: Database, known_models: KnownModels, build_id: int, index: Index) -> None:
+def publish(db: Database, known_models: KnownModels, build_id: int, index: Index,
+            replaces: int | None = None) -> None:
     """Write ``index`` as the result of the build and make it current, atomically.
+
+    With ``replaces``, only if build ``replaces`` is still the current build when the
+    publishing transaction runs (compare and publish, under the store's write lock), else
+    :class:`polydom.errors.CurrentBuildChangedError` and nothing is written.
 
     See :meth:`storage.IndexStore.publish`.
 
@@ -346,6 +351,13 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     db.add_tables(("build_seals", "build_arrays", "publications", "expansion_seals"))
     b = S.builds
     with db.write() as conn:
+        if replaces is not None:
+            current = conn.execute(sa.select(b.c.id).where(b.c.is_current)).scalar()
+            if current != replaces:
+                raise CurrentBuildChangedError(
+                    f"build {build_id} of {db.display_url!r} was to replace build {replaces}, "
+                    f"but build {current} is current now (published meanwhile); not "
+                    "published")
         sequence = publications.next_sequence(conn)
         header = seal_header(
             n_min, n_max, kind, build.expansion_key, sequence,

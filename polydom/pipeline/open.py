@@ -81,10 +81,12 @@ def open_index(
 
 def _recalibration(url: Any, trusted: bool, key: bytes | str | None) -> Callable[..., Any]:
     """What :meth:`Index.recalibrate` calls: :func:`polydom.recalibrate` on this store,
-    starting from the index's own build."""
+    starting from the index's own build and publishing only over it (an index recalibrates
+    itself: a build published meanwhile is never replaced)."""
 
     def run(index: Index, **options: Any) -> Any:
         options.setdefault("build", index.info.get("build_id"))
+        options.setdefault("replaces", index.info.get("build_id"))
         return recalibrate(url, key=key, trusted=trusted, **options)
 
     return run
