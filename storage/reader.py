@@ -534,7 +534,7 @@ def _read_arrays(
         )
     fields = sealed_fields(db.schema_version)
     arrays = index_arrays.decode(blob, build_id, atoms, fields)
-    linked = np.unique(arrays.expansion_id[arrays.expansion_id >= 0]).tolist()
+    linked = sorted(set(arrays.expansion_id[arrays.expansion_id >= 0].tolist()))  # no numpy.ma
     if arrays.seal != sealed:
         raise IndexIntegrityError(
             f"{where}: its index arrays do not match the build's seal (the build was "

@@ -45,6 +45,8 @@ Views (plain SQL, the same text on SQLite and PostgreSQL):
 
 from __future__ import annotations
 
+import functools
+
 import sqlalchemy as sa
 
 from storage.candidate_fields import candidate_columns
@@ -96,11 +98,20 @@ builds = sa.Table(
     sa.Column("stats", sa.Text),
 )
 
-#: At most one current build, whatever writers race (created with ``publications``).
-one_current_build = sa.Index(
-    "uq_builds_one_current", builds.c.is_current, unique=True,
-    sqlite_where=builds.c.is_current, postgresql_where=builds.c.is_current,
-)
+
+@functools.cache
+def one_current_build() -> sa.Index:
+    """The index keeping at most one current build, whatever writers race (created with
+    ``publications``).  Made on first call, by a writer: its PostgreSQL option loads
+    SQLAlchemy's PostgreSQL dialect, which a reader of a SQLite store never needs.
+
+    Runtime complexity: O(1).
+    """
+    return sa.Index(
+        "uq_builds_one_current", builds.c.is_current, unique=True,
+        sqlite_where=builds.c.is_current, postgresql_where=builds.c.is_current,
+    )
+
 
 features = sa.Table(
     "features",

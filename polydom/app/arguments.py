@@ -62,12 +62,13 @@ def _checked(text: str, convert: type, expected: str, ok: Callable[[Any], bool],
              bounds: str) -> Any:
     """``convert(text)`` when it converts and ``ok`` holds, else an argparse error worded
     ``expected {expected}, got 'text'`` (``expected {bounds}`` when out of bounds)."""
+    shown = repr(text if len(text) <= 80 else text[:77] + "...")  # a 400-digit number cut
     try:
         value = convert(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown}") from None
     if not ok(value):
-        raise argparse.ArgumentTypeError(f"expected {bounds}, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {bounds}, got {shown}")
     return value
 
 

@@ -34,7 +34,7 @@ evaluation protocol (:class:`learners.EvaluationProtocol`): ``cv`` seeded strati
 carries its per-fold scores, their mean and its standard error, and the protocol is
 stored with the build (``polydom inspect`` shows it).  Budgeted learners (registered ones
 of kind "budgeted") join the same index, each with a trade-off grid, swept by
-:func:`learners.sweep` on that protocol::
+:func:`polydom.pipeline.learning.sweep_budgeted` (:func:`learners.sweep`) on that protocol::
 
     atoms = "columns"               # each column x{j} is an atomic feature costing its
                                     # feature's curve; the features are bundles (default
@@ -78,8 +78,6 @@ from typing import Any
 
 import numpy as np
 
-import lattice
-import learners
 from polydom.app.config_data import (
     ConfigError,
     Dataset,
@@ -87,13 +85,21 @@ from polydom.app.config_data import (
     feature_costs,
     load_dataset,
 )
-from polydom.app.progress import CountingExecutor
 from polydom.app.tables import DEFAULT_COST_UNIT
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
-from polydom.errors import did_you_mean
+from polydom.errors import EvaluationError, ExecutorError, did_you_mean
 from polydom.pipeline.build import build_index
-from storage.database import normalize_url
+from polydom.pipeline.learning import (
+    evaluation_protocol,
+    make_estimator,
+    make_executor,
+    registered_learners,
+    sklearn_learner,
+    sweep_budgeted,
+)
+from polydom.pipeline.progress import CountingExecutor
+from polydom.pipeline.stores import store_url as normalize_url
 
 __all__ = ["Config", "ConfigError", "MAX_PARAMS", "MAX_SEED", "MAX_SIDE", "MAX_SIZES",
            "MAX_TRADEOFFS", "build_from_config", "check_keys", "lattice_learners", "load_config",
@@ -129,7 +135,7 @@ MAX_PARAMS = {
 
 def lattice_learners() -> list[str]:
     """Names of the registered lattice learners a config may name (``learner = ...``)."""
-    return [n for n in learners.registered_learners("lattice") if n != "synthetic"]
+    return [n for n in registered_learners("lattice") if n != "synthetic"]
 
 
 def make_learner(name: Any, seed: int = 0) -> Any:
@@ -137,7 +143,7 @@ def make_learner(name: Any, seed: int = 0) -> Any:
     known = lattice_learners()
     if name not in known:
         raise ConfigError(f"unknown learner {name!r}; known: {', '.join(known)}")
-    return learners.get_learner(name).make(seed)
+    return make_estimator(name, seed)
 
 
 def _budgeted(config: Mapping) -> list[dict[str, Any]]:
@@ -147,7 +153,7 @@ def _budgeted(config: Mapping) -> list[dict[str, Any]]:
         entries = [entries]
     if not isinstance(entries, list):
         raise ConfigError("budgeted must be a list of tables ([[budgeted]] in TOML)")
-    known = learners.registered_learners("budgeted")
+    known = registered_learners("budgeted")
     out = []
     for k, entry in enumerate(entries):
         where = f"budgeted[{k}]"
@@ -246,32 +252,6 @@ def _cost_model(
         return CostModel(atom_costs, bundles=bundles, columns=atom_columns)
     except ValueError as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
-
-
-def _budgeted_candidates(
-    specs: list[dict[str, Any]], model: CostModel, X: np.ndarray, y: np.ndarray,
-    protocol: learners.EvaluationProtocol, seed: int, executor: CountingExecutor,
-) -> list[Any]:
-    """Sweep every budgeted learner over its trade-off grid, scored on ``protocol`` (the
-    lattice's), its fits through ``executor`` (one progress phase per learner)."""
-    if not specs:
-        return []
-    covered = sorted(c for cols in model.columns.values() for c in cols)
-    if covered != list(range(X.shape[1])):
-        raise ConfigError("budgeted learners train on every column: the features must cover "
-                          f"all {X.shape[1]} columns of the data, each once")
-    out = []
-    for spec in specs:
-        registered = learners.get_learner(spec["learner"])
-        try:
-            proto = registered.make(seed, **spec["params"])
-        except TypeError as exc:
-            raise ConfigError(f"budgeted learner {spec['learner']!r}: bad params: {exc}") from None
-        with executor.phase(f"budgeted {spec['learner']}"):
-            out.extend(learners.sweep(proto, spec["tradeoffs"], X, y, model,
-                                      evaluation=protocol, sizes=spec["sizes"],
-                                      cost=spec["cost"], executor=executor))
-    return out
 
 
 class Config(dict):
@@ -475,22 +455,22 @@ def build_from_config(
                           f"{protocol.folds}")
     try:
         protocol.splits(y)
-    except learners.EvaluationError as exc:
+    except EvaluationError as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
     model = _cost_model(config, columns, costs, column_costs)
-    learner = learners.SklearnLearner(estimator, X, y, features=model, cv=protocol,
-                                      name=config["learner"])
+    learner = sklearn_learner(estimator, X, y, features=model, cv=protocol,
+                              name=config["learner"])
     spec = executor if executor is not None else config.get("executor")
     try:
-        ex = lattice.make_executor(spec)
-    except lattice.ExecutorError as exc:
+        ex = make_executor(spec)
+    except ExecutorError as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
     start = time.perf_counter()
     counting = CountingExecutor(ex)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", category=UserWarning)
-            extra = _budgeted_candidates(specs, model, X, y, protocol, seed, counting)
+            extra = sweep_budgeted(specs, model, X, y, protocol, seed, counting)
             with counting.phase("lattice"):
                 index = build_index(model, learner, alpha=alpha, delta=delta, n_min=n_min,
                                     n_max=n_max, store=store, extra_candidates=extra,
@@ -536,7 +516,7 @@ def check_keys(config: Mapping[str, Any]) -> None:
                           f"accepted: {', '.join(sorted(_KEYS))}")
 
 
-def _protocol(config: Mapping, seed: int) -> learners.EvaluationProtocol:
+def _protocol(config: Mapping, seed: int) -> Any:
     """The build's one evaluation protocol: ``cv`` folds (default 3) or a ``holdout`` share,
     seeded by ``seed``."""
     if "holdout" in config:
@@ -545,8 +525,8 @@ def _protocol(config: Mapping, seed: int) -> learners.EvaluationProtocol:
         holdout = _number(config, "holdout", 0.3, 0.0)
         if not 0.0 < holdout < 1.0:
             raise ConfigError(f"holdout must be in (0, 1), got {holdout!r}")
-        return learners.EvaluationProtocol(holdout=holdout, seed=seed)
-    return learners.EvaluationProtocol(folds=_integer(config, "cv", 3, 2), seed=seed)
+        return evaluation_protocol(holdout=holdout, seed=seed)
+    return evaluation_protocol(folds=_integer(config, "cv", 3, 2), seed=seed)
 
 
 def _digits(config: Mapping, seed: int, out: Callable[[str], Any]) -> tuple:

@@ -22,6 +22,7 @@ httpx = pytest.importorskip("httpx", reason="the serve extra (httpx) is not inst
 import polydom  # noqa: E402
 from polydom.app.service import explanation_json, key_text  # noqa: E402
 from polydom.app.tables import cost_unit  # noqa: E402
+from polydom.curves.curve_text import natural_key  # noqa: E402
 from tests import serve_support as V  # noqa: E402
 from tests import storage_support as S  # noqa: E402
 
@@ -50,9 +51,10 @@ def index(store):
 def _model_json(hit, unit):
     if hit is None:
         return None
-    return {"key": key_text(hit.key), "learner": hit.candidate.learner,
-            "features": sorted(hit.features), "accuracy": hit.accuracy, "cost": hit.cost,
-            "unit": unit}
+    return {"key": key_text(hit.key), "name": key_text(hit.key),
+            "learner": hit.candidate.learner, "features": sorted(hit.features, key=natural_key),
+            "accuracy": hit.accuracy, "accuracy_se": hit.candidate.accuracy_se,
+            "build": hit.build, "cost": hit.cost, "unit": unit}
 
 
 def test_lookup_answers_equal_the_in_process_lookup_on_random_queries(served, index):
