@@ -18,8 +18,9 @@ import sqlalchemy as sa
 from polydom.curves.units import check_seconds, check_size_value, seconds_to_store, unit_name
 from polydom.errors import InvalidArgumentError, TelemetryError
 from storage import schema as S
+from storage.build_records import build_row
+from storage.cost_model_rows import atom_order
 from storage.database import Database, now
-from storage.reader import atom_order, build_row
 
 __all__ = ["StoredTiming", "TelemetryError", "append_timings", "read_timings"]
 
