@@ -148,8 +148,12 @@ class IndexStore:
 
         return ExpansionCache(self.database, self._known_models, build_id, trusted)
 
-    def publish(self, build_id: int, index: Index) -> None:
+    def publish(self, build_id: int, index: Index, replaces: int | None = None) -> None:
         """Write ``index`` as the result of the build and make it current, atomically.
+
+        With ``replaces`` (a build id), only while that build is still current, checked in
+        the publishing transaction: a build published meanwhile is never replaced
+        (:class:`polydom.errors.CurrentBuildChangedError`, nothing written).
 
         Candidates whose model came from this build's expansion cache (or that have no
         model and a stored expansion on the same feature set) are linked to that expansion;
@@ -171,7 +175,7 @@ class IndexStore:
             :class:`polydom.Index` over the build's features.
         """
         builds.publish(self.database, self._known_models, build_id, index,
-                       self._cost_models.get(build_id))
+                       self._cost_models.get(build_id), replaces)
 
     def fail_build(self, build_id: int, error: BaseException | str) -> None:
         """Mark an unfinished build ``failed`` with its error (see

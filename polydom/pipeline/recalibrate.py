@@ -38,7 +38,7 @@ import numpy as np
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.quantile_fit import check_quantile, fit_quantile_curve
 from polydom.curves.units import seconds_to_store, unit_name
-from polydom.errors import InvalidArgumentError, TelemetryError
+from polydom.errors import CurrentBuildChangedError, InvalidArgumentError, TelemetryError
 from polydom.index.built import Index
 from polydom.pipeline.model_classes import register_learner_models
 from storage import IndexStore
@@ -115,17 +115,25 @@ def publish_index(
     index: Index,
     note: Mapping[str, Any],
     key: bytes | str | None = None,
+    replaces: int | None = None,
 ) -> int:
     """Store an index derived without training (calibrated, recalibrated) as the current build.
 
     ``note`` (JSON-serialisable: where it came from) becomes the build's parameters, with a
-    stamp so that every call registers a new build; the models are stored with it.
+    stamp so that every call registers a new build; the models are stored with it.  With
+    ``replaces``, only while build ``replaces`` is still current (checked in the publishing
+    transaction); else the new build is marked failed and
+    :class:`polydom.errors.CurrentBuildChangedError` raised.
 
     Runtime complexity: one publish, O(K * d + E) rows plus the models.
     """
     with IndexStore(url, key=key) as store:
         build_id = store.begin_build({**note, "stamp": time.time_ns()}, index.cost_model)
-        store.publish(build_id, index)
+        try:
+            store.publish(build_id, index, replaces=replaces)
+        except CurrentBuildChangedError as exc:
+            store.fail_build(build_id, exc)
+            raise
     index.info["build_id"] = build_id
     return build_id
 
@@ -155,6 +163,7 @@ def recalibrate(
     build: int | None = None,
     key: bytes | str | None = None,
     trusted: bool = False,
+    replaces: int | None = None,
 ) -> RecalibrationReport:
     """Refit the curves of a stored build from its served timings and publish a new build.
 
@@ -188,6 +197,11 @@ def recalibrate(
         The build to start from (default the current one).
     key, trusted
         As :func:`polydom.open_index`.
+    replaces : int, optional
+        The build the result may replace as the current one (default: the build current
+        when the recalibration starts).  The publish compares it with the current build
+        in its own transaction: a build published while the recalibration ran is never
+        replaced.
 
     Returns
     -------
@@ -197,13 +211,23 @@ def recalibrate(
     ------
     ValueError
         If the store has no timings to use, or an argument is out of range.
+    polydom.errors.TelemetryError
+        If the build's cost unit is not a unit of time (timings are seconds).
+    polydom.errors.CurrentBuildChangedError
+        If build ``replaces`` is no longer current when the result is published (nothing
+        is published; the begun build is marked failed).
     """
     since_id = _check_count(since_id, "since_id", 0)
+    if replaces is not None:
+        replaces = _check_count(replaces, "replaces", 1)
     min_records = _check_count(min_records, "min_records", 1)
     register_learner_models()
     with IndexStore(url, create=False, key=key) as store:
+        current = store.current_build_id()
         index = store.load_index(build=build, trusted=trusted)
         from_build = int(index.info["build_id"])
+        if replaces is None:
+            replaces = from_build if build is None else current
         unit = unit_name(index.info)
         try:
             per_second = seconds_to_store(unit, f"build {from_build} of {store.display_url!r}")
@@ -238,7 +262,7 @@ def recalibrate(
         "recalibrated_from": from_build,
         "timings": [since_id, rows[-1][0]],
         "learner": f"recalibrated from build {from_build}",
-    }, key=key)
+    }, key=key, replaces=replaces)
     return RecalibrationReport(from_build, build_id, len(rows), rows[-1][0], report["scales"],
                                report["refit"], report["borrowed"], dict(recalibrated.costs))
 

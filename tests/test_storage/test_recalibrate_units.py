@@ -3,6 +3,7 @@ would poison the index (issue 31 item 4): timings are seconds whatever the store
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 import learners
 import polydom
 from polydom.app.cli import main
-from polydom.errors import TelemetryError
+from polydom.errors import CurrentBuildChangedError, TelemetryError
 
 #: Seconds per unit of each store.
 UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
@@ -93,3 +94,37 @@ def test_a_since_id_beyond_a_database_integer_is_one_line(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "since_id" in err
     assert "OverflowError" not in err
+
+
+def test_a_build_published_while_a_recalibration_runs_is_never_replaced(tmp_path,
+                                                                         monkeypatch):
+    R = importlib.import_module("polydom.pipeline.recalibrate")  # the module, not the function
+    url = _build(tmp_path / "s.db", "s")
+    polydom.store_timings(url, _timings())
+    refit = R._refit_atoms
+
+    def meanwhile(*args, **kwargs):  # another writer publishes while the curves are refit
+        polydom.publish_index(url, polydom.open_index(url), {"note": "published meanwhile"})
+        return refit(*args, **kwargs)
+
+    monkeypatch.setattr(R, "_refit_atoms", meanwhile)
+    with pytest.raises(CurrentBuildChangedError, match="build 2 is current now") as err:
+        polydom.recalibrate(url)
+    assert "\n" not in str(err.value)
+    assert polydom.open_index(url).info["build_id"] == 2  # the newer build stays current
+    statuses = {b.build_id: b.status for b in polydom.list_builds(url)}
+    assert statuses == {1: "complete", 2: "complete", 3: "failed"}
+
+
+def test_an_index_recalibrates_only_over_its_own_build(tmp_path):
+    url = _build(tmp_path / "s.db", "s")
+    polydom.store_timings(url, _timings())
+    old = polydom.open_index(url, build=1)
+    polydom.publish_index(url, polydom.open_index(url), {"note": "newer"})
+    with pytest.raises(CurrentBuildChangedError):
+        old.recalibrate()
+    assert polydom.open_index(url).info["build_id"] == 2
+    # asked for explicitly, an older build may replace the current one (nothing changed
+    # while it ran)
+    report = polydom.recalibrate(url, build=1)
+    assert polydom.open_index(url).info["build_id"] == report.build_id
