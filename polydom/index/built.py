@@ -698,7 +698,9 @@ class Index:
 
         ``X_rows`` holds every atom's columns (as in training); only the columns of the
         atoms the chosen model needs are passed to it, in :meth:`CostModel.columns_of`
-        order.  ``check_input=False``: the arguments were checked (:meth:`check_query`,
+        order.  A NaN marks a feature not computed (:meth:`polydom.Featurizer.transform`'s
+        layout) and is passed on; an infinite value, text or a bool is refused.
+        ``check_input=False``: the arguments were checked (:meth:`check_query`,
         :func:`polydom.curves.domain.check_rows`) already.
 
         Runtime complexity: O(log R + d log S) plus the model's prediction.
@@ -707,13 +709,13 @@ class Index:
         ------
         ValueError
             If nothing fits the budget, the chosen candidate has no model, ``X_rows`` has
-            the wrong number of columns or holds a value that is not finite, or as
-            :meth:`lookup`.
+            the wrong number of columns or holds an infinite value (or an integer beyond
+            the float range), or as :meth:`lookup`.
         """
         view = self._view()  # one build's table and columns, whatever refresh does
         if check_input:
             size, budget, rule = view.check_query(size, budget, rule)
-            X_rows = check_rows(X_rows, view.n_columns, "X_rows")
+            X_rows = check_rows(X_rows, view.n_columns, "X_rows", allow_nan=True)
         hit = view.lookup(size, budget, rule, check_input=False)
         if hit is None:
             raise InvalidArgumentError(f"no model fits budget {budget!r} at size {size!r}")
@@ -730,11 +732,11 @@ class Index:
         Raises
         ------
         ValueError
-            If the hit has no model, or ``X_rows`` is not rows of :attr:`n_columns` finite
-            numbers (not with ``check_input=False``).
+            If the hit has no model, or ``X_rows`` is not rows of :attr:`n_columns` numbers
+            that are not infinite (not with ``check_input=False``).
         """
         if check_input:
-            X_rows = check_rows(X_rows, self.n_columns, "X_rows")
+            X_rows = check_rows(X_rows, self.n_columns, "X_rows", allow_nan=True)
         model = hit.model
         if model is None:
             raise InvalidArgumentError(f"candidate {hit.key!r} has no fitted model to predict with")
