@@ -237,7 +237,9 @@ def _quadratic_roots(c: float, b: float, a: float) -> list[float]:
     """
     if c == 0.0:
         return sorted({0.0, -b / a})
-    root_ac = math.sqrt(abs(a)) * math.sqrt(abs(c))
+    # sqrt(|a c|) in one rounding where the product is a normal float, else in two
+    prod = abs(a * c)
+    root_ac = math.sqrt(prod) if prod > 1e-290 else math.sqrt(abs(a)) * math.sqrt(abs(c))
     if abs(b) >= root_ac:
         # 4ac / b**2, at most 4 in magnitude: |c / b| <= |b / a|, so no step overflows
         ratio = 4.0 * (a * (c / b)) / b
@@ -275,6 +277,13 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     if deg == 0:
         return []
     d = scaled(d)
+    if d[-1] == 0.0:
+        # coefficients spanning more than the floats (1e300 - 1e-300 n**2): the leading
+        # ones underflowed to 0, and so do the roots beyond about 1e154 they would give
+        d = d[: np.flatnonzero(d)[-1] + 1]
+        deg = d.size - 1
+        if deg == 0:
+            return []
     if deg == 1:
         return [-float(d[0]) / float(d[1])]  # a root beyond the floats is inf, silently
     if deg == 2:
