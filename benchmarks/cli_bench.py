@@ -7,6 +7,11 @@ command is also timed from that tree in the same rounds, side by side.  The load
 before and after is printed: the machine is shared, compare within a table.
 
     PYTHONPATH=$PWD python benchmarks/cli_bench.py --repeats 9 [--baseline /path/to/checkout]
+        [--stores /tmp/open_bench_stores]
+
+With ``--stores DIR``, ``polydom lookup`` is also timed on the four stores of
+``benchmarks/open_bench.py`` (a lattice, a tree, a CEGB and a DAG store, built in ``DIR`` once
+and reused).
 """
 
 from __future__ import annotations
@@ -38,8 +43,9 @@ def small_store(folder: Path) -> str:
     return url
 
 
-def commands(url: str) -> list[tuple[str, list[str]]]:
-    """(label, argv after ``python``) of every timed command."""
+def commands(url: str, stores: dict[str, str]) -> list[tuple[str, list[str]]]:
+    """(label, argv after ``python``) of every timed command; ``stores``: more stores (name
+    -> URL) each looked up."""
     cli = ["-m", "polydom.app.cli"]
     return [
         ("python -c pass", ["-c", "pass"]),
@@ -48,7 +54,17 @@ def commands(url: str) -> list[tuple[str, list[str]]]:
         ("polydom --help", [*cli, "--help"]),
         ("polydom lookup", [*cli, "lookup", url, "--size", "10", "--budget", "12"]),
         ("polydom inspect", [*cli, "inspect", url]),
+        *((f"polydom lookup ({name} store)", [*cli, "lookup", where, "--size", "10",
+                                              "--budget", "30"])
+          for name, where in stores.items()),
     ]
+
+
+def child_env(tree: Path) -> dict[str, str]:
+    """The environment of a timed child: ``tree`` on the path, and bytecode written (as a
+    user's installation has it: without, every edited module compiles at every start)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPATH": str(tree)}
 
 
 def timed(argv: list[str], tree: Path) -> tuple[float, float]:
@@ -56,7 +72,7 @@ def timed(argv: list[str], tree: Path) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([sys.executable, *argv], cwd=tree, check=False, capture_output=True,
-                   env={**os.environ, "PYTHONPATH": str(tree)})
+                   env=child_env(tree))
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -67,6 +83,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--baseline", type=Path, help="another checkout timed side by side")
+    parser.add_argument("--stores", type=Path,
+                        help="also look up the four stores of benchmarks/open_bench.py, kept "
+                        "in this folder (built there once)")
     args = parser.parse_args()
     trees = {"this tree": ROOT}
     if args.baseline is not None:
@@ -74,10 +93,18 @@ def main() -> None:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as folder:
         url = small_store(Path(folder))
-        runs = [(label, name, tree, argv) for label, argv in commands(url)
+        stores = {}
+        if args.stores is not None:
+            from open_bench import build_stores  # benchmarks/ is the script's folder
+
+            args.stores.mkdir(parents=True, exist_ok=True)
+            stores = build_stores(args.stores)
+        runs = [(label, name, tree, argv) for label, argv in commands(url, stores)
                 for name, tree in trees.items()
                 if name == "this tree" or label.startswith("polydom")]
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for _, _, tree, argv in runs:  # one untimed round: bytecode written
+            timed(argv, tree)
         for _ in range(args.repeats):
             for label, name, tree, argv in runs:
                 times.setdefault((label, name), []).append(timed(argv, tree))
