@@ -29,23 +29,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def small_store(folder: Path) -> str:
-    """A store of two features and four candidates (a synthetic learner: no training)."""
-    import learners
-    import polydom
+SMALL_STORE = """
+import sys, learners, polydom
+accuracy = {frozenset(): 0.5, frozenset({"x1"}): 0.7, frozenset({"x2"}): 0.75,
+            frozenset({"x1", "x2"}): 0.9}
+polydom.build_index({"x1": "1 + n", "x2": "2 + 0.5*n"},
+                    learners.SyntheticLearner(accuracy.__getitem__), n_max=100.0,
+                    store=sys.argv[1], cost_unit="ms")
+"""
 
+
+def small_store(folder: Path, tree: Path = ROOT) -> str:
+    """A store of two features and four candidates (a synthetic learner: no training),
+    written by the code of ``tree`` (each tree reads a store of its own schema)."""
+    folder.mkdir(parents=True, exist_ok=True)
     url = f"sqlite:///{folder / 'small.db'}"
-    accuracy = {frozenset(): 0.5, frozenset({"x1"}): 0.7, frozenset({"x2"}): 0.75,
-                frozenset({"x1", "x2"}): 0.9}
-    polydom.build_index({"x1": "1 + n", "x2": "2 + 0.5*n"},
-                        learners.SyntheticLearner(accuracy.__getitem__), n_max=100.0,
-                        store=url, cost_unit="ms")
+    subprocess.run([sys.executable, "-c", SMALL_STORE, url], cwd=tree, check=True,
+                   capture_output=True, env=child_env(tree))
     return url
 
 
 def commands(url: str, stores: dict[str, str]) -> list[tuple[str, list[str]]]:
-    """(label, argv after ``python``) of every timed command; ``stores``: more stores (name
-    -> URL) each looked up."""
+    """(label, argv after ``python``) of every timed command on the small store at ``url``;
+    ``stores``: more stores (name -> URL) each looked up."""
     cli = ["-m", "polydom.app.cli"]
     return [
         ("python -c pass", ["-c", "pass"]),
@@ -92,16 +98,17 @@ def main() -> None:
         trees["baseline"] = args.baseline.resolve()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as folder:
-        url = small_store(Path(folder))
-        stores = {}
-        if args.stores is not None:
-            from open_bench import build_stores  # benchmarks/ is the script's folder
+        from open_bench import build_stores  # benchmarks/ is the script's folder
 
-            args.stores.mkdir(parents=True, exist_ok=True)
-            stores = build_stores(args.stores)
-        runs = [(label, name, tree, argv) for label, argv in commands(url, stores)
-                for name, tree in trees.items()
-                if name == "this tree" or label.startswith("polydom")]
+        runs = []
+        for name, tree in trees.items():  # each tree reads stores it wrote
+            here = Path(folder) / name.replace(" ", "_")
+            stores = {}
+            if args.stores is not None:
+                stores = build_stores(args.stores / name.replace(" ", "_"), tree)
+            runs += [(label, name, tree, argv)
+                     for label, argv in commands(small_store(here, tree), stores)
+                     if name == "this tree" or label.startswith("polydom")]
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for _, _, tree, argv in runs:  # one untimed round: bytecode written
             timed(argv, tree)

@@ -18,7 +18,7 @@ and asked to predict 20 rows.
 
 With ``--baseline DIR`` (another checkout, e.g. main before a change: ``git worktree add
 /tmp/base main``) the open and lookup are also timed from that tree, side by side, on the
-same stores.
+same four stores built by that tree (a tree reads the stores of its own schema).
 
     PYTHONPATH=$PWD python benchmarks/open_bench.py --repeats 9 [--baseline /tmp/base]
         [--stores /tmp/open_bench_stores]
@@ -101,6 +101,7 @@ kept); their SQLAlchemy URLs.
 
     Runtime complexity: four small builds (seconds each).
     """
+    folder.mkdir(parents=True, exist_ok=True)
     urls = {}
     for name, (learner, budgeted) in STORES.items():
         urls[name] = f"sqlite:///{folder / f'{name}.db'}"
@@ -157,15 +158,17 @@ def main() -> None:
         trees["baseline"] = args.baseline.resolve()
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.stores or Path(scratch)
-        folder.mkdir(parents=True, exist_ok=True)
-        urls = build_stores(folder)
+        stores = {name: build_stores(folder / name.replace(" ", "_"), tree)
+                  for name, tree in trees.items()}  # each tree reads stores it wrote
+        urls = stores["this tree"]
         rows = folder / "rows.npy"
         subprocess.run([sys.executable, "-c", "import sys, numpy as np; from sklearn.datasets "
                         "import load_breast_cancer; np.save(sys.argv[1], "
                         "load_breast_cancer().data[:20])", str(rows)], check=True)
         runs = [("python -c pass", "this tree", ROOT, ["-c", "pass"])]
-        runs += [(f"open_index + lookup: {name}", tree_name, tree, ["-c", OPEN_AND_LOOKUP, url])
-                 for name, url in urls.items() for tree_name, tree in trees.items()]
+        runs += [(f"open_index + lookup: {name}", tree_name, tree,
+                  ["-c", OPEN_AND_LOOKUP, stores[tree_name][name]])
+                 for name in STORES for tree_name, tree in trees.items()]
         load_before = os.getloadavg()
         times: dict[tuple[str, str], list[float]] = {}
         for _, _, tree, argv in runs:  # one untimed round: bytecode written
