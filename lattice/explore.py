@@ -552,7 +552,7 @@ def explore(
         Dominance factor of candidate pruning; 1 keeps the end-to-end guarantee at alpha.
     n_min, n_max : float
         The size domain for every cost comparison.
-    executor : None, str, lattice.Executor or distributed.Client
+    executor : None, str, lattice.executor.Executor or distributed.Client
         Where trainings run (see :func:`lattice.make_executor`): in-process by default,
         ``"processes:N"``, ``"dask://host:port"``, a Dask client.  Each pass's unpruned sets
         go out as one batch; the pruning decisions, the expanded sets and their order are
@@ -566,7 +566,7 @@ def explore(
 
     Raises
     ------
-    lattice.ExecutorError
+    polydom.errors.ExecutorError
         On a bad ``executor`` (before any training).
 
     Runtime complexity: O(2**m * E) vectorised work for E expanded sets (each of the 2**m

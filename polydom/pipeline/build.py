@@ -16,6 +16,7 @@ from polydom.curves.cost_model import CostModel
 from polydom.curves.domain import check_domain, shown
 from polydom.errors import (
     ArgumentTypeError,
+    BuildPublishedError,
     InvalidArgumentError,
     UnknownArgumentError,
     did_you_mean,
@@ -29,7 +30,7 @@ from polydom.index.sweep import (
     coefficient_matrix,
 )
 from polydom.pipeline.open import register_learner_models
-from storage import BuildPublishedError, IndexStore
+from storage import IndexStore
 
 __all__ = ["build_index"]
 
@@ -90,7 +91,7 @@ def build_index(
         again with the same arguments retrains nothing that was stored; the finished index
         (candidates, ranges, skylines, models) becomes current in one transaction.  Open it
         with :func:`polydom.open_index`.  Not together with ``cache``.
-    executor : None, str, lattice.Executor or distributed.Client
+    executor : None, str, lattice.executor.Executor or distributed.Client
         Where the trainings run: in-process (default), ``"processes:N"``,
         ``"dask://host:port"`` or a Dask client (see :func:`lattice.make_executor`).  It is
         resolved (a scheduler connected) before anything is stored or trained; results are
@@ -138,7 +139,7 @@ def build_index(
 
     Raises
     ------
-    lattice.ExecutorError
+    polydom.errors.ExecutorError
         On a bad ``executor``, before anything is stored or trained.
 
     Runtime complexity: the exploration (E trainings, O(2**m * E) checks) plus the index

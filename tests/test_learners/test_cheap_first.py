@@ -15,6 +15,7 @@ from sklearn.linear_model import LogisticRegression
 
 import learners
 import storage
+import storage.blobs
 from learners import CheapFirstClassifier
 from polydom.pipeline.open import register_learner_models
 
@@ -93,9 +94,9 @@ def test_multiclass_and_the_extremes_of_the_tradeoff():
 def test_stored_as_arrays_it_predicts_the_same(cancer):
     model, _, _, X_te = cancer
     register_learner_models()
-    blob, fmt = storage.dump_model(model)
+    blob, fmt = storage.blobs.dump_model(model)
     assert fmt == "arrays"
-    back = storage.load_model(blob, fmt, hashlib.sha256(blob).hexdigest())
+    back = storage.blobs.load_model(blob, fmt, hashlib.sha256(blob).hexdigest())
     np.testing.assert_array_equal(back.predict_proba(X_te), model.predict_proba(X_te))
     np.testing.assert_array_equal(back.feature_usage(X_te), model.feature_usage(X_te))
     assert back.get_params() == model.get_params()

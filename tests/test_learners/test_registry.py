@@ -54,6 +54,7 @@ def test_a_registered_learner_model_class_is_stored_without_editing_storage(monk
     import numpy as np
 
     import storage
+    import storage.blobs
     from polydom.pipeline.open import register_learner_models
 
     class Constant:
@@ -71,11 +72,11 @@ def test_a_registered_learner_model_class_is_stored_without_editing_storage(monk
     monkeypatch.setitem(registry._REGISTRY, "constant", registry.RegisteredLearner(
         "constant", lambda seed=0: Constant(1.0), "budgeted", (Constant,)))
     register_learner_models()
-    blob, fmt = storage.dump_model(Constant(2.5))
+    blob, fmt = storage.blobs.dump_model(Constant(2.5))
     assert fmt == "arrays"
     from storage.blobs import sha256_hex
 
-    assert storage.load_model(blob, fmt, sha256_hex(blob)).value == 2.5
+    assert storage.blobs.load_model(blob, fmt, sha256_hex(blob)).value == 2.5
 
 
 def test_adapt_is_registered_around_a_named_lattice_estimator():

@@ -19,6 +19,7 @@ import pytest
 import sqlalchemy as sa
 
 import polydom
+import polydom.errors
 import storage
 from storage import IndexStore
 from tests.storage_support import (
@@ -255,7 +256,7 @@ def test_begin_build_resumes_only_an_unfinished_build_with_identical_params(stor
         assert frozenset({"g0"}) not in store.expansion_cache(c)
         store.publish(a, index_of(random_candidates(20, seed=1)))
         assert store.begin_build({"alpha": 1.5, "learner": "x"}, COSTS, GROUPS) not in (a, b, c)
-        with pytest.raises(storage.BuildPublishedError, match="already published"):
+        with pytest.raises(polydom.errors.BuildPublishedError, match="already published"):
             store.publish(a, index_of(random_candidates(20, seed=1)))
 
 
