@@ -526,7 +526,7 @@ def explore(
         A :class:`polydom.CostModel` with bundles makes its bundles the lattice's features
         and a set pays each of their atoms once.  Every curve must be non-negative on
         ``[n_min, n_max]``.
-    learner : object with ``expand(frozenset) -> polydom.Expansion``
+    learner : object with ``expand(frozenset) -> lattice.Expansion``
         The black box (see :mod:`learners`).
     alpha : float, default 1.0
         Multiplicative approximation factor (>= 1; 1 is exact).

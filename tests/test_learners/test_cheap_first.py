@@ -14,6 +14,8 @@ from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.linear_model import LogisticRegression
 
 import learners
+import learners.budgeted.contract
+import learners.registry
 import storage
 import storage.blobs
 from learners import CheapFirstClassifier
@@ -36,9 +38,9 @@ def cancer():
 
 def test_it_is_a_registered_budgeted_learner():
     model = CheapFirstClassifier()
-    assert isinstance(model, learners.BudgetedClassifierMixin)
+    assert isinstance(model, learners.budgeted.contract.BudgetedClassifierMixin)
     assert set(model.get_params()) >= {"tradeoff", "feature_costs", "feature_groups"}
-    spec = learners.get_learner("cheap-first")
+    spec = learners.registry.get_learner("cheap-first")
     assert spec.kind == "budgeted" and model.learner_name == spec.name
     assert spec.classes() == [CheapFirstClassifier]
     assert isinstance(spec.make(seed=3, tradeoff=0.2), CheapFirstClassifier)
