@@ -7,8 +7,9 @@ decision trees (``tree``), the logistic lattice with two CEGB candidates (``cegb
 two DAG candidates (``dag``).  Then, in turns (one run of every command, then the next round,
 so that load changes hit every command alike), ``--repeats`` fresh interpreters each run
 ``python -c pass`` and, per store, ``import polydom; polydom.open_index(url).lookup(10, B)``.
-Wall medians and their ratio to ``python -c pass`` in the same run are printed, with the load
-average (the machine may be shared: compare within a table).
+Wall and CPU (user + system of the child) medians and their ratios to ``python -c pass`` in
+the same run are printed, with the load average (on a shared machine the CPU ratio is the
+steadier one: compare within a table).
 
 A second table, from one fresh process per store (not timed), counts the modules loaded after
 the open and the lookup, and names the libraries and learner modules the first
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -115,15 +117,18 @@ kept); their SQLAlchemy URLs.
     return urls
 
 
-def timed(argv: list[str], tree: Path) -> float:
-    """Wall seconds of one fresh interpreter running ``argv`` from ``tree``."""
+def timed(argv: list[str], tree: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system of the child) of one fresh interpreter running
+    ``argv`` from ``tree``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, *argv], cwd=tree, capture_output=True,
                           env=child_env(tree))
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
         raise SystemExit(f"{argv} failed in {tree}: {done.stderr.decode()[-500:]}")
-    return wall
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _under(modules: list[str], prefix: str) -> int:
@@ -170,22 +175,26 @@ def main() -> None:
                   ["-c", OPEN_AND_LOOKUP, stores[tree_name][name]])
                  for name in STORES for tree_name, tree in trees.items()]
         load_before = os.getloadavg()
-        times: dict[tuple[str, str], list[float]] = {}
+        times: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for _, _, tree, argv in runs:  # one untimed round: bytecode written
             timed(argv, tree)
         for _ in range(args.repeats):
             for label, tree_name, tree, argv in runs:
                 times.setdefault((label, tree_name), []).append(timed(argv, tree))
         load_after = os.getloadavg()
-        floor = statistics.median(times[("python -c pass", "this tree")])
+        base = times[("python -c pass", "this tree")]
+        floor = statistics.median(w for w, _ in base)
+        cpu_floor = statistics.median(c for _, c in base)
         print(f"{args.repeats} runs each, medians; load average {load_before[0]:.1f} before, "
               f"{load_after[0]:.1f} after ({os.cpu_count()} cores)")
         print()
-        print("| command | tree | wall s | wall / python -c pass |")
-        print("|---|---|---:|---:|")
+        print("| command | tree | wall s | wall / python -c pass | CPU s | CPU / python -c pass |")
+        print("|---|---|---:|---:|---:|---:|")
         for (label, tree_name), values in times.items():
-            wall = statistics.median(values)
-            print(f"| {label} | {tree_name} | {wall:.3f} | {wall / floor:.2f} |")
+            wall = statistics.median(w for w, _ in values)
+            cpu = statistics.median(c for _, c in values)
+            print(f"| {label} | {tree_name} | {wall:.3f} | {wall / floor:.2f} | {cpu:.3f} | "
+                  f"{cpu / cpu_floor:.2f} |", flush=True)
         print()
         module_table(urls, rows)
 
