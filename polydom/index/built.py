@@ -19,6 +19,7 @@ from polydom.errors import InvalidArgumentError
 from polydom.index.explanation import Explanation, explain_lookup
 from polydom.index.item_prediction import ItemPrediction
 from polydom.index.lazy_payload import resolve_payload
+from polydom.index.served_cost import ServedCost, stored_overrun
 from polydom.index.table import RuleUnavailableError, SkylineTable, check_rule
 
 __all__ = ["Hit", "Index"]
@@ -47,6 +48,11 @@ class Hit:
         The candidate itself.
     learner : str or None
         Name of the learner that produced the model (the candidate's ``learner``).
+    size : float or None
+        The item size the lookup was asked at (None for a Hit made by hand).
+    served_cost : ServedCost or None
+        The build's pricing of served models (what :meth:`row_costs` uses; None for a Hit
+        made by hand).
 
     The repr shows numbers to 12 significant digits (no float noise such as
     ``cost=54.00000000000001``) and the features in natural order:
@@ -62,6 +68,8 @@ class Hit:
     cost: float
     payload: Any = field(repr=False)
     candidate: Candidate = field(repr=False)
+    size: float | None = field(default=None, repr=False)
+    served_cost: ServedCost | None = field(default=None, repr=False, compare=False)
 
     @property
     def model(self) -> Any:
@@ -72,6 +80,37 @@ class Hit:
     def learner(self) -> str | None:
         """Name of the learner that produced the model.  O(1)."""
         return self.candidate.learner
+
+    def row_costs(self, X_rows: np.ndarray) -> np.ndarray:
+        """What the served model costs on each row of ``X_rows`` at the lookup's size.
+
+        ``X_rows`` are full rows (every atom's columns, as :meth:`Index.predict` takes
+        them).  An adaptive model (every budgeted learner's) pays for each row the atoms it
+        computes for that row; any other model its stored cost :attr:`cost` on every row
+        (see :class:`polydom.index.served_cost.ServedCost`).  The mean over rows drawn as
+        the item's rows are is what the pick realises per row; :attr:`cost` is the stored
+        estimate of it (see docs/evaluation.md, "What each stored number describes").
+
+        Runtime complexity: that of the model's ``feature_usage`` plus O(rows * atoms).
+
+        >>> import polydom
+        >>> table = polydom.PolyDomIndex.build([polydom.Candidate("a", 0.9, "2 + n",
+        ...                                                       features={"x"})])
+        >>> hit = polydom.Index(table, {"x": "2 + n"}).lookup(3.0, 10.0)
+        >>> hit.row_costs(np.zeros((2, 1))).tolist()
+        [5.0, 5.0]
+
+        Raises
+        ------
+        ValueError
+            If the Hit was not returned by :meth:`Index.lookup` (it knows no build), or
+            ``X_rows`` is not as wide as the build's rows.
+        """
+        if self.served_cost is None or self.size is None:
+            raise InvalidArgumentError(
+                f"Hit {self.key!r} knows no build to price rows with; take it from "
+                "Index.lookup")
+        return self.served_cost.row_costs(self.candidate, self.model, X_rows, self.size)
 
     def __repr__(self) -> str:
         features = sorted(map(str, self.features), key=natural_key)
@@ -123,6 +162,8 @@ class Index:
         #: Columns of every atom that has some.
         self.columns = model.columns
         self.info = dict(info or {})
+        #: Prices the served models row by row (:meth:`Hit.row_costs`).
+        self.served_cost = ServedCost(model, table.candidates, self.info)
         self._source: Callable[[Any], Index | None] | None = None
         self._recalibrator: Callable[..., Any] | None = None
         #: Serialises :meth:`refresh` (never swapped with the state it guards).
@@ -281,26 +322,19 @@ class Index:
         }}
         return self.with_candidate_costs(cal.curves([c.cost for c in cands]), info)
 
-    def _overrun(self, field: str, default: float) -> np.ndarray:
-        overrun = self.info.get("overrun")
-        stored = overrun.get(field) if isinstance(overrun, Mapping) else None
-        if not isinstance(stored, list) or len(stored) != len(self.candidates):
-            return np.full(len(self.candidates), default)
-        return np.asarray(stored, dtype=np.float64)
-
     def overrun_factors(self) -> np.ndarray:
         """Each candidate's calibration factor (``info["overrun"]``; all 1.0 uncalibrated).
 
         Runtime complexity: O(K).
         """
-        return self._overrun("factors", 1.0)
+        return stored_overrun(self.info, "factors", 1.0, len(self.candidates))
 
     def overrun_offsets(self) -> np.ndarray:
         """Each candidate's calibration offset in seconds (all 0.0 uncalibrated).
 
         Runtime complexity: O(K).
         """
-        return self._overrun("offsets", 0.0)
+        return stored_overrun(self.info, "offsets", 0.0, len(self.candidates))
 
     def with_atom_costs(
         self, atoms: Mapping[str, CostCurve], info: Mapping[str, Any] | None = None
@@ -400,11 +434,13 @@ class Index:
         return self.cost_model.columns_of(names)
 
     @staticmethod
-    def _hit(table: SkylineTable, position: int, size: float) -> Hit | None:
+    def _hit(table: SkylineTable, position: int, size: float,
+             served_cost: ServedCost | None = None) -> Hit | None:
         if position < 0:
             return None
         cand = table._candidates[position]
-        return Hit(cand.key, cand.features, cand.accuracy, cand.cost(size), cand.payload, cand)
+        return Hit(cand.key, cand.features, cand.accuracy, cand.cost(size), cand.payload, cand,
+                   size, served_cost)
 
     def lookup(self, size: float, budget: float, rule: str = "best") -> Hit | None:
         """Best model whose cost at ``size`` is ``<= budget`` (None when none fits).
@@ -418,9 +454,11 @@ class Index:
             view = self._view()
             view.check_rule(rule)
             return self._hit(view.table, view.table.lookup_position(size, budget, rule),
-                             float(size))
-        table = self.table  # once: a refresh in another thread may replace it
-        return self._hit(table, table.lookup_position(size, budget, rule), float(size))
+                             float(size), view.served_cost)
+        state = self.__dict__  # once: a refresh in another thread may replace it
+        table = state["table"]
+        return self._hit(table, table.lookup_position(size, budget, rule), float(size),
+                         state["served_cost"])
 
     def check_rule(self, rule: object) -> str:
         """``rule`` when this index can answer it, else an error naming why not.
@@ -511,6 +549,32 @@ class Index:
         if X.ndim != 2 or X.shape[1] != width:
             raise InvalidArgumentError(f"X_rows must have shape (rows, {width}), got {X.shape}")
         return hit.model.predict(X[:, view.model_columns(hit.candidate.needs)])
+
+    def realised_cost(
+        self, X_rows: np.ndarray, size: float, budget: float, rule: str = "best"
+    ) -> np.ndarray:
+        """What the model chosen for ``(size, budget)`` under ``rule`` costs on each row of
+        ``X_rows`` (full rows, as :meth:`predict` takes them): :meth:`Hit.row_costs` of
+        :meth:`lookup`'s answer.  Its mean is the pick's realised cost per row, to hold
+        against ``budget``.
+
+        Runtime complexity: a lookup plus that of :meth:`Hit.row_costs`.
+
+        >>> import polydom
+        >>> table = polydom.PolyDomIndex.build([polydom.Candidate("a", 0.9, "2 + n",
+        ...                                                       features={"x"})])
+        >>> polydom.Index(table, {"x": "2 + n"}).realised_cost(np.zeros((1, 1)), 3.0, 10.0)
+        array([5.])
+
+        Raises
+        ------
+        ValueError
+            If nothing fits the budget, or as :meth:`lookup` and :meth:`Hit.row_costs`.
+        """
+        hit = self.lookup(size, budget, rule)
+        if hit is None:
+            raise InvalidArgumentError(f"no model fits budget {budget!r} at size {size!r}")
+        return hit.row_costs(X_rows)
 
     def predict_item(
         self, item: Any, budget: float, featurizer: Any, anytime: bool = False,
