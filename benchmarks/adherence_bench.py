@@ -1,59 +1,55 @@
-"""Budget adherence in situ: over-budget rate and accuracy of four ways to get cost curves.
+"""Budget adherence in situ (issue 29): the guard against an oracle, at two targets, under load.
 
-On PLAID (time series, size = length) and digits (images, size = side), one run builds the
-lattice once (expansions shared) and serves held-out items with ``predict_item`` at budgets
-from the cheapest useful model to the dearest set, interleaving the methods item by item:
+On PLAID (time series, size = length) and digits (images, size = side), for each timer
+(CPU, wall) and each load (quiet; one core kept busy by a CPU hog during the evidence
+passes and the serving), the in-situ pipeline (``polydom/app/insitu_run.py``) builds the
+index with every trained set kept (``keep_trained=True``; the lattice's expansions are
+shared between the runs of a workload) and guards it:
 
-(a) ``max fit``      today's profiling: ``Featurizer.profile(statistic="max")``, a warm loop
-                      of 3 repeats per item and feature, non-negative least squares;
-(b) ``in situ``       the new default: ``Featurizer.profile_in_situ`` (every feature once per
-                      item, shuffled, with model predictions between items), curves at the
-                      0.95 quantile of in-situ time;
-(c) ``guard``         (b) calibrated to ``target_overrun=0.05`` on held-out items timed in
-                      situ (split conformal per candidate, ``Index.calibrated``);
-(d) ``size-agnostic`` (c)'s models, each costed at the largest size (no index over sizes).
+``guard``  ``Index.calibrated`` at ``target_overrun`` 0.05 (and 0.01, a level it holds:
+           ``at_overrun``), score "auto", on the evidence: the held-out calibration items
+           and the unprofiled training items, both timed in situ;
+``oracle`` the same method fitted on half of the test items' own in-situ times (taken
+           minutes before serving them, among every trained set): the best a guard could
+           do without seeing the item; both serve the other half.
 
-Then, on PLAID: drift (every feature made 2x slower mid-stream by running it and then
-spinning as long again; a ``DriftMonitor`` on the telemetry flags it, ``polydom.recalibrate``
-publishes a re-swept build from the timings recorded since, the reader ``refresh()``es), and
-the over-budget rate while another process keeps one core busy.
+Every test item of the served half is served at every budget (geometric, from the cheapest
+useful model to the dearest set) with ``predict_item``, the methods interleaved.  Printed
+per budget: over-budget rate and accuracy of each; then the checks: worst over-budget rate
+<= target + 0.02, mean accuracy over the budgets within 0.02 of the oracle's.
 
-    PYTHONPATH=$PWD python benchmarks/adherence_bench.py            # both workloads, drift, busy
-    PYTHONPATH=$PWD python benchmarks/adherence_bench.py --quick    # fewer items (about 1/2)
-    PYTHONPATH=$PWD python benchmarks/adherence_bench.py --workload plaid --timer cpu
+Then, on PLAID (CPU timer): ``DriftRecalibration`` (what ``polydom serve
+--recalibrate-on-drift`` runs) on a published guarded build, fed by the served timings:
+false alarms per 1,000 stationary items, and items served between a 2x slowdown of every
+feature and the recalibrated build.
 
-Prints the load average before and after (the machine is shared).
+    PYTHONPATH=$PWD python benchmarks/adherence_bench.py              # all (several minutes)
+    PYTHONPATH=$PWD python benchmarks/adherence_bench.py --workload plaid --timer cpu --no-hog
+
+Prints the load average (the machine is shared) before and after each part.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import os
 import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
-import learners
 import polydom
-from polydom.app.insitu_run import (
-    build_in_situ,
-    choose_budgets,
-    serve_side_by_side,
-    size_agnostic,
-    split_items,
-)
+from polydom.app.insitu_run import build_in_situ, choose_budgets, serve_side_by_side, split_items
 from polydom.app.tables import format_table
-from polydom.serving.telemetry import TimingRecord
+from polydom.serving.drift_recalibration import DriftRecalibration
+from polydom.serving.timing_recorder import TimingRecorder
 
-Q = 0.05
+TARGETS = (0.05, 0.01)
 
 
 def _load() -> str:
@@ -84,16 +80,33 @@ def digits(args):
     return items, wl.labels[pick], wl.featurizer, model, 8.0, 64.0
 
 
+@contextlib.contextmanager
+def cpu_hog(on: bool):
+    """One process spinning on a core while the block runs (nothing when ``on`` is False)."""
+    if not on:
+        yield
+        return
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.5)
+        yield
+    finally:
+        hog.terminate()
+        hog.wait()
+
+
 def slowed(fz: polydom.Featurizer, factor: float) -> polydom.Featurizer:
-    """The same features, each made ``factor`` times slower: run, then spin the extra time."""
+    """The same features, each made ``factor`` times slower: run, then spin the extra time
+    (measured on the featurizer's own timer)."""
     out = polydom.Featurizer(size=fz.size_function, timer=fz.timer)
+    clock = fz.timer
 
     def wrap(routine):
         def slow(item):
-            start = time.perf_counter()
+            start = clock()
             value = routine(item)
-            until = start + factor * (time.perf_counter() - start)
-            while time.perf_counter() < until:
+            until = start + factor * (clock() - start)
+            while clock() < until:
                 pass
             return value
         return slow
@@ -115,168 +128,151 @@ def table(rows, methods, budgets, unit=1e3):
     return format_table(head, body)
 
 
-def run_workload(name, loader, args, out):
+def run_config(name, data, args, out, timer, hog, cache):
+    """One (workload, timer, load): build, guard, oracle, serve; returns the checks."""
+    items, labels, fz, skeleton, n_min, n_max = data
+    fz.timer = time.process_time if timer == "cpu" else time.perf_counter
+    labels = np.asarray(labels)
+    train, cal, test = split_items(len(items), 0.45, 0.15, seed=args.seed)
+    rng = np.random.default_rng(args.seed + 3)
+    test = rng.permutation(test)[: 2 * args.test_items]
+    fit_half, serve_half = np.sort(test[: len(test) // 2]), np.sort(test[len(test) // 2:])
     t0 = time.perf_counter()
-    items, labels, fz, skeleton, n_min, n_max = loader(args)
-    if args.timer == "cpu":
-        fz.timer = time.process_time
-    train, cal, test = split_items(len(items), 0.5, 0.2, seed=args.seed)
-    test = test[: args.test_items]
-    cache: dict = {}
-    built = build_in_situ(items, labels, fz, skeleton, train, cal, n_min, n_max,
-                          target_overrun=Q, profile_items=args.profile_items, alpha=args.alpha,
-                          max_iter=200, cache=cache, seed=args.seed,
-                          progress=lambda t: out(f"  [{name}] {t}"))
-    # (a) today's profiling: a warm loop of repeats per feature, max per size, least squares
-    prof_items = [items[i] for i in train[: args.profile_items]]
-    t1 = time.perf_counter()
-    warm = fz.profile(prof_items, repeats=3, statistic="max", degree=2)
-    warm_seconds = time.perf_counter() - t1
-    model_a = polydom.CostModel(warm.curves, bundles={k: sorted(v) for k, v in
-                                                      skeleton.bundles.items()},
-                                columns=skeleton.columns)
-    est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=200))
-    learner = learners.SklearnLearner(est, built.rows, np.asarray(labels)[train],
-                                      features=model_a, cv=3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        index_a = polydom.build_index(model_a, learner, alpha=args.alpha, n_min=n_min,
-                                      n_max=n_max, cache=cache, cost_pruning=True,
-                                      cost_unit="s")
-    methods = {
-        "a max fit": index_a,
-        "b in situ": built.index,
-        "c guard": built.guarded,
-        "d size-agnostic": size_agnostic(built.guarded, n_max),
-    }
-    budgets = choose_budgets(built.guarded, np.array([fz.size(items[i]) for i in test]),
-                             args.budgets)
-    out(f"\n## {name}: {len(train)} training, {len(cal)} calibration, {len(test)} test items; "
-        f"sizes [{n_min:g}, {n_max:g}]; {len(built.index.candidates)} candidates; "
-        f"timer {args.timer}; load before serving {_load()}")
-    out(f"profiling cost: in situ {built.seconds['profile']:.1f} s ({args.profile_items} items, "
-        f"one pass), warm max fit {warm_seconds:.1f} s (3 repeats + warm-up); calibration "
-        f"pass {built.seconds['calibrate']:.1f} s ({len(cal)} items)")
-    factors = built.guarded.overrun_factors()
-    out(f"guard factors (q={Q}): median {np.median(factors):.2f}, range "
-        f"[{factors.min():.2f}, {factors.max():.2f}]")
-    t1 = time.perf_counter()
-    rows = serve_side_by_side(methods, [items[i] for i in test], np.asarray(labels)[test],
-                              budgets, fz, seed=args.seed)
-    out(f"served {len(test)} items x {len(budgets)} budgets x {len(methods)} methods in "
-        f"{time.perf_counter() - t1:.0f} s; load after {_load()}")
+    load_before = _load()
+    with cpu_hog(hog):
+        built = build_in_situ(items, labels, fz, skeleton, train, cal, n_min, n_max,
+                              target_overrun=TARGETS[0], profile_items=args.profile_items,
+                              alpha=args.alpha, max_iter=200, cache=cache, seed=args.seed,
+                              levels=TARGETS[1:])
+        own = fz.featurize_in_situ([items[i] for i in fit_half],
+                                   predict=lambda row: built.standin.predict(row[None, :]),
+                                   seed=args.seed + 4)
+        oracle = built.index.calibrated(own.sizes, own.timings, TARGETS[0], levels=TARGETS[1:],
+                                        seed=args.seed)
+        guard = built.guarded
+        methods = {}
+        for q in TARGETS:
+            methods[f"guard {q:g}"] = guard.at_overrun(q)
+            methods[f"oracle {q:g}"] = oracle.at_overrun(q)
+        budgets = choose_budgets(guard, np.array([fz.size(items[i]) for i in serve_half]),
+                                 args.budgets)
+        rows = serve_side_by_side(methods, [items[i] for i in serve_half], labels[serve_half],
+                                  budgets, fz, seed=args.seed)
+    over = guard.info["overrun"]
+    chosen = over["chosen"]
+    held = [v for v in over["held_out"] if v is not None]
+    out(f"\n### {name}, {timer} timer, {'one core kept busy by a CPU hog' if hog else 'no hog'}"
+        f" (load before {load_before}, after {_load()})")
+    out(f"{len(train)} training items ({built.index.info['expansions']} sets trained, "
+        f"{len(built.index.candidates)} candidates kept), evidence {over['items']} items "
+        f"({len(cal)} held out + {over['items'] - len(cal)} unprofiled training items); "
+        f"oracle fitted on {len(fit_half)} test items, both serve the other {len(serve_half)}; "
+        f"guard scores: {chosen.count('ratio')} ratio, {chosen.count('excess')} excess; "
+        f"held-out cross-check (selection split) overrun median "
+        f"{np.median(held) if held else float('nan'):.3f} at target {TARGETS[0]}")
     out(table(rows, list(methods), budgets))
-    for m in methods:
-        worst = max(r.over for r in rows if r.method == m)
-        mean_acc = np.mean([r.accuracy for r in rows if r.method == m])
-        out(f"  {m:16s} worst over-budget rate {worst:.3f}, mean accuracy {mean_acc:.3f}")
-    out(f"[{name}] {time.perf_counter() - t0:.0f} s")
-    return items, labels, fz, built, test, budgets
+    checks = []
+    for q in TARGETS:
+        g = [r for r in rows if r.method == f"guard {q:g}"]
+        o = [r for r in rows if r.method == f"oracle {q:g}"]
+        worst = max(r.over for r in g)
+        acc_g, acc_o = np.mean([r.accuracy for r in g]), np.mean([r.accuracy for r in o])
+        ok_over, ok_acc = worst <= q + 0.02, acc_g >= acc_o - 0.02
+        out(f"  target {q:g}: guard worst over-budget rate {worst:.3f} "
+            f"(<= {q + 0.02:.2f}: {'yes' if ok_over else 'NO'}), oracle worst "
+            f"{max(r.over for r in o):.3f}; mean accuracy guard {acc_g:.3f}, oracle "
+            f"{acc_o:.3f} (within 0.02: {'yes' if ok_acc else 'NO'})")
+        checks.append((name, timer, hog, q, worst, acc_g, acc_o, ok_over, ok_acc))
+    out(f"  [{time.perf_counter() - t0:.0f} s]")
+    return built, budgets, checks
 
 
-def drift(name, items, labels, fz, built, test, budgets, args, out):
-    """Every feature 2x slower mid-stream: detect, recalibrate, refresh; rates per phase."""
+def drift(name, data, built, budgets, args, out):
+    """``DriftRecalibration`` on served timings: false alarms, then a 2x slowdown."""
+    items, labels, fz, *_ = data
+    fz.timer = time.process_time
     folder = Path(tempfile.mkdtemp(prefix="adherence_"))
     url = f"sqlite:///{folder / 'drift.db'}"
-    guarded = built.guarded
-    polydom.publish_index(url, guarded, {"adherence_bench": name})
+    polydom.publish_index(url, built.guarded, {"adherence_bench": name})
     reader = polydom.open_index(url)
-    buf = polydom.TimingBuffer()
-    monitor = polydom.DriftMonitor(reader.costs, quantile=1 - Q, window=args.window)
+    drift_watch = DriftRecalibration(reader, min_interval=0.0, collect=args.collect)
+    recorder = TimingRecorder(drift_watch.sink(functools.partial(polydom.store_timings, url)))
     mid = budgets[len(budgets) // 2 - 1: len(budgets) // 2 + 1]
     slow = slowed(fz, 2.0)
     rng = np.random.default_rng(args.seed + 5)
-    stream = rng.choice(test, size=4 * args.phase, replace=True)
-    phase, served, over = "before", 0, {"before": [], "drifted": [], "after": []}
-    counts = {"flagged after": None, "recalibrated after": None}
-    since = 0
-    flagged_at = None
-    false_alarms: list[int] = []
-    current = fz
+    stream = rng.integers(len(items), size=args.stationary + 3 * args.phase)
+    first = reader.info["build_id"]
+    over = {"stationary": [], "drifted": [], "after": []}
+    phase, current, served_at_drift, switched_after = "stationary", fz, None, None
+    t0 = time.perf_counter()
     for k, i in enumerate(stream):
-        if k == args.phase:
-            current = slow
-            phase = "drifted"
-            drift_start = served
+        if k == args.stationary:
+            phase, current, served_at_drift = "drifted", slow, k
+            false_alarms = drift_watch.counts["alarms"]
+            false_builds = drift_watch.counts["recalibrations"]
         b = mid[k % len(mid)]
-        pred = reader.predict_item(items[i], b, current, telemetry=buf)
-        served += 1
+        pred = reader.predict_item(items[i], b, current)
+        recorder.record(reader.snapshot(), pred)
         over[phase].append(pred.seconds > b)
-        fresh = [TimingRecord(f, pred.size, t) for f, t in pred.feature_seconds.items()]
-        flagged = monitor.update_many(fresh)
-        if flagged and phase == "before":
-            false_alarms.append(served)
-            monitor.reset()
-        if flagged and phase == "drifted" and flagged_at is None:
-            flagged_at = served
-            counts["flagged after"] = served - drift_start
-            _, since = polydom.store_timings(url, buf.drain())
-        if flagged_at is not None and phase == "drifted" and served - flagged_at >= args.collect:
-            polydom.store_timings(url, buf.drain())
-            report = reader.recalibrate(since_id=since, min_records=10)
-            monitor.reset(reader.costs)
-            counts["recalibrated after"] = served - drift_start
-            phase = "after"
-            scales = report.scales
+        if k % args.flush == args.flush - 1:
+            before = drift_watch.counts["recalibrations"]
+            recorder.flush()
+            if phase == "drifted" and drift_watch.counts["recalibrations"] > before:
+                switched_after = k + 1 - served_at_drift
+                phase = "after"
         if phase == "after" and len(over["after"]) >= args.phase:
             break
-    out(f"\n## drift on {name}: every feature 2x slower after {args.phase} served items "
-        f"(budgets {[float(f'{b * 1e3:.3g}') for b in mid]} ms alternating); load {_load()}")
+    out(f"\n### drift on {name} (CPU timer, DriftRecalibration as `serve "
+        f"--recalibrate-on-drift` runs it: timings stored every {args.flush} items, monitor "
+        f"defaults, collect {args.collect}); budgets {[float(f'{b * 1e3:.3g}') for b in mid]} "
+        f"ms alternating; load {_load()}; {time.perf_counter() - t0:.0f} s")
     rows = [[p, len(v), round(float(np.mean(v)), 3) if v else "-"] for p, v in over.items()]
     out(format_table(["phase", "items", "over-budget rate"], rows))
-    out(f"false alarms before the drift: {len(false_alarms)} (monitor reset after each); "
-        f"drift flagged after {counts['flagged after']} served items (monitor window "
-        f"{args.window}, tail and median tests); recalibrated (new build published, reader "
-        f"refreshed) after {counts['recalibrated after']} served items since the drift")
-    if counts["recalibrated after"] is not None:
-        out(f"scales: median {np.median(list(scales.values())):.2f}, range "
-            f"[{min(scales.values()):.2f}, {max(scales.values()):.2f}]")
-
-
-def busy(name, items, labels, fz, built, test, budgets, args, out):
-    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        time.sleep(1.0)
-        methods = {"b in situ": built.index, "c guard": built.guarded}
-        rows = serve_side_by_side(methods, [items[i] for i in test], np.asarray(labels)[test],
-                                  budgets, fz, seed=args.seed + 1)
-    finally:
-        hog.terminate()
-        hog.wait()
-    out(f"\n## {name} while another process keeps one core busy (load {_load()})")
-    out(table(rows, list(methods), budgets))
+    out(f"false alarms: {false_alarms} in {args.stationary} stationary items "
+        f"({1000 * false_alarms / args.stationary:.2f} per 1,000; {false_builds} builds "
+        f"published by them); every feature 2x slower from item {args.stationary}: "
+        f"{'not recalibrated' if switched_after is None else switched_after} items served "
+        f"between the drift and the recalibrated build (build {first} -> "
+        f"{reader.info['build_id']}); steps {drift_watch.counts}")
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workload", nargs="+", default=["plaid", "digits"],
                    choices=["plaid", "digits"])
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--timer", choices=["wall", "cpu"], default="wall")
+    p.add_argument("--timer", nargs="+", default=["cpu", "wall"], choices=["cpu", "wall"])
+    p.add_argument("--no-hog", action="store_true", help="skip the runs under a CPU hog")
     p.add_argument("--budgets", type=int, default=6)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--alpha", type=float, default=1.1)
+    p.add_argument("--test-items", type=int, default=150,
+                   help="served test items (as many more fit the oracle)")
     p.add_argument("--no-drift", action="store_true")
-    p.add_argument("--no-busy", action="store_true")
     args = p.parse_args(argv)
-    args.series = 500 if args.quick else None
-    args.digits = 500 if args.quick else 900
-    args.test_items = 100 if args.quick else 200
-    args.profile_items = 120 if args.quick else 200
-    args.phase = 100 if args.quick else 200
-    args.window = 30
-    args.collect = 30
+    args.series = None
+    args.digits = 900
+    args.profile_items = 150
+    args.stationary, args.phase, args.collect, args.flush = 1000, 150, 300, 10
     out = print
-    out(f"adherence_bench: target_overrun={Q}, load average {_load()} (1/5/15 min), "
+    out(f"adherence_bench: targets {TARGETS}, load average {_load()} (1/5/15 min), "
         f"{os.cpu_count()} cores")
     t0 = time.perf_counter()
+    checks = []
     for name in args.workload:
-        loader = plaid if name == "plaid" else digits
-        state = run_workload(name, loader, args, out)
-        if name == "plaid" and not args.no_drift:
-            drift(name, *state, args, out)
-        if name == "plaid" and not args.no_busy:
-            busy(name, *state, args, out)
+        data = (plaid if name == "plaid" else digits)(args)
+        cache: dict = {}
+        for timer in args.timer:
+            for hog in (False, True)[: 1 if args.no_hog else 2]:
+                built, budgets, done = run_config(name, data, args, out, timer, hog, cache)
+                checks += done
+                if name == "plaid" and timer == "cpu" and not hog and not args.no_drift:
+                    drift(name, data, built, budgets, args, out)
+    out("\n### checks")
+    out(format_table(["workload", "timer", "hog", "target", "worst over", "<= target+0.02",
+                      "mean acc guard", "mean acc oracle", "within 0.02"],
+                     [[n, t, "yes" if h else "no", q, round(w, 3), "yes" if a else "NO",
+                       round(g, 3), round(o, 3), "yes" if b else "NO"]
+                      for n, t, h, q, w, g, o, a, b in checks]))
     out(f"\ntotal {time.perf_counter() - t0:.0f} s; load average {_load()}")
 
 

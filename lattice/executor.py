@@ -52,7 +52,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any
 
-from polydom.errors import PolydomError
+from polydom.errors import ExecutorError, PolydomError
 
 __all__ = [
     "DaskExecutor",
@@ -68,10 +68,6 @@ __all__ = [
 ]
 
 _DASK_ADDRESS = re.compile(r"^dask://(?P<host>[^/:\s]+|\[[0-9a-fA-F:]+\]):(?P<port>\d{1,5})/?$")
-
-
-class ExecutorError(PolydomError, ValueError):
-    """A bad executor specification, or a cluster that cannot be reached."""
 
 
 class Session:

@@ -590,16 +590,7 @@ def explore(
     """
     alpha, delta = check_alpha_delta(alpha, delta)
     name = learner_name(learner)  # a bad name is refused before anything trains
-    if traversal not in _TRAVERSALS:
-        raise InvalidArgumentError(f"traversal must be one of {_TRAVERSALS}, got {traversal!r}")
-    if scope not in _SCOPES:
-        raise InvalidArgumentError(f"scope must be one of {_SCOPES}, got {scope!r}")
-    if max_expansions is not None and (
-        isinstance(max_expansions, bool) or int(max_expansions) != max_expansions
-        or max_expansions < 0
-    ):
-        raise InvalidArgumentError(
-            f"max_expansions must be a non-negative integer, got {max_expansions!r}")
+    _check_search_options(traversal, scope, max_expansions)
     ca = resolve_candidate_alpha(candidate_alpha, alpha)
     lo, hi = check_domain(n_min, n_max)
     space = FeatureSpace(costs, lo, hi)
@@ -621,7 +612,37 @@ def explore(
     finally:
         if ex is not executor:
             ex.close()
-    stats = {
+    return Exploration(
+        space,
+        run.expanded,
+        run.pruned,
+        alpha=alpha,
+        delta=delta,
+        candidate_alpha=ca,
+        complete=complete,
+        stats=_search_stats(run, expander, traversal, scope),
+        learner=name,
+    )
+
+
+def _check_search_options(traversal: Any, scope: Any, max_expansions: Any) -> None:
+    """Refuse an unknown traversal or scope, or a ``max_expansions`` that is not a count."""
+    if traversal not in _TRAVERSALS:
+        raise InvalidArgumentError(f"traversal must be one of {_TRAVERSALS}, got {traversal!r}")
+    if scope not in _SCOPES:
+        raise InvalidArgumentError(f"scope must be one of {_SCOPES}, got {scope!r}")
+    if max_expansions is not None and (
+        isinstance(max_expansions, bool) or int(max_expansions) != max_expansions
+        or max_expansions < 0
+    ):
+        raise InvalidArgumentError(
+            f"max_expansions must be a non-negative integer, got {max_expansions!r}")
+
+
+def _search_stats(run: _Explorer, expander: Expander, traversal: str,
+                  scope: str) -> dict[str, Any]:
+    """What a search did: sets expanded and trained, cache hits, fit time, rule counts."""
+    return {
         "expanded": len(run.expanded),
         "trained": expander.trained,
         "cache_hits": expander.cache_hits,
@@ -632,17 +653,6 @@ def explore(
         "covering": run.covering,
         "cost_pruning": run.cost_pruning,
     }
-    return Exploration(
-        space,
-        run.expanded,
-        run.pruned,
-        alpha=alpha,
-        delta=delta,
-        candidate_alpha=ca,
-        complete=complete,
-        stats=stats,
-        learner=name,
-    )
 
 
 def _check_learner_features(learner: Any, space: FeatureSpace) -> None:

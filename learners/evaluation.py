@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from polydom.errors import ArgumentTypeError, InvalidArgumentError, PolydomError
+from polydom.errors import ArgumentTypeError, EvaluationError, InvalidArgumentError
 
 __all__ = [
     "EvaluationError",
@@ -44,10 +44,6 @@ __all__ = [
     "FoldEstimate",
     "paired_difference",
 ]
-
-
-class EvaluationError(PolydomError, ValueError):
-    """A bad evaluation protocol or scores; the message names the argument and value."""
 
 
 class EvaluationProtocol:

@@ -16,7 +16,7 @@ Registered codecs (:func:`register_blob_codec`)
     format with it after the digest matched.  Storage knows no learner's format.
 ``"skops"``
     Any other scikit-learn estimator, written with ``skops.io``.  On load, every node of
-    the archive is checked by the grammar of :mod:`polydom.model_allowlist` before skops
+    the archive is checked by the grammar of :mod:`polydom.blobs.allowlist` before skops
     builds anything (also applied to the sub-models budgeted learners keep in their
     arrays): only the estimator classes the project stores or those added with
     :func:`register_model_class`, no callables in any node, decision trees in range.
@@ -30,7 +30,7 @@ sha256, or, when the store has a key (``POLYDOM_STORE_KEY`` or a ``key`` argumen
 HMAC-SHA256 under that key, which a writer without the key cannot forge (see
 :class:`BlobDigest`).  A blob whose digest matches but that does not decode (truncated,
 garbage) raises :class:`ModelIntegrityError` too, never the decoder's own exception.
-Archives (``arrays``, ``skops``) are read through :mod:`polydom.blob_bounds`: sizes and
+Archives (``arrays``, ``skops``) are read through :mod:`polydom.blobs.bounds`: sizes and
 dtypes are bounded before anything is inflated or allocated.
 """
 
@@ -47,16 +47,20 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from polydom.blob_bounds import MalformedBlobError, load_npy, load_npz
-from polydom.errors import ArgumentTypeError, InvalidArgumentError, PolydomError
-from polydom.index.lazy_payload import resolve_payload
-from polydom.model_allowlist import (
+from polydom.blobs.allowlist import (
     SKOPS_ALLOWED_CLASSES,
     UntrustedModelError,
     load_skops,
     register_model_class,
     skops_refusals,
 )
+from polydom.blobs.bounds import MalformedBlobError, load_npy, load_npz
+from polydom.errors import (
+    ArgumentTypeError,
+    InvalidArgumentError,
+    ModelIntegrityError,
+)
+from polydom.index.lazy_payload import resolve_payload
 
 __all__ = [
     "ArrayModel",
@@ -91,10 +95,6 @@ _NESTED_PREFIX = "__polydom_nested__"
 _ARRAY_MODELS: dict[str, type] = {}
 _ARRAY_NAMES: dict[type, str] = {}
 _CODECS: dict[str, _Codec] = {}
-
-
-class ModelIntegrityError(PolydomError, ValueError):
-    """A model blob whose sha256 does not match the stored digest (the row was altered)."""
 
 
 class BlobDigest:

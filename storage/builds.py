@@ -19,7 +19,8 @@ import sqlalchemy as sa
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
-from polydom.errors import InvalidArgumentError, PolydomError
+from polydom.curves.names import candidate_name
+from polydom.errors import BuildPublishedError, InvalidArgumentError
 from polydom.index.built import Index
 from storage import index_arrays, publications
 from storage import schema as S
@@ -34,7 +35,6 @@ from storage.codec import (
     canonical_json,
     cost_expression,
     digest,
-    display_key,
     feature_mask,
     ordered_names,
 )
@@ -306,7 +306,7 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     cand_rows, cost_rows = [], []
     for pos, cand in enumerate(table.candidates):
         _check_text(db, cand.learner, f"learner of candidate {pos}")
-        _check_text(db, display_key(cand.key), f"key of candidate {pos}")
+        _check_text(db, candidate_name(cand.key), f"key of candidate {pos}")
         mask = feature_mask(cand.features, order)
         expansion_id, model = None, None
         known = known_models.get(id(cand.payload))
@@ -339,6 +339,7 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         for k, pos in enumerate(sky)
     ]
     n_min, n_max = table.domain
+    info = _json_or_str(index.info)  # sealed: the unit, protocol, ... change answers
     fields = sealed_fields(S.SCHEMA_VERSION)
     sealed_rows = [sealed_values(r, fields) for r in cand_rows]
     linked = sorted({r["expansion_id"] for r in cand_rows if r["expansion_id"] is not None})
@@ -349,7 +350,8 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
         header = seal_header(
             n_min, n_max, kind, build.expansion_key, sequence,
             cost_model_digest(db, conn, build_id),
-            verified_expansions(db, conn, linked, build.expansion_key), head=True)
+            verified_expansions(db, conn, linked, build.expansion_key), head=True,
+            info=info)
         seal = index_seal(
             db.digest,
             header,
@@ -370,7 +372,7 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
             b.update()
             .where(b.c.id == build_id, b.c.status == "building")
             .values(status="complete", completed_at=now(), n_min=n_min, n_max=n_max,
-                    index_kind=kind, info=_json_or_str(index.info),
+                    index_kind=kind, info=info,
                     stats=_json_or_str(table.stats_))
         )
         if done.rowcount != 1:
@@ -401,11 +403,6 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
             blob=arrays))
     # fresh statistics, so that SQL over the views is planned for the new rows
     db.analyze("candidates, candidate_costs, candidate_needs, ranges, skyline_entries")
-
-
-class BuildPublishedError(PolydomError, ValueError):
-    """The build was published by another writer while this one worked on it (two builds
-    with identical arguments at once share one build id; the first to publish wins)."""
 
 
 def _check_text(db: Database, value: str | None, what: str) -> None:

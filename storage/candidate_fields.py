@@ -41,8 +41,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from polydom.curves.candidate import Candidate
+from polydom.curves.names import candidate_name
 from polydom.errors import InvalidArgumentError
-from storage.codec import canonical_json, cost_expression, display_key, encode_key
+from storage.codec import canonical_json, cost_expression, encode_key
 
 __all__ = [
     "ARRAY_KINDS",
@@ -163,7 +164,7 @@ def _own(index: int) -> Callable[[StoredCandidate], Any]:
 
 #: Every column of ``candidates`` after its key ``(build_id, candidate_id)``, in table order.
 CANDIDATE_FIELDS: tuple[CandidateField, ...] = (
-    CandidateField("key", sa.Text, lambda s: display_key(s.candidate.key), nullable=False),
+    CandidateField("key", sa.Text, lambda s: candidate_name(s.candidate.key), nullable=False),
     CandidateField("key_json", sa.Text, lambda s: encode_key(s.candidate.key), "key",
                    nullable=False),
     CandidateField("accuracy", sa.Double, lambda s: float(s.candidate.accuracy), "float",

@@ -19,7 +19,6 @@ __all__ = [
     "digest",
     "encode_key",
     "decode_key",
-    "display_key",
     "feature_mask",
     "mask_features",
     "ordered_names",
@@ -89,18 +88,6 @@ def decode_key(text: str) -> Hashable:
     if text[:1] == '"' and "\\" not in text:  # a plain string: skip the JSON parser
         return text[1:-1]
     return _untag(json.loads(text))
-
-
-def display_key(key: Hashable) -> str:
-    """Readable form of a key for SQL views and the command line: strings as is, sets as
-    ``{a, b}``, a lattice key (a tuple of feature names) as ``a+b`` (``{}`` when empty)."""
-    if isinstance(key, str):
-        return key
-    if isinstance(key, frozenset):
-        return "{" + ", ".join(sorted(display_key(k) for k in key)) + "}"
-    if isinstance(key, tuple) and all(isinstance(k, str) for k in key):
-        return "+".join(key) if key else "{}"
-    return repr(key)
 
 
 def feature_mask(names: Iterable[str], order: Sequence[str]) -> str | None:

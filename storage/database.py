@@ -23,7 +23,15 @@ from urllib.parse import quote
 
 import sqlalchemy as sa
 
-from polydom.errors import InvalidArgumentError, PolydomError
+from polydom.errors import (
+    ForeignDatabaseError,
+    InvalidArgumentError,
+    ReadOnlyStoreError,
+    SchemaVersionError,
+    StoreKeyError,
+    StoreLocationError,
+    StoreNotFoundError,
+)
 from storage import schema as S
 from storage.blobs import BlobDigest
 
@@ -37,26 +45,6 @@ __all__ = [
     "normalize_url",
     "now",
 ]
-
-
-class SchemaVersionError(PolydomError, RuntimeError):
-    """The database holds a polydom store of another schema version (or a foreign layout)."""
-
-
-class StoreNotFoundError(PolydomError, ValueError):
-    """No polydom store at the URL (opened for reading only)."""
-
-
-class StoreLocationError(PolydomError, ValueError):
-    """A place where a store cannot be written: an in-memory database, a missing folder."""
-
-
-class ForeignDatabaseError(PolydomError, ValueError):
-    """A non-empty database of another program, where a store was to be created."""
-
-
-class StoreKeyError(PolydomError, ValueError):
-    """The store's blobs are signed with a key this process does not hold (or the reverse)."""
 
 
 #: The PostgreSQL advisory lock key every write transaction of a store takes (an arbitrary
@@ -393,7 +381,7 @@ class Database:
         Runtime complexity: O(1).
         """
         if self.read_only:
-            raise PermissionError(f"url {self.display_url!r} was opened read-only")
+            raise ReadOnlyStoreError(f"url {self.display_url!r} was opened read-only")
         self.check_key()
         if self.schema_version != S.SCHEMA_VERSION:
             raise SchemaVersionError(

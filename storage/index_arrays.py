@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from polydom.blob_bounds import BlobBoundsError, load_npz
+from polydom.blobs.bounds import BlobBoundsError, load_npz
 from storage.candidate_fields import CandidateField
 from storage.codec import decode_key
 from storage.seal import IndexIntegrityError

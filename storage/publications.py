@@ -35,7 +35,7 @@ import hmac
 import numpy as np
 import sqlalchemy as sa
 
-from polydom.errors import PolydomError
+from polydom.errors import MinPublicationError
 from storage import schema as S
 from storage.blobs import BlobDigest
 from storage.codec import canonical_json
@@ -170,10 +170,6 @@ def check_head(
         raise IndexIntegrityError(
             f"{where}: the head record (schema_info {HEAD_KEY!r}) fails its {kind} check "
             "(written outside polydom); refusing it")
-
-
-class MinPublicationError(PolydomError, ValueError):
-    """``min_publication`` is not a positive integer, or is given with a pinned build."""
 
 
 def check_min_publication_argument(least: object, build: object) -> None:

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
+from polydom.curves.names import candidate_name
 from polydom.errors import InvalidArgumentError
 from polydom.index.built import Index
 from polydom.index.lazy_payload import LazyPayload
@@ -28,13 +29,14 @@ from storage import index_arrays, publications
 from storage import schema as S
 from storage.blobs import BlobDigest, load_model
 from storage.candidate_fields import fold_scores_from_text, sealed_fields
-from storage.codec import decode_key, display_key, stored_curve, stored_curves
+from storage.codec import decode_key, stored_curve, stored_curves
 from storage.database import Database
 from storage.seal import (
     LEGACY_SEALED_COLUMNS,
     IndexIntegrityError,
     expansion_seal,
     index_seal,
+    info_digest,
     rows_digest,
     seal_header,
 )
@@ -332,12 +334,14 @@ def verified_expansions(
 
 
 def _header(
-    db: Database, conn: sa.Connection, row: sa.Row, linked: list[int], head: bool = False
+    db: Database, conn: sa.Connection, row: sa.Row, linked: list[int], head: bool = False,
+    info: bool = False,
 ) -> dict[str, Any]:
     """The version-2 seal header of a published build as its rows now are: domain, kind,
     training key, publication number, cost model digest, the seals of the expansions
     ``linked`` (recomputed from their rows; a missing one is left out); ``head``: the part
-    saying it was published with a head record."""
+    saying it was published with a head record; ``info``: the digest of its ``info`` text
+    (cost unit, evaluation protocol, ...)."""
     build_id = int(row.id)
     publication = None
     if "publications" in db.tables:
@@ -349,7 +353,8 @@ def _header(
                 S.expansions.c.id.in_(linked[start:start + 10_000]))):
             expansions[str(r.id)] = expansion_digest(db, r)
     return seal_header(row.n_min, row.n_max, row.index_kind, row.expansion_key, publication,
-                       cost_model_digest(db, conn, build_id), expansions, head)
+                       cost_model_digest(db, conn, build_id), expansions, head,
+                       (row.info or "") if info else None)
 
 
 def load_index(
@@ -428,9 +433,10 @@ def load_index(
     rebuilt = False
     with _collector_paused():
         if stored is not None:
-            with_head = bool(arrays.header.get("head"))
+            with_head, info_sealed = bool(arrays.header.get("head")), "info" in arrays.header
         else:
-            rebuilt, with_head = _rows_edited(db, row, sealed, rows, header, rebuild)
+            rebuilt, with_head, info_sealed = _rows_edited(db, row, sealed, rows, header,
+                                                           rebuild)
         if build is None and not rebuilt:
             publications.check_head(db, _seal_digest(db), build_id, publication, sealed,
                                     head, with_head)
@@ -443,6 +449,7 @@ def load_index(
     info = json.loads(row.info or "{}")
     info["build_id"] = build_id
     info["sealed"] = sealed is not None
+    info["info_sealed"] = info_sealed
     if publication is not None:
         info["publication"] = publication
     if rebuilt:
@@ -493,6 +500,7 @@ _HEADER_PARTS = {
     "publication": "publication number (publications)",
     "cost_model": "cost model (feature names, columns or costs)",
     "expansions": "expansions (an expansion's accuracy, feature set, model or blob binding)",
+    "info": "info (builds.info: cost unit, evaluation protocol, ...)",
 }
 
 
@@ -533,7 +541,8 @@ def _read_arrays(
             "edited after publishing); refusing to open it.  open_index(..., "
             "rebuild=True) reads the build's rows instead"
         )
-    header = _header(db, conn, row, linked, bool(arrays.header.get("head")))
+    header = _header(db, conn, row, linked, bool(arrays.header.get("head")),
+                     "info" in arrays.header)
     differs = [k for k in header if arrays.header.get(k) != header[k]]
     if differs or set(arrays.header) != set(header):
         part = _HEADER_PARTS.get(differs[0], differs[0]) if differs else "header"
@@ -624,7 +633,7 @@ def _arrays_table(
         for pos, (fmt, blob) in own.items():
             payloads[pos] = _lazy_model(
                 db, blob, fmt, arrays.own_models[pos], trusted,
-                f"model of candidate {display_key(arrays.keys[pos])!r} of build {build_id}")
+                f"model of candidate {candidate_name(arrays.keys[pos])!r} of build {build_id}")
     candidates = Candidate.from_columns(
         arrays.keys,
         arrays.accuracy,
@@ -745,14 +754,15 @@ def _read_rows(
 def _rows_edited(
     db: Database, row: sa.Row, sealed: str | None, rows: _Rows, header: dict[str, Any],
     rebuild: bool,
-) -> tuple[bool, bool]:
+) -> tuple[bool, bool, bool]:
     """Whether the rows differ from the build's seal (then: refused, or with ``rebuild``
-    swept again; False for a build without a seal), and whether the seal that matched says
-    the build was published with a head record.  The seal is recomputed as version 2 (the
-    current layout, with ``header``, with and then without the head part), then as version
-    1 (builds published before it)."""
+    swept again; False for a build without a seal), whether the seal that matched says
+    the build was published with a head record, and whether it covers the build's info.
+    The seal is recomputed as version 2 (the current layout, with ``header``: with the head
+    and info parts, with one of them, then without either), then as version 1 (builds
+    published before it)."""
     if sealed is None:
-        return False, False
+        return False, False, False
     v2 = db.schema_version >= 2
     digest = _seal_digest(db)
     fields = sealed_fields(db.schema_version)
@@ -764,8 +774,12 @@ def _rows_edited(
     )
     try:
         current = [(r.candidate_id, *(getattr(r, f.name) for f in fields)) for r in rows.cands]
-        if index_seal(digest, {**header, "head": 1}, current, *groups) == sealed:
-            return False, True
+        info = info_digest(row.info)
+        for head, with_info in ((True, True), (True, False), (False, True)):
+            parts = {**header, **({"head": 1} if head else {}),
+                     **({"info": info} if with_info else {})}
+            if index_seal(digest, parts, current, *groups) == sealed:
+                return False, head, with_info
         found = {
             index_seal(digest, header, current, *groups),
             index_seal(digest, (float(row.n_min), float(row.n_max), row.index_kind),
@@ -776,15 +790,16 @@ def _rows_edited(
     except (TypeError, ValueError):  # a number edited to text: not what was sealed
         found = set()
     if sealed in found:
-        return False, False
+        return False, False, False
     if not rebuild:
         raise IndexIntegrityError(
-            f"build {int(row.id)} of {db.display_url!r}: its candidates, skylines, features "
-            "or the expansions it uses were edited after publishing (the rows do not match "
-            "the build's seal); refusing to open it.  open_index(..., rebuild=True) sweeps "
-            "the skylines again from the stored candidates as they now are"
+            f"build {int(row.id)} of {db.display_url!r}: its candidates, skylines, features, "
+            "info (cost unit, ...) or the expansions it uses were edited after publishing "
+            "(the rows do not match the build's seal); refusing to open it.  "
+            "open_index(..., rebuild=True) sweeps the skylines again from the stored "
+            "candidates as they now are"
         )
-    return True, False
+    return True, False, False
 
 
 def _rows_table(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from polydom.errors import PolydomError
+from polydom.errors import IndexIntegrityError
 from storage.blobs import BlobDigest
 from storage.codec import canonical_json
 
@@ -23,6 +23,7 @@ __all__ = [
     "IndexIntegrityError",
     "expansion_seal",
     "index_seal",
+    "info_digest",
     "rows_digest",
     "seal_header",
 ]
@@ -35,13 +36,6 @@ SEAL_VERSION = 2
 #: The candidate columns a version-1 seal covers, in its order.
 LEGACY_SEALED_COLUMNS = ("key_json", "accuracy", "features_json", "learner", "expansion_id",
                          "model_sha256")
-
-
-class IndexIntegrityError(PolydomError, ValueError):
-    """A published build whose rows no longer match its seal (edited after publishing), or
-    whose index arrays fail their digest, belong to another build or do not decode; an
-    expansion that no longer matches its seal; a current build that is not the latest
-    publication."""
 
 
 def index_seal(
@@ -90,22 +84,36 @@ def seal_header(
     cost_model: str,
     expansions: Mapping[str, str],
     head: bool = False,
+    info: str | None = None,
 ) -> dict[str, Any]:
     """The header of a version-2 seal (JSON-able: floats by repr, ``inf`` included): the
     domain, index kind, the training key of the build's expansions, its publication number,
     the digest of its cost model rows (:func:`rows_digest`) and the seals of the expansions
     its candidates use (``{str(id): seal}``); with ``head``, ``"head": 1``: the build was
     published with a head record (:mod:`storage.publications`; builds published before
-    head records existed have no such part).
+    head records existed have no such part); with ``info`` (the build's ``builds.info``
+    text), ``"info"``: its :func:`info_digest` (the cost unit, domain, evaluation protocol
+    and everything else the build says of itself; builds published before the info was
+    sealed have no such part).
 
-    Runtime complexity: O(len(expansions)).
+    Runtime complexity: O(len(expansions) + len(info)).
     """
     header = {"n_min": repr(float(n_min)), "n_max": repr(float(n_max)), "kind": kind,
               "expansion_key": expansion_key, "publication": publication,
               "cost_model": cost_model, "expansions": dict(expansions)}
     if head:
         header["head"] = 1
+    if info is not None:
+        header["info"] = info_digest(info)
     return header
+
+
+def info_digest(info: str | None) -> str:
+    """sha256 of a build's stored ``info`` text (``""`` for none), as a seal header holds it.
+
+    Runtime complexity: O(len(info)).
+    """
+    return BlobDigest().of((info or "").encode())
 
 
 def rows_digest(groups: Mapping[str, Iterable[Sequence[Any]]]) -> str:

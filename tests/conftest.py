@@ -67,6 +67,23 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 MUTATION_TIMEOUT_S = 30
 
+_throwaway_postgres = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A throwaway PostgreSQL server when none is configured (tests/throwaway_postgres.py);
+    started before collection, where the PostgreSQL cases decide whether they skip."""
+    global _throwaway_postgres
+    from tests import throwaway_postgres
+
+    _throwaway_postgres = throwaway_postgres.start()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from tests import throwaway_postgres
+
+    throwaway_postgres.stop(_throwaway_postgres)
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under the mutation profile a hang fails at 30 s (ahead of any per-file timeout)."""

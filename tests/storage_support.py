@@ -36,9 +36,12 @@ BACKENDS = [
     "sqlite",
     pytest.param(
         "postgresql",
+        # a string condition is evaluated at each test's setup, after tests/conftest.py may
+        # have started a throwaway server (tests/throwaway_postgres.py)
         marks=pytest.mark.skipif(
-            not os.environ.get(PG_ENV),
-            reason=f"PostgreSQL not configured: set {PG_ENV} (source .ci/postgres.sh)",
+            f"not os.environ.get({PG_ENV!r})",
+            reason=f"PostgreSQL not configured: set {PG_ENV} (source .ci/postgres.sh) "
+                   "or install the test extra's pgserver",
         ),
     ),
 ]

@@ -106,7 +106,7 @@ def check_budgeted(learner: Any) -> None:
     >>> check_budgeted(Half())  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    polydom.errors.ArgumentTypeError: Half is not a budgeted learner: it lacks predict, get_params, ..., sweep_options
+    polydom.errors.ArgumentTypeError: Half is not a budgeted learner: it lacks ...sweep_options
 
     Raises
     ------

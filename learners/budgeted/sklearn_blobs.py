@@ -3,10 +3,10 @@
 A composite budgeted learner (the DAG: a classifier bank and filter trees of binary
 classifiers, any scikit-learn estimators) keeps its parts in ``to_arrays`` as ``uint8``
 arrays written by ``skops.io`` (never pickle).  Writing and loading both apply the rule of
-:mod:`polydom.model_allowlist`, the same rule ``storage`` applies to top-level model
+:mod:`polydom.blobs.allowlist`, the same rule ``storage`` applies to top-level model
 blobs: a sub-model naming a class the project does not store (unless registered with
 ``register_model_class``), or a function, is refused with
-:class:`~polydom.model_allowlist.UntrustedModelError` naming it.
+:class:`~polydom.blobs.allowlist.UntrustedModelError` naming it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from polydom.model_allowlist import UntrustedModelError, load_skops, skops_refusals
+from polydom.blobs.allowlist import UntrustedModelError, load_skops, skops_refusals
 
 __all__ = ["dump_estimator", "load_estimator"]
 

@@ -33,7 +33,7 @@ import math
 import re
 from typing import Any
 
-from polydom.blob_bounds import MalformedBlobError
+from polydom.blobs.bounds import MalformedBlobError
 
 __all__ = [
     "MAX_CLASSES",

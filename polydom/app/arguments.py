@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from polydom.curves.units import split_quantity
 from polydom.errors import InvalidArgumentError
 
 __all__ = [
@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 
-class UsageError(ValueError):
+class UsageError(InvalidArgumentError):
     """Arguments that parse one by one but not together (``--size`` without ``--budget``):
     reported as argparse reports a bad argument (``(see --help)``), exit status 2."""
 
@@ -89,25 +89,20 @@ def fraction(text: str) -> float:
                     "a number in (0, 1)")
 
 
-_QUANTITY = re.compile(r"\s*([^a-zA-Zµ]*?)\s*([a-zA-Zµ]*)\s*")
-
-
 def quantity(text: str) -> tuple[float, str | None]:
-    """A finite number >= 0 with an optional unit after it: ``0.77``, ``770ms``, ``2 us``.
+    """A finite number >= 0 with an optional unit after it: ``0.77``, ``770ms``, ``2 us``,
+    ``2.5e-3s`` (:func:`polydom.curves.units.split_quantity`).
 
     Returns the number and the unit text (None when none is written); which units a store
-    accepts is checked against the store (:func:`polydom.app.units.to_store_unit`).
+    accepts is checked against the store (:meth:`polydom.curves.units.CostUnit.to_store`).
 
-    >>> quantity("770ms"), quantity("0.5"), quantity("2 us")
-    ((770.0, 'ms'), (0.5, None), (2.0, 'us'))
+    >>> quantity("770ms"), quantity("0.5"), quantity("1e-05ms")
+    ((770.0, 'ms'), (0.5, None), (1e-05, 'ms'))
     """
-    match = _QUANTITY.fullmatch(text)
-    number, unit = (match.group(1), match.group(2)) if match else (text, "")
-    if unit.lower() in ("inf", "infinity", "nan", "e"):  # float() words, not units
-        number, unit = text, ""
-    if not number.strip():
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
-    return non_negative(number), (unit or None)
+    try:
+        return split_quantity(text, "")
+    except InvalidArgumentError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def count(text: str) -> int:
@@ -196,7 +191,7 @@ def store_key(args: argparse.Namespace) -> bytes | None:
 
 def add_unit_option(p: argparse.ArgumentParser, default: str | None = None) -> None:
     """``--unit``: print costs (and read budgets) in s, ms, us, or the store's own unit
-    (``default``, None: the store's unit; :func:`polydom.app.units.cost_unit_for`)."""
+    (``default``, None: the store's unit; :func:`polydom.curves.units.cost_unit_for`)."""
     shown = "the store's unit, see inspect" if default is None else default
     p.add_argument("--unit", metavar="UNIT", default=default,
                    help="unit of printed costs and of budgets: s, ms, us, ns, or the store's "

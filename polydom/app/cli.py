@@ -107,7 +107,7 @@ def _reason(exc: BaseException, args: argparse.Namespace) -> str:
     if origin in ("sqlalchemy", "sqlite3", "psycopg"):
         driver = getattr(exc, "orig", None)  # the driver's own message, without SQL
         text = str(driver if driver is not None else text).strip()
-        store = getattr(args, "url", None) or getattr(args, "config", None)
+        store = getattr(args, "url", None)  # `build` sets it from its config's store
         text = f"store {store!r}: {text}" if store else text
     first = text.splitlines()[0] if text else type(exc).__name__
     if not isinstance(exc, (ValueError, TypeError, OSError, RuntimeError, ImportError)) and (

@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 import tomllib
 import warnings
@@ -94,15 +95,19 @@ from polydom.errors import did_you_mean
 from polydom.pipeline.build import build_index
 from storage.database import normalize_url
 
-__all__ = ["ConfigError", "MAX_PARAMS", "MAX_SEED", "MAX_SIDE", "MAX_SIZES", "MAX_TRADEOFFS",
-           "build_from_config", "lattice_learners", "load_config", "make_learner"]
+__all__ = ["Config", "ConfigError", "MAX_PARAMS", "MAX_SEED", "MAX_SIDE", "MAX_SIZES",
+           "MAX_TRADEOFFS", "build_from_config", "check_keys", "lattice_learners", "load_config",
+           "make_learner", "store_url"]
 
 
 _KEYS = {"data", "learner", "store", "alpha", "delta", "domain", "cv", "seed", "features",
-         "costs", "profile", "statistic", "sides", "digits", "repeats", "cost_unit", "atoms",
-         "quantile", "degree",
+         "costs", "profile", "sides", "digits", "cost_unit", "atoms", "quantile", "degree",
          "budgeted", "holdout", "executor", "foreign_database", "target", "featurizer"}
+#: Keys of earlier versions, refused with a line saying what replaced them.
+_RETIRED = ("statistic", "repeats")
 _BUDGETED_KEYS = {"learner", "tradeoffs", "sizes", "cost", "params"}
+
+_SQLITE_RELATIVE = re.compile(r"(?P<scheme>sqlite(?:\+\w+)?:///)(?P<path>[^?]*)(?P<query>\?.*)?")
 
 #: Largest image side of a digits config: a side of n renders n*n pixels per digit and
 #: features cost up to O(n**3), so [8, 20000] would exhaust memory.
@@ -269,8 +274,18 @@ def _budgeted_candidates(
     return out
 
 
-def load_config(path: str | Path) -> dict[str, Any]:
-    """Read a ``.toml`` or ``.json`` file into a dict (one-line :class:`ConfigError`)."""
+class Config(dict):
+    """A config read from a file: its keys, and ``folder``, the file's folder (relative
+    paths in the config are relative to it)."""
+
+    def __init__(self, keys: Mapping[str, Any], folder: str | Path) -> None:
+        super().__init__(keys)
+        self.folder = Path(folder)
+
+
+def load_config(path: str | Path) -> Config:
+    """Read a ``.toml`` or ``.json`` file into a :class:`Config` (one-line
+    :class:`ConfigError`); nothing but the file's keys, and its folder beside them."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -288,8 +303,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
                           f"{first}") from None
     if not isinstance(config, dict):
         raise ConfigError(f"config {str(path)!r} must be a table/object at the top level")
-    config.setdefault("_dir", str(path.resolve().parent))
-    return config
+    return Config(config, path.resolve().parent)
 
 
 def _number(config: Mapping, key: str, default: float, low: float) -> float:
@@ -312,12 +326,25 @@ def _integer(config: Mapping, key: str, default: int, low: int, high: int | None
     return value
 
 
-def _store_url(config: Mapping) -> str:
-    """The store as a SQLAlchemy URL (a relative path is relative to the config file)."""
+def store_url(config: Mapping, folder: str | Path = ".") -> str:
+    """The config's store as a SQLAlchemy URL: a relative file path, and the relative path
+    of a ``sqlite:///rel.db`` URL, are relative to ``folder`` (the config file's).
+
+    Runtime complexity: O(len(store)).
+
+    >>> store_url({"store": "sqlite:///rel.db"}, "/data")
+    'sqlite:////data/rel.db'
+    """
     store = config["store"]
     if not isinstance(store, str) or not store.strip():
         raise ConfigError(f"store must be a SQLAlchemy URL or a file path (text), got {store!r}")
-    return normalize_url(store, base=config.get("_dir", "."))
+    found = _SQLITE_RELATIVE.fullmatch(store)
+    if found:
+        path = found.group("path")
+        if path and path != ":memory:" and not path.startswith(("/", "file:")):
+            return (found.group("scheme") + str((Path(folder) / path).resolve())
+                    + (found.group("query") or ""))
+    return normalize_url(store, base=folder)
 
 
 def _costs(config: Mapping, names: list[str]) -> dict[str, Any]:
@@ -326,10 +353,10 @@ def _costs(config: Mapping, names: list[str]) -> dict[str, Any]:
     return per_feature
 
 
-def _table(config: Mapping, seed: int, out: Callable[[str], Any]) -> tuple:
+def _table(config: Mapping, folder: str | Path, seed: int, out: Callable[[str], Any]) -> tuple:
     """Rows, labels, feature columns, costs (per feature and per column) and the domain of a
     table config (a file, a loader, a featurizer's items, or breast_cancer)."""
-    dataset = load_dataset(config)
+    dataset = load_dataset(config, folder)
     default = None
     if config["data"] == "breast_cancer":
         default = {"mean": list(range(0, 10)), "error": list(range(10, 20)),
@@ -364,19 +391,14 @@ def _in_situ_curves(config: Mapping, fz: Any, sample: list, names: list[str], se
     once per item, features shuffled, as serving computes them;
     :meth:`polydom.Featurizer.profile_in_situ`), each fitted at the config's ``quantile``
     (default 0.95) with a polynomial of ``degree`` (default 2, at most the number of
-    distinct sizes less one).  The warm-loop keys ``statistic`` and ``repeats`` are refused:
-    a warm loop under-predicts what serving pays (docs/in_situ.md).
+    distinct sizes less one).  (The warm-loop keys ``statistic`` and ``repeats`` are refused
+    by :func:`check_keys`: a warm loop under-predicts what serving pays, docs/in_situ.md.)
 
     Runtime complexity: one computation of every feature per item of ``sample``, plus one
     linear program per feature.
     """
     if "costs" in config:
         raise ConfigError("give either costs or profile = true, not both")
-    old = [k for k in ("statistic", "repeats") if k in config]
-    if old:
-        raise ConfigError(f"{' and '.join(old)} belonged to the warm-loop profiling; "
-                          "profile = true now times the features in situ: give quantile "
-                          "(default 0.95) and degree (default 2) instead")
     quantile = config.get("quantile", 0.95)
     if (isinstance(quantile, bool) or not isinstance(quantile, (int, float))
             or not 0 < quantile < 1):
@@ -395,20 +417,22 @@ def _in_situ_curves(config: Mapping, fz: Any, sample: list, names: list[str], se
 
 
 def build_from_config(
-    config: Mapping[str, Any], out: Callable[[str], Any] = print, executor: Any = None
+    config: Mapping[str, Any], out: Callable[[str], Any] = print, executor: Any = None,
+    folder: str | Path | None = None,
 ) -> Any:
     """Build and store the index a configuration describes; returns the :class:`Index`.
 
     ``executor`` (a specification or an executor) overrides the config's ``executor`` key.
-    A progress bar (tqdm, on a terminal) counts the finished trainings.
+    Relative paths of the config (``data``, ``store``, a loader's module) are relative to
+    ``folder``: by default the folder of the file :func:`load_config` read, else the working
+    directory.  A progress bar (tqdm, on a terminal) counts the finished trainings.
 
     Runtime complexity: the lattice's trainings (at most ``2**features`` sets, ``cv + 1``
     fits each) plus, for digits, rendering and featurising the digits once.
     """
-    unknown = sorted(str(k) for k in config if k not in _KEYS and not str(k).startswith("_"))
-    if unknown:
-        raise ConfigError(f"unknown key(s) {unknown}{did_you_mean(unknown[0], sorted(_KEYS))}; "
-                          f"known: {sorted(_KEYS)}")
+    check_keys(config)
+    if folder is None:
+        folder = config.folder if isinstance(config, Config) else Path(".")
     for key in ("data", "learner", "store"):
         if key not in config:
             raise ConfigError(f"missing key {key!r}")
@@ -418,14 +442,14 @@ def build_from_config(
     alpha = _number(config, "alpha", 1.0, 1.0)
     delta = _number(config, "delta", 0.0, 0.0)
     protocol = _protocol(config, seed)
-    store = _store_url(config)
+    store = store_url(config, folder)
     data = config["data"]
     column_costs: dict[int, CostCurve] = {}
     if data == "digits":
         X, y, columns, costs, (n_min, n_max) = _digits(config, seed, out)
         unit = config.get("cost_unit", "s" if config.get("profile") else DEFAULT_COST_UNIT)
     else:
-        X, y, columns, costs, column_costs, (n_min, n_max) = _table(config, seed, out)
+        X, y, columns, costs, column_costs, (n_min, n_max) = _table(config, folder, seed, out)
         unit = config.get("cost_unit", "s" if config.get("profile") else DEFAULT_COST_UNIT)
     if "domain" in config:
         dom = config["domain"]
@@ -493,6 +517,23 @@ def build_from_config(
         f"standard error")
     out(f"stored as build {info['build_id']} in {store}")
     return index
+
+
+def check_keys(config: Mapping[str, Any]) -> None:
+    """Refuse a key a config does not take: a retired one with what replaced it, any other
+    (a private ``_dir`` too) with the closest accepted key, listing only accepted keys.
+
+    Runtime complexity: O(keys * accepted keys).
+    """
+    retired = [k for k in _RETIRED if k in config]
+    if retired:
+        raise ConfigError(f"{' and '.join(retired)} belonged to the warm-loop profiling; "
+                          "profile = true now times the features in situ: give quantile "
+                          "(default 0.95) and degree (default 2) instead")
+    unknown = sorted(str(k) for k in config if k not in _KEYS)
+    if unknown:
+        raise ConfigError(f"unknown key(s) {unknown}{did_you_mean(unknown[0], sorted(_KEYS))}; "
+                          f"accepted: {', '.join(sorted(_KEYS))}")
 
 
 def _protocol(config: Mapping, seed: int) -> learners.EvaluationProtocol:

@@ -22,11 +22,14 @@ lattice explores) to selectors of its columns: a column name, an index, an index
 column is its own feature.  ``[costs]`` gives a polynomial in ``n`` per feature, or per
 column (a feature then costs the sum of its columns).
 
-A config names code to run (loaders, featurizers): it is trusted as a Python script is.  A
-data file is not: it is bounded (:data:`MAX_COLUMNS`, :data:`MAX_CELLS`, sizes read from
-headers before anything large is read), ``.npy``/``.npz`` load without pickle, and every
-value must be a finite number.  Every error is a one-line :class:`ConfigError` naming the key
-or the file.
+A config names code to run (loaders, featurizers): it is trusted as a Python script is,
+except that a loader calling ``sys.exit()`` is an error.  A data file is not: it is bounded
+(:data:`MAX_COLUMNS`, :data:`MAX_CELLS`, shapes, dtypes and a Parquet file's column types
+and label bytes read from headers and metadata before anything large is read; text labels
+at most :data:`MAX_LABEL_CHARS` characters, at most :data:`MAX_CLASSES` distinct labels),
+``.npy``/``.npz`` load without pickle, and every value must be a finite real number
+(complex values are refused, never cut to their real part).  Every error is a one-line
+:class:`ConfigError` naming the key, or the file or loader and its column or label.
 """
 
 from __future__ import annotations
@@ -47,14 +50,12 @@ from typing import Any
 import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
-from polydom.errors import PolydomError, did_you_mean
+from polydom.curves.units import SECONDS
+from polydom.errors import ConfigError, did_you_mean
 
-__all__ = ["ConfigError", "Dataset", "MAX_CELLS", "MAX_COLUMNS", "MAX_FEATURES", "TABLE_SUFFIXES",
+__all__ = ["ConfigError", "Dataset", "MAX_CELLS", "MAX_CLASSES", "MAX_COLUMNS", "MAX_FEATURES",
+           "MAX_LABEL_BYTES", "MAX_LABEL_CHARS", "MAX_SELECTORS", "TABLE_SUFFIXES",
            "feature_columns", "feature_costs", "load_dataset", "resolve_name"]
-
-
-class ConfigError(PolydomError, ValueError):
-    """A bad configuration; the message is one line."""
 
 
 #: Most feature columns a config's data may have (atoms of the budgeted learners).
@@ -63,10 +64,20 @@ MAX_COLUMNS = 4096
 MAX_CELLS = 50_000_000
 #: Most features (groups) a lattice explores: it may train up to 2**features sets.
 MAX_FEATURES = 32
+#: Most column selectors one feature of ``[features]`` may list.
+MAX_SELECTORS = MAX_COLUMNS
+#: Longest label (characters) of text labels.
+MAX_LABEL_CHARS = 64
+#: Most distinct labels (classes) of a config's data.
+MAX_CLASSES = 1_000
+#: Most bytes the labels of a config's data may take as read or as text (the budget of
+#: :data:`MAX_CELLS` float64 cells, 400 MB): a 1 KB Parquet file can hold 1 MB labels.
+MAX_LABEL_BYTES = 8 * MAX_CELLS
 #: File suffixes ``data`` may name.
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".npy", ".npz")
 _LOADER = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 _RANGE = re.compile(r"(-?\d+):(-?\d+)")
+_WORD = re.compile(r"[^\W\d_]+")  # letters: a unit written after a cost ("1ms", "2 us")
 _BUILTIN = ("breast_cancer", "digits")
 
 
@@ -87,8 +98,11 @@ class Dataset:
 
 
 # ---------------------------------------------------------------------------- loading
-def load_dataset(config: Mapping[str, Any]) -> Dataset:
+def load_dataset(config: Mapping[str, Any], folder: str | Path = ".") -> Dataset:
     """The rows ``config["data"]`` names (not ``"digits"``, which config_build renders).
+
+    A relative file path, and a loader's ``.py`` file, are looked up in ``folder`` (the
+    config file's folder).
 
     Runtime complexity: O(rows * columns) to read and check the values.
     """
@@ -96,7 +110,7 @@ def load_dataset(config: Mapping[str, Any]) -> Dataset:
     if not isinstance(data, str) or not data.strip():
         raise ConfigError(f"data must be a file path, a 'module:function' loader or one of "
                           f"{list(_BUILTIN)}, got {data!r}")
-    base = Path(config.get("_dir", "."))
+    base = Path(folder)
     target = config.get("target")
     if target is not None and (isinstance(target, bool) or not isinstance(target, (str, int))):
         raise ConfigError(f"target must be a column name or index, got {target!r}")
@@ -133,14 +147,12 @@ def _read_file(path: Path, origin: str, target: Any) -> Dataset:
         if suffix in (".csv", ".tsv"):
             return _read_csv(path, origin, "\t" if suffix == ".tsv" else ",", target)
         if suffix == ".parquet":
-            names, columns = _read_parquet(path, origin)
-        elif suffix == ".npy":
+            return _read_parquet(path, origin, target)
+        if suffix == ".npy":
             return _split_array(_read_npy(path, origin), origin, target)
-        else:
-            return _read_npz(path, origin, target)
+        return _read_npz(path, origin, target)
     except OSError as exc:
         raise ConfigError(f"cannot read data file {origin!r}: {exc.strerror or exc}") from None
-    return _split_columns(names, columns, origin, target)
 
 
 def _check_shape(rows: int, cols: int, origin: str) -> None:
@@ -168,6 +180,7 @@ def _read_csv(path: Path, origin: str, delimiter: str, target: Any) -> Dataset:
             features = [j for j in range(len(names)) if j != at]
             values: list[array] = [array("d") for _ in features]
             labels: list[str] = []
+            classes: set[str] = set()
             for row in reader:
                 if not row or all(not cell.strip() for cell in row):
                     continue
@@ -181,7 +194,13 @@ def _read_csv(path: Path, origin: str, delimiter: str, target: Any) -> Dataset:
                         raise ConfigError(f"data {origin!r} column {names[j]!r} line "
                                           f"{reader.line_num}: {row[j]!r} is not a number"
                                           ) from None
-                labels.append(row[at])
+                label = row[at]
+                if label not in classes:
+                    _check_label(label, f"target {names[at]!r} of {origin!r} line "
+                                        f"{reader.line_num}")
+                    classes.add(label)
+                    _check_classes(len(classes), f"target {names[at]!r} of {origin!r}")
+                labels.append(label)
                 _check_shape(len(labels), len(names), origin)
         except (csv.Error, UnicodeDecodeError) as exc:
             raise ConfigError(f"data file {origin!r} is not a readable CSV: "
@@ -191,22 +210,69 @@ def _read_csv(path: Path, origin: str, delimiter: str, target: Any) -> Dataset:
                           origin, len(features))
 
 
-def _read_parquet(path: Path, origin: str) -> tuple[list[str], list[Any]]:
+def _read_parquet(path: Path, origin: str, target: Any) -> Dataset:
+    """A Parquet table, bounded from its metadata before its pages are read: feature columns
+    must be numbers, a text label column is read dictionary-encoded (its distinct values
+    once) after its uncompressed size is checked, then its labels' lengths and count."""
     try:
         import pyarrow.parquet as pq
     except ImportError:
         raise ConfigError(f"reading {origin!r} needs pyarrow (pip install \".[data]\")") from None
     import pyarrow
+    import pyarrow.types as pt
 
     try:
         meta = pq.ParquetFile(path).metadata
         _check_shape(meta.num_rows, meta.num_columns, origin)
-        table = pq.read_table(path)
+        schema = meta.schema.to_arrow_schema()
+        names = [str(n) for n in schema.names]
+        at = _target_index(names, target, origin)
+        for j, column in enumerate(schema):
+            if j != at and not (pt.is_integer(column.type) or pt.is_floating(column.type)
+                                or pt.is_boolean(column.type)):
+                raise ConfigError(f"data {origin!r} column {names[j]!r} holds {column.type}; "
+                                  "feature columns must hold real numbers")
+        label_type = schema.field(at).type
+        text = not (pt.is_integer(label_type) or pt.is_floating(label_type)
+                    or pt.is_boolean(label_type))
+        if text:
+            size = sum(meta.row_group(g).column(at).total_uncompressed_size
+                       for g in range(meta.num_row_groups))
+            if size > MAX_LABEL_BYTES:
+                raise ConfigError(f"target {names[at]!r} of {origin!r} holds {size:,} bytes of "
+                                  f"labels; the limit is {MAX_LABEL_BYTES:,}")
+        table = pq.ParquetFile(path, read_dictionary=[names[at]] if text else None).read()
     except pyarrow.ArrowException as exc:
         raise ConfigError(f"data file {origin!r} is not a readable Parquet file: "
                           f"{str(exc).splitlines()[0]}") from None
-    return ([str(n) for n in table.column_names],
-            [table.column(k).to_numpy(zero_copy_only=False) for k in range(table.num_columns)])
+    columns: list[Any] = []
+    for j in range(table.num_columns):
+        column = table.column(j)
+        if j == at and text:
+            columns.append(_dictionary_labels(column, f"target {names[at]!r} of {origin!r}"))
+        else:
+            columns.append(column.to_numpy(zero_copy_only=False))
+    return _split_columns(names, columns, origin, target)
+
+
+def _dictionary_labels(column: Any, what: str) -> np.ndarray:
+    """Text labels of a dictionary-encoded Arrow column: its distinct values checked (length,
+    count) before one label per row is made."""
+    import pyarrow as pa
+
+    combined = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if not pa.types.is_dictionary(combined.type):  # a label type Arrow cannot encode so
+        raise ConfigError(f"{what} holds {combined.type}; labels must be numbers or text")
+    classes = combined.dictionary.to_pylist()
+    _check_classes(len(classes), what)
+    for value in classes:
+        if value is not None:
+            _check_label(value, what)
+    if combined.null_count:
+        row = next(i for i, v in enumerate(combined.is_null().to_pylist()) if v)
+        raise ConfigError(f"{what} row {row + 1}: a missing label")
+    shown = [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in classes]
+    return np.array(shown or [""])[combined.indices.to_numpy(zero_copy_only=False)]
 
 
 def _read_npy(path: Path, origin: str) -> np.ndarray:
@@ -219,6 +285,7 @@ def _read_npy(path: Path, origin: str) -> np.ndarray:
         raise ConfigError(f"data file {origin!r} must hold a 2-D array, got shape "
                           f"{header.shape}")
     _check_shape(*header.shape, origin)
+    _check_dtype(header.dtype, f"data file {origin!r}")
     return np.array(header)
 
 
@@ -239,9 +306,14 @@ def _read_npz(path: Path, origin: str, target: Any) -> Dataset:
         raise ConfigError(f"data file {origin!r} holds arrays larger than the "
                           f"{MAX_CELLS:,}-cell limit")
     try:
+        with zipfile.ZipFile(path) as archive:
+            for name, what in (("X", f"array 'X' of {origin!r}"),
+                               (label, f"array {label!r} of {origin!r}")):
+                with archive.open(f"{name}.npy") as member:
+                    _check_dtype(_npy_dtype(member), what)
         with np.load(path, allow_pickle=False) as arrays:
             X, y = arrays["X"], arrays[label]
-    except (ValueError, zipfile.BadZipFile) as exc:
+    except (ValueError, zipfile.BadZipFile, KeyError) as exc:
         raise ConfigError(f"data file {origin!r}: {str(exc).splitlines()[0]}") from None
     if X.ndim != 2:
         raise ConfigError(f"array 'X' of {origin!r} must be 2-D, got shape {X.shape}")
@@ -249,6 +321,42 @@ def _read_npz(path: Path, origin: str, target: Any) -> Dataset:
     return Dataset(_numeric(X, origin, [f"x{j}" for j in range(X.shape[1])]),
                    _labels(y, len(X), f"array {label!r} of {origin!r}"),
                    [f"x{j}" for j in range(X.shape[1])], origin)
+
+
+def _npy_dtype(handle: Any) -> np.dtype:
+    """The dtype an ``.npy`` stream's header declares (nothing else read)."""
+    version = np.lib.format.read_magic(handle)
+    read = {(1, 0): np.lib.format.read_array_header_1_0,
+            (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+    if read is None:
+        raise ValueError(f".npy format version {version} is not read here (1.0 or 2.0)")
+    return read(handle)[2]
+
+
+def _check_dtype(dtype: np.dtype, what: str) -> None:
+    """Refuse, from a header, a dtype that is not real numbers or short text."""
+    if dtype.kind == "c":
+        raise ConfigError(f"{what} holds complex numbers ({dtype}); give real numbers (the "
+                          "imaginary part would be lost)")
+    width = dtype.itemsize // (4 if dtype.kind == "U" else 1)
+    if dtype.kind in "US" and width > MAX_LABEL_CHARS:
+        raise ConfigError(f"{what} holds text of up to {width:,} characters ({dtype}); a "
+                          f"label has at most {MAX_LABEL_CHARS}")
+    if dtype.kind not in "biufUS":
+        raise ConfigError(f"{what} holds {dtype}; give real numbers (labels may be text)")
+
+
+def _check_label(label: Any, what: str) -> None:
+    """A text label at most :data:`MAX_LABEL_CHARS` long (checked before any copy)."""
+    if len(label) > MAX_LABEL_CHARS:
+        raise ConfigError(f"{what}: a label of {len(label):,} characters ({str(label[:20])!r}"
+                          f"...); a label has at most {MAX_LABEL_CHARS}")
+
+
+def _check_classes(count: int, what: str) -> None:
+    if count > MAX_CLASSES:
+        raise ConfigError(f"{what} has more than {MAX_CLASSES:,} distinct labels; a "
+                          "classifier's labels are classes (at most that many)")
 
 
 def _split_array(array: np.ndarray, origin: str, target: Any) -> Dataset:
@@ -308,6 +416,9 @@ def _column(values: Any, origin: str, name: str) -> np.ndarray:
                 raise ConfigError(f"data {origin!r} column {name!r} row {i + 1}: {cell!r} is "
                                   "not a number") from None
     else:
+        if np.iscomplexobj(values) or any(isinstance(v, complex) for v in _objects(values)):
+            raise ConfigError(f"data {origin!r} column {name!r} holds complex numbers; give "
+                              "real numbers (the imaginary part would be lost)")
         try:
             out = np.asarray(values, dtype=np.float64)
         except (TypeError, ValueError):
@@ -323,25 +434,69 @@ def _numeric(X: Any, origin: str, names: list[str]) -> np.ndarray:
     return np.column_stack([_column(X[:, j], origin, names[j]) for j in range(X.shape[1])])
 
 
+def _objects(values: Any) -> Any:
+    """The cells of an object array (to look at their types), else nothing."""
+    return values if isinstance(values, np.ndarray) and values.dtype.kind == "O" else ()
+
+
 def _labels(values: Any, rows: int, what: str) -> np.ndarray:
-    """Labels as a 1-D array: integers or numbers when every value is one, else text."""
-    y = np.asarray(values)
+    """Labels as a 1-D array: integers or numbers when every value is one, else text.
+
+    Bounded before anything is copied: text labels at most :data:`MAX_LABEL_CHARS`
+    characters, at most :data:`MAX_CLASSES` distinct labels; numbers finite.  Every error
+    names ``what`` (the column and file, or the loader), the row and the value.
+    """
+    try:
+        y = np.asarray(values)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{what} must be 1-D with one label per row ({rows}): "
+                          "its entries are not all single values") from None
     if y.ndim != 1 or len(y) != rows:
         raise ConfigError(f"{what} must be 1-D with one label per row ({rows}), got shape "
                           f"{y.shape}")
+    if y.dtype.kind != "O":
+        _check_dtype(y.dtype, what)
     if y.dtype.kind in "biuf":
-        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-            raise ConfigError(f"{what} has missing or infinite labels")
+        _check_finite(y, what)
+        _check_classes(len(np.unique(y)), what)
         return y
-    text = np.array([str(v).strip() for v in y])
-    if not all(text):
-        raise ConfigError(f"{what} has empty labels")
+    text = []
+    for i, value in enumerate(y.tolist()):
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        if isinstance(value, complex):
+            raise ConfigError(f"{what} row {i + 1}: {value!r} is complex; labels are real "
+                              "numbers or text")
+        if not isinstance(value, str):
+            value = str(value)
+        _check_label(value, f"{what} row {i + 1}")
+        value = value.strip()
+        if not value:
+            raise ConfigError(f"{what} row {i + 1}: an empty label")
+        text.append(value)
+    _check_classes(len(set(text)), what)
     for kind in (int, float):
         try:
-            return np.array([kind(v) for v in text])
-        except ValueError:
+            numbers = np.array([kind(v) for v in text])
+        except (ValueError, OverflowError):
             continue
-    return text
+        if numbers.dtype.kind not in "iuf":  # an integer beyond 64 bits: read as a float
+            continue
+        _check_finite(numbers, what, text)
+        return numbers
+    return np.array(text)
+
+
+def _check_finite(y: np.ndarray, what: str, text: list[str] | None = None) -> None:
+    """Numeric labels must be finite: the first other one named with its row and value."""
+    if y.dtype.kind != "f":
+        return
+    bad = np.flatnonzero(~np.isfinite(y))
+    if bad.size:
+        row = int(bad[0])
+        shown = text[row] if text is not None else repr(float(y[row]))
+        raise ConfigError(f"{what} row {row + 1}: label {shown!r} is not a finite number "
+                          "(missing or infinite labels are not accepted)")
 
 
 def _listed(names: Sequence[str], limit: int = 8) -> str:
@@ -364,6 +519,9 @@ def resolve_name(spec: str, base: Path, key: str) -> Any:
     except ImportError as exc:
         raise ConfigError(f"{key} {spec!r}: cannot import {module_name!r}: "
                           f"{str(exc).splitlines()[0]}") from None
+    except SystemExit as exc:  # sys.exit() at import: an error, never the build's exit
+        raise ConfigError(f"{key} {spec!r}: importing {module_name!r} called exit "
+                          f"({_exit_text(exc)}) instead of defining it") from None
     except Exception as exc:  # the user's module failed while importing: say so in one line
         raise ConfigError(f"{key} {spec!r}: importing {module_name!r} failed: "
                           f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
@@ -382,9 +540,32 @@ def _call(function: Any, spec: str, key: str) -> Any:
         raise ConfigError(f"{key} {spec!r} is not callable")
     try:
         return function()
+    except SystemExit as exc:  # sys.exit(0) in a loader would end the build with status 0
+        raise ConfigError(f"{key} {spec!r} called exit ({_exit_text(exc)}) instead of "
+                          "returning; nothing was built") from None
     except Exception as exc:  # the user's code failed: one line naming it
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise ConfigError(f"{key} {spec!r} failed: {type(exc).__name__}: {first}") from None
+
+
+def _exit_text(exc: SystemExit) -> str:
+    shown = repr(exc.code)
+    return f"SystemExit({shown if len(shown) <= 40 else shown[:40] + '...'})"
+
+
+def _table_array(X: Any, spec: str) -> np.ndarray:
+    """``X`` from a loader as an array, naming the loader (and the first ragged row) when its
+    rows differ in length."""
+    try:
+        return np.asarray(X)
+    except (TypeError, ValueError):
+        lengths = [len(r) if hasattr(r, "__len__") else 1 for r in X] if hasattr(
+            X, "__iter__") else []
+        bad = next((i for i, n in enumerate(lengths) if n != lengths[0]), None)
+        where = (f": row {bad + 1} has {lengths[bad]} values, row 1 has {lengths[0]}"
+                 if bad is not None else "")
+        raise ConfigError(f"X from {spec!r} must be a 2-D table of numbers with rows of one "
+                          f"length{where}") from None
 
 
 def _from_loader(spec: str, base: Path, target: Any, featurizer: Any) -> Dataset:
@@ -396,23 +577,26 @@ def _from_loader(spec: str, base: Path, target: Any, featurizer: Any) -> Dataset
         _check_shape(len(got), len(names), spec)
         return _split_columns(names, [np.asarray(got[c]) for c in got.columns], spec, target)
     if isinstance(got, Mapping) and "data" in got and "target" in got:  # a Bunch
-        X = np.asarray(got["data"])
-        names = [str(n) for n in got.get("feature_names", [f"x{j}" for j in range(X.shape[1])])]
-        return _xy(X, got["target"], spec, target, names)
+        X = _table_array(got["data"], spec)
+        names = got.get("feature_names")
+        return _xy(X, got["target"], spec, target, None if names is None else list(names))
     if isinstance(got, (tuple, list)) and len(got) == 2:
         X, y = got
-        names = ([str(c) for c in X.columns] if hasattr(X, "columns")
-                 else [f"x{j}" for j in range(np.shape(X)[1] if np.ndim(X) == 2 else 0)])
-        return _xy(np.asarray(X), y, spec, target, names)
+        names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
+        return _xy(_table_array(X, spec), y, spec, target, names)
     raise ConfigError(f"data {spec!r} must return (X, y), a frame or a Bunch, got "
                       f"{type(got).__name__}")
 
 
-def _xy(X: Any, y: Any, spec: str, target: Any, names: list[str]) -> Dataset:
+def _xy(X: np.ndarray, y: Any, spec: str, target: Any, names: list | None) -> Dataset:
+    """A loader's ``X`` and ``y``; its columns are ``names`` (default ``x0``, ``x1``, ...)."""
     if target is not None:
         raise ConfigError(f"target is for tables; data {spec!r} returned (X, y) already")
+    if X.ndim == 2 and names is None:
+        names = [f"x{j}" for j in range(X.shape[1])]
     if X.ndim != 2 or len(names) != X.shape[1]:
         raise ConfigError(f"X from {spec!r} must be a 2-D table, got shape {X.shape}")
+    names = [str(n) for n in names]
     _check_shape(*X.shape, spec)
     if X.shape[0] == 0:
         raise ConfigError(f"data {spec!r} has no rows")
@@ -477,12 +661,17 @@ def feature_columns(spec: Any, dataset: Dataset,
             selectors = [selectors]
         if not isinstance(selectors, list) or not selectors:
             raise ConfigError(f"feature {feature!r} must list columns, got {selectors!r}")
-        picked: list[int] = []
+        if len(selectors) > MAX_SELECTORS:
+            raise ConfigError(f"feature {feature!r} lists {len(selectors):,} columns; the limit "
+                              f"is {MAX_SELECTORS:,}")
+        picked: dict[int, None] = {}  # insertion order, O(1) membership
+        seen: set = set()
         for selector in selectors:
-            for j in _select(selector, names, feature, dataset.origin):
-                if j not in picked:
-                    picked.append(j)
-        columns[str(feature)] = picked
+            picked.update(dict.fromkeys(_select(selector, names, feature, dataset.origin)))
+            if selector in seen:  # a name, an index, a range or a glob: hashable
+                raise ConfigError(f"feature {feature!r} lists column {selector!r} twice")
+            seen.add(selector)
+        columns[str(feature)] = list(picked)
     return columns
 
 
@@ -604,4 +793,10 @@ def _curve(key: str, text: Any) -> CostCurve:
         return CostCurve.parse(str(text))
     except (ValueError, OverflowError) as exc:
         shown = text if len(str(text)) <= 60 else f"{str(text)[:60]}... ({len(str(text))} chars)"
+        unit = next((w for w in _WORD.findall(str(text))
+                     if w.lower() in SECONDS or w.lower() in ("unit", "units")), None)
+        if unit is not None:
+            raise ConfigError(f"cost of {key!r} ({shown!r}): costs are plain numbers in the "
+                              f"store's cost_unit, not quantities: write it without {unit!r} "
+                              f"and set cost_unit = {unit!r}") from None
         raise ConfigError(f"cost of {key!r} ({shown!r}): {str(exc).splitlines()[0]}") from None

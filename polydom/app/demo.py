@@ -15,7 +15,7 @@ Steps (each prints as it goes):
 6. write PNG plots.
 
 Every cost, budget and time it prints is in one unit, named next to it (``unit``, ms by
-default: the ``--unit`` of the command line, :func:`polydom.app.units.cost_unit_for`), and
+default: the ``--unit`` of the command line, :func:`polydom.curves.units.cost_unit_for`), and
 the commands it suggests at the end pass the same ``--unit``: a number copied from its tables
 means the same to ``polydom lookup``.
 
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from lattice.expansion import learner_name
-from polydom.app.units import CostUnit, cost_unit_for
+from polydom.curves.units import CostUnit, cost_unit_for
 from polydom.errors import InvalidArgumentError
 from storage.database import normalize_url
 

@@ -61,8 +61,8 @@ def run_plaid_demo(
         split_items,
     )
     from polydom.app.tables import format_table
-    from polydom.app.units import cost_unit_for
     from polydom.app.workloads.timeseries import load_plaid_workload
+    from polydom.curves.units import cost_unit_for
     from storage.database import normalize_url
 
     if timer not in ("wall", "cpu"):
@@ -109,7 +109,9 @@ def run_plaid_demo(
     polydom.publish_index(url, guarded, {"calibrated_from": info["build_id"],
                                          "target_overrun": 0.05})
     factors = guarded.overrun_factors()
-    out(f"[4/6] guard (target_overrun=0.05, split conformal on {len(cal)} held-out series): "
+    out(f"[4/6] guard (target_overrun=0.05, split conformal on "
+        f"{guarded.info['overrun']['items']} series timed in situ: {len(cal)} held out, the "
+        "rest unprofiled training series): "
         f"factors median {np.median(factors):.2f}, range [{factors.min():.2f}, "
         f"{factors.max():.2f}]; published as build {guarded.info['build_id']}")
     reopened = polydom.open_index(url)

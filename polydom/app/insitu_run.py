@@ -3,14 +3,22 @@
 Used by ``polydom demo --workload plaid`` and ``benchmarks/adherence_bench.py``.  Steps:
 
 1. split the items into training, calibration and test items (seeded);
-2. featurise the training items (the learner's rows) and fit a stand-in model on every
-   feature (one fit): the model whose predictions the profiling pass interleaves;
+2. featurise the training items in situ (:meth:`polydom.Featurizer.featurize_in_situ`:
+   the learner's rows, and a timing of every feature on every training item at no extra
+   cost) and fit a stand-in model on every feature (one fit): the model whose predictions
+   the profiling pass interleaves;
 3. profile in situ (:meth:`polydom.Featurizer.profile_in_situ`) on a subset of the training
    items, with the stand-in's predictions between items: each atom's curve promises the
    ``1 - target_overrun`` quantile of in-situ time;
-4. build the index on those curves (:func:`polydom.build_index`);
+4. build the index on those curves (:func:`polydom.build_index`, ``keep_trained=True``:
+   every trained set stays a candidate, so the calibration chooses among all of them);
 5. time the calibration items in situ the same way and calibrate the index to the target
-   overrun rate (:meth:`polydom.Index.calibrated`);
+   overrun rate (:meth:`polydom.Index.calibrated`) on the evidence: the calibration
+   items' timings and those of step 2's training items that were not profiled.  The
+   exchangeability this assumes: training and calibration items are drawn alike from the
+   workload, the curves were fitted on other items (the profiled subset), and the machine
+   was in the same state in both passes; the training pass runs without the stand-in's
+   predictions between items (there is no model yet), the one difference in protocol.
 6. serve test items with :func:`polydom.predict_item` and count overruns.
 """
 
@@ -70,6 +78,7 @@ class InSituBuild:
     rows: np.ndarray
     calibration: tuple[np.ndarray, dict[str, np.ndarray]] | None
     seconds: dict[str, float]
+    evidence: tuple[np.ndarray, dict[str, np.ndarray]] | None = None
 
 
 def build_in_situ(
@@ -91,8 +100,13 @@ def build_in_situ(
     cache: dict | None = None,
     seed: int = 0,
     progress: Callable[[str], Any] = lambda text: None,
+    train_evidence: bool = True,
+    levels: Sequence[float] = (),
 ) -> InSituBuild:
     """Steps 1-5 of the module docstring; ``calibrate`` empty skips the guard.
+
+    ``train_evidence=False`` calibrates on the calibration items only; ``levels`` are
+    further overrun rates the guarded index holds (:meth:`polydom.Index.at_overrun`).
 
     ``skeleton`` is the cost model's bundles and columns (its curves are replaced).
     ``cache`` (a dict) shares expansions with other builds over the same rows.
@@ -109,7 +123,8 @@ def build_in_situ(
 
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    rows = featurizer.transform([items[i] for i in train])
+    train_run = featurizer.featurize_in_situ([items[i] for i in train], seed=seed + 2)
+    rows = train_run.rows
     y = np.asarray(labels)[train]
     with quiet_fits():
         standin = make_pipeline(StandardScaler(), LogisticRegression(max_iter=max_iter))
@@ -131,23 +146,33 @@ def build_in_situ(
         learner = learners.SklearnLearner(est, rows, y, features=model, cv=cv)
         t0 = time.perf_counter()
         index = build_index(model, learner, alpha=alpha, n_min=n_min, n_max=n_max,
-                            cache=cache, store=store, cost_pruning=True, cost_unit="s")
+                            cache=cache, store=store, cost_pruning=True, cost_unit="s",
+                            keep_trained=True)
         index.info["insitu"] = {"quantile": 1.0 - target_overrun,
                                 "profile_items": int(len(sub)), "degree": degree}
         seconds["build"] = time.perf_counter() - t0
         progress(f"built: {index.info['expansions']} feature sets trained, "
                  f"{len(index.candidates)} candidates")
-        guarded, cal = None, None
+        guarded, cal, evidence = None, None, None
         if len(calibrate):
             t0 = time.perf_counter()
             run = featurizer.featurize_in_situ(
                 [items[i] for i in calibrate],
                 predict=lambda row: standin.predict(row[None, :]), seed=seed + 1)
             cal = (run.sizes, run.timings)
-            guarded = index.calibrated(run.sizes, run.timings, target_overrun)
+            evidence = cal
+            if train_evidence:
+                unprofiled = ~np.isin(np.asarray(train), sub)
+                evidence = (np.concatenate([train_run.sizes[unprofiled], run.sizes]),
+                            {a: np.concatenate([train_run.timings[a][unprofiled], t])
+                             for a, t in run.timings.items()})
+            guarded = index.calibrated(*evidence, target_overrun, levels=levels, seed=seed)
             seconds["calibrate"] = time.perf_counter() - t0
-            progress(f"calibrated on {len(calibrate)} held-out items in situ")
-    return InSituBuild(index, guarded, prof.curves, prof.coverage, standin, rows, cal, seconds)
+            progress(f"calibrated on {evidence[0].size} items timed in situ "
+                     f"({len(calibrate)} held out, {evidence[0].size - len(calibrate)} "
+                     "unprofiled training items)")
+    return InSituBuild(index, guarded, prof.curves, prof.coverage, standin, rows, cal, seconds,
+                       evidence)
 
 
 def size_agnostic(index: Index, n_max: float) -> Index:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from polydom.app.files import replace_file
+from polydom.curves.names import EMPTY_NAME, candidate_name
 from polydom.errors import InvalidArgumentError
 
 __all__ = [
@@ -155,7 +156,7 @@ def plot_skylines(
             numbers.setdefault(c.key, len(numbers) + 1)
     cols = min(3, len(picks))
     rows = (len(picks) + cols - 1) // cols
-    key_lines = [f"{k}: {_learner_text(c)}: {_features_text(c)}  (accuracy {c.accuracy:.3f})"
+    key_lines = [f"{k}: {_learner_text(c)}: {_name_text(c.key)}  (accuracy {c.accuracy:.3f})"
                  for c in _by_number(numbers, skylines, picks)
                  for k in [numbers[c.key]]]
     key_cols = 1 if cols == 1 else 2
@@ -197,9 +198,13 @@ def plot_skylines(
     return _save(fig, np.array(axes), len(axes), path)
 
 
-def _features_text(candidate: Any) -> str:
-    names = sorted(str(f) for f in candidate.features)
-    return "+".join(names) if names else "{} (no features)"
+def _name_text(key: Any) -> str:
+    """A candidate's name (:func:`polydom.curves.names.candidate_name`), cut to 40 characters
+    for a legend; the empty model says so."""
+    text = candidate_name(key)
+    if text == EMPTY_NAME:
+        return "{} (no features)"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _learner_text(candidate: Any) -> str:
@@ -347,15 +352,8 @@ def _model_names(index: Any, positions: np.ndarray) -> dict[int, str]:
     for p in sorted({int(p) for p in np.unique(positions) if p >= 0},
                     key=lambda p: cands[p].accuracy):
         c = cands[p]
-        out[p] = f"{_key_text(c.key)} [{_learner_text(c)}] acc {c.accuracy:.3f}"
+        out[p] = f"{_name_text(c.key)} [{_learner_text(c)}] acc {c.accuracy:.3f}"
     return out
-
-
-def _key_text(key: Any) -> str:
-    if isinstance(key, tuple) and all(isinstance(k, str) for k in key):
-        return "+".join(key) if key else "{}"
-    text = str(key)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def plot_serving_map(

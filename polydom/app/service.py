@@ -62,14 +62,22 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from polydom.app.output import json_ready
 from polydom.app.tables import cost_unit
-from polydom.errors import InvalidArgumentError
+from polydom.curves.domain import check_budget, check_rows, check_size, real_from_text
+from polydom.curves.names import candidate_name
+from polydom.errors import (
+    ArgumentTypeError,
+    DamagedStoreError,
+    InvalidArgumentError,
+    PolydomError,
+)
 from polydom.index.built import Index
 from polydom.index.explanation import Explanation, SkylineEntry
-from polydom.index.table import RULES, RuleUnavailableError
+from polydom.index.table import RuleUnavailableError
+from polydom.serving.drift_recalibration import DriftRecalibration
 from polydom.serving.item_serving import ItemServer
 from polydom.serving.timing_recorder import TimingRecorder
-from storage.codec import display_key
 
 __all__ = ["DEFAULT_MAX_BODY", "RequestError", "flush_periodically", "make_app", "key_text"]
 
@@ -87,7 +95,7 @@ _ITEM_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError)
 _ENDPOINTS = ("/lookup", "/predict", "/explain", "/healthz", "/metrics")
 
 
-class RequestError(Exception):
+class RequestError(PolydomError):
     """A request the service refuses: HTTP status, the field at fault, a one-line reason."""
 
     def __init__(self, status: int, field: str, message: str) -> None:
@@ -99,47 +107,60 @@ class RequestError(Exception):
 
 def key_text(key: Any) -> str:
     """A candidate key as the service prints it (as the SQL views and the CLI do)."""
-    return display_key(key)
+    return candidate_name(key)
 
 
-def _number(params: Mapping[str, Any], field: str) -> float:
-    """A finite number >= 0 from a query string or JSON body, or a RequestError naming it."""
-    raw = params.get(field)
-    if raw is None:
-        raise RequestError(400, field, f"{field} is missing")
-    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
-        raise RequestError(400, field, f"{field} must be a number, got {raw!r}")
+def _checked(field: str, check: Callable[..., Any], *args: Any) -> Any:
+    """``check(*args)`` (a checker of :mod:`polydom.curves.domain`, or the index's); its
+    refusal as a 400 naming ``field``."""
     try:
-        value = float(raw)
-    except (ValueError, OverflowError):
-        raise RequestError(400, field, f"{field} must be a number, got {raw!r}") from None
-    if not (math.isfinite(value) and value >= 0.0):
-        raise RequestError(400, field, f"{field} must be a finite number >= 0, got {raw!r}")
+        return check(*args)
+    except (InvalidArgumentError, ArgumentTypeError, RuleUnavailableError) as exc:
+        raise RequestError(400, field, str(exc)) from None
+
+
+def _given(params: Mapping[str, Any], field: str) -> Any:
+    """The value of ``field`` in a query string or JSON body, or a 400 saying it is missing."""
+    value = params.get(field)
+    if value is None:
+        raise RequestError(400, field, f"{field} is missing")
     return value
 
 
-def _rule(params: Mapping[str, Any], view: Index) -> str:
-    """The lookup rule of a request (default ``"best"``), one the index can answer (a store
-    without standard errors answers ``"best"`` only), or a RequestError naming it."""
-    rule = params.get("rule", "best")
-    if not isinstance(rule, str) or rule not in RULES:
-        raise RequestError(400, "rule", f"rule must be one of {', '.join(RULES)}, got {rule!r}")
-    try:
-        return view.check_rule(rule)
-    except RuleUnavailableError as exc:
-        raise RequestError(400, "rule", str(exc)) from None
+def _budget(params: Mapping[str, Any]) -> float:
+    """The request's budget: a finite number >= 0 (a JSON number, or text spelling one)."""
+    value = _checked("budget", real_from_text, _given(params, "budget"), "budget")
+    return _checked("budget", check_budget, value)
 
 
-def _size_in_domain(view: Index, size: float, field: str = "size") -> float:
-    lo, hi = view.table.domain
-    if not lo <= size <= hi:
-        raise RequestError(400, field, f"{field} {size:g} is outside the index's domain "
-                                       f"[{lo:g}, {hi:g}]")
-    return size
+def _query(view: Index, params: Mapping[str, Any]) -> tuple[float, float, str]:
+    """The ``size``, ``budget`` and ``rule`` of a request, checked once for ``view`` (the
+    index is then called with ``check_input=False``)."""
+    size = _checked("size", real_from_text, _given(params, "size"), "size")
+    size = _checked("size", check_size, size, *view.table.domain)
+    budget = _budget(params)
+    rule = _checked("rule", view.check_rule, params.get("rule", "best"))
+    return size, budget, rule
+
+
+def _at_overrun(view: Index, params: Mapping[str, Any]) -> Index:
+    """``view`` at the request's ``overrun`` rate when it names one (a level the build was
+    calibrated for, :meth:`Index.at_overrun`), else ``view``; a 400 naming ``overrun``."""
+    value = params.get("overrun")
+    if value is None:
+        return view
+    level = _checked("overrun", real_from_text, value, "overrun")
+    return _checked("overrun", view.at_overrun, level)
 
 
 def _reject_constant(text: str) -> Any:
     raise InvalidArgumentError(f"{text} is not a JSON number")
+
+
+def _answer(content: Any) -> JSONResponse:
+    """``content`` as strict JSON (RFC 8259): a number beyond the float range (a cost that
+    overflows at the size) is written as ``null``, as the command line's ``--json`` does."""
+    return JSONResponse(json_ready(content))
 
 
 class _Metrics:
@@ -194,6 +215,28 @@ class _TimingsCollector(Collector):
                                 value=r.buffered)
 
 
+class _DriftCollector(Collector):
+    """The steps of a :class:`DriftRecalibration`, read when ``/metrics`` is scraped."""
+
+    def __init__(self, drift: DriftRecalibration) -> None:
+        self.drift = drift
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        d = self.drift
+        steps = CounterMetricFamily(
+            "polydom_drift_steps", "Recalibrate on drift: timings monitored, alarms, "
+            "alarms deferred by the rate limit, recalibrations published, failed",
+            labels=["step"])
+        for step, n in d.counts.items():
+            steps.add_metric([step], n)
+        yield steps
+        yield GaugeMetricFamily("polydom_drift_last_build",
+                                "Build published by the last recalibration (-1: none yet)",
+                                value=-1 if d.last_build is None else d.last_build)
+        yield GaugeMetricFamily("polydom_drift_last_seconds",
+                                "Seconds the last recalibration took", value=d.last_seconds)
+
+
 def _entry(entry: SkylineEntry, unit: str, se: bool = True) -> dict[str, Any]:
     cand = entry.candidate
     return {"rank": entry.rank, "key": key_text(cand.key), "learner": cand.learner,
@@ -221,67 +264,39 @@ def explanation_json(explanation: Explanation, unit: str,
     }
 
 
-def make_app(
-    index: Index,
-    featurizer: Any = None,
-    max_body: int = DEFAULT_MAX_BODY,
-    refresh_seconds: float | None = 1.0,
-    on_item: Callable[[Index, Any], None] | None = None,
-    timings: TimingRecorder | None = None,
-    timings_seconds: float = 5.0,
-) -> Starlette:
-    """The ASGI app serving ``index``.
+class _Service:
+    """The handlers of one app: each endpoint one method, each check at the door once.
 
-    Parameters
-    ----------
-    index : polydom.Index
-        What to serve; one that follows a store (``polydom.open_index(url)``) switches to
-        newer builds while serving.
-    featurizer : polydom.Featurizer, optional
-        Lets ``POST /predict`` take raw ``items`` (JSON values handed to the featurizer).
-    max_body : int, default 1 MiB
-        Largest request body in bytes (413 above it).
-    refresh_seconds : float or None, default 1.0
-        Seconds between refreshes; None (or an index that does not follow a store) never
-        refreshes.
-    on_item : callable, optional
-        Called as ``on_item(snapshot, prediction)`` for every served raw item.
-    timings : TimingRecorder, optional
-        Records the feature timings of every served raw item (with the build that served
-        it) and is flushed by a background task every ``timings_seconds`` and at shutdown
-        (:mod:`polydom.serving.timing_recorder`); its counts are on ``/metrics``.  The
-        flushes run in the ASGI lifespan: under a server that does not run it, call
-        ``timings.flush()`` yourself.
-    timings_seconds : float, default 5.0
-        Seconds between two flushes of ``timings``.
-
-    Runtime complexity: O(1); each request is O(lookup) plus its model's work.
-
-    Raises
-    ------
-    ValueError
-        If ``timings_seconds`` is not a finite number > 0.
+    Requests are checked here with :mod:`polydom.curves.domain` (through :func:`_query`,
+    :func:`_budget`, :func:`~polydom.curves.domain.check_rows`); the index is then called
+    with ``check_input=False``.
     """
-    if not (isinstance(timings_seconds, (int, float)) and not isinstance(timings_seconds, bool)
-            and 0 < timings_seconds < math.inf):
-        raise InvalidArgumentError(
-            f"timings_seconds must be a finite number > 0, got {timings_seconds!r}")
-    metrics = _Metrics(CollectorRegistry())
-    if timings is not None:
-        metrics.registry.register(_TimingsCollector(timings))
-    follows = refresh_seconds is not None and index.follows_store
-    servers: dict[int, ItemServer] = {}  # id(table) -> the item server of that build
 
-    def unit_of(view: Index) -> str:
-        return cost_unit(view.info)
+    def __init__(self, index: Index, featurizer: Any, max_body: int, follows: bool,
+                 on_item: Callable[[Index, Any], None] | None,
+                 timings: TimingRecorder | None, metrics: _Metrics) -> None:
+        self.index = index
+        self.follows = follows  # whether the index follows its store (and is refreshed)
+        self.featurizer = featurizer
+        self.max_body = max_body
+        self.on_item = on_item
+        self.timings = timings
+        self.metrics = metrics
+        self.servers: dict[int, ItemServer] = {}  # id(table) -> the item server of that build
+        if featurizer is not None:
+            self.item_server(index.snapshot(), starting=True)
 
-    def note_build(view: Index) -> Any:
+    def note_build(self, view: Index) -> Any:
+        """The build ``view`` answers from (set on the ``polydom_current_build`` gauge)."""
         build = view.info.get("build_id")
         if isinstance(build, (int, float)):
-            metrics.build.set(build)
+            self.metrics.build.set(build)
         return build
 
-    async def read_json(request: Request) -> dict[str, Any]:
+    async def read_json(self, request: Request) -> dict[str, Any]:
+        """The request's body as a JSON object: 413 beyond ``max_body``, 400 when not JSON
+        (NaN and Infinity refused) or not an object."""
+        max_body = self.max_body
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > max_body:
             raise RequestError(413, "body", f"body of {declared} bytes exceeds {max_body}")
@@ -299,133 +314,183 @@ def make_app(
             raise RequestError(400, "body", "body must be a JSON object")
         return body
 
-    async def lookup(request: Request) -> JSONResponse:
-        view = index.snapshot()
-        size = _size_in_domain(view, _number(request.query_params, "size"))
-        budget = _number(request.query_params, "budget")
-        rule = _rule(request.query_params, view)
-        hit = view.lookup(size, budget, rule)
-        unit = unit_of(view)
+    async def lookup(self, request: Request) -> JSONResponse:
+        """``GET /lookup``."""
+        view = _at_overrun(self.index.snapshot(), request.query_params)
+        size, budget, rule = _query(view, request.query_params)
+        hit = view.lookup(size, budget, rule, check_input=False)
+        unit = cost_unit(view.info)
         model = None
         if hit is not None:
             model = {"key": key_text(hit.key), "learner": hit.candidate.learner,
                      "features": sorted(hit.features), "accuracy": hit.accuracy,
                      "cost": hit.cost, "unit": unit}
-        return JSONResponse({"build": note_build(view), "size": size, "budget": budget,
-                             "rule": rule, "unit": unit, "model": model})
+        return _answer({"build": self.note_build(view), "size": size, "budget": budget,
+                        "rule": rule, "unit": unit, "model": model})
 
-    async def explain(request: Request) -> JSONResponse:
-        view = index.snapshot()
-        size = _size_in_domain(view, _number(request.query_params, "size"))
-        budget = _number(request.query_params, "budget")
-        rule = _rule(request.query_params, view)
-        note_build(view)
-        return JSONResponse(explanation_json(view.explain(size, budget, rule), unit_of(view),
-                                             not view.info.get("no_standard_errors")))
+    async def explain(self, request: Request) -> JSONResponse:
+        """``GET /explain``."""
+        view = self.index.snapshot()
+        size, budget, rule = _query(view, request.query_params)
+        self.note_build(view)
+        explanation = view.explain(size, budget, rule, check_input=False)
+        return _answer(explanation_json(explanation, cost_unit(view.info),
+                                        not view.info.get("no_standard_errors")))
 
-    def predict_rows(view: Index, body: dict[str, Any]) -> dict[str, Any]:
-        size = _size_in_domain(view, _number(body, "size"))
-        budget = _number(body, "budget")
-        rule = _rule(body, view)
-        rows = body.get("rows")
-        if not isinstance(rows, list) or not rows:
-            raise RequestError(400, "rows", "rows must be a non-empty list of rows")
-        width = view.n_columns
-        try:
-            X = np.array(rows, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise RequestError(400, "rows", f"rows must be lists of {width} numbers") from None
-        if X.ndim != 2 or X.shape[1] != width:
-            raise RequestError(400, "rows", f"rows must each hold {width} numbers, got "
-                                            f"shape {list(X.shape)}")
-        hit = view.lookup(size, budget, rule)
+    async def predict(self, request: Request) -> JSONResponse:
+        """``POST /predict``: rows, or raw items with a featurizer."""
+        body = await self.read_json(request)
+        view = _at_overrun(self.index.snapshot(), body)
+        if "items" in body:
+            if self.featurizer is None:
+                raise RequestError(400, "items", "this service has no featurizer (start it "
+                                                 "with --featurizer module:attr); send rows")
+            answer = await run_in_threadpool(self.predict_items, view, body)
+        else:
+            answer = await run_in_threadpool(self.predict_rows, view, body)
+        self.note_build(view)
+        return _answer(answer)
+
+    def predict_rows(self, view: Index, body: dict[str, Any]) -> dict[str, Any]:
+        """Labels of full feature rows from the model chosen for the body's query."""
+        size, budget, rule = _query(view, body)
+        X = _checked("rows", check_rows, body.get("rows"), view.n_columns)
+        hit = view.lookup(size, budget, rule, check_input=False)
         out = {"build": view.info.get("build_id"), "size": size, "budget": budget,
-               "rule": rule, "unit": unit_of(view), "key": None, "learner": None, "cost": None,
-               "labels": None}
+               "rule": rule, "unit": cost_unit(view.info), "key": None, "learner": None,
+               "cost": None, "labels": None}
         if hit is None:
             return out
         if hit.model is None:
             raise RequestError(409, "budget", f"model {key_text(hit.key)!r} chosen for this "
                                               "budget has no fitted model to predict with")
-        labels = view.predict(X, size, budget, rule)
+        labels = view.predict_hit(hit, X, check_input=False)
         return {**out, "key": key_text(hit.key), "learner": hit.candidate.learner,
                 "cost": hit.cost, "labels": np.asarray(labels).tolist()}
 
-    def predict_items(view: Index, body: dict[str, Any]) -> dict[str, Any]:
-        budget = _number(body, "budget")
+    def item_server(self, view: Index, starting: bool = False) -> ItemServer:
+        """The :class:`ItemServer` of ``view``'s build (one kept, for the newest build).
+
+        Raises
+        ------
+        InvalidArgumentError
+            When the featurizer does not fit the build (a feature missing, other columns):
+            at start, refusing the service; later (a newer build) a 5xx per request.
+        """
+        server = self.servers.get(id(view.table))
+        if server is None or server.index.table is not view.table:
+            try:
+                server = ItemServer(view, self.featurizer)
+            except InvalidArgumentError as exc:
+                if not starting:
+                    raise
+                raise InvalidArgumentError(
+                    f"featurizer does not fit build {view.info.get('build_id')} of the "
+                    f"index: {exc}") from None
+            self.servers.clear()
+            self.servers[id(view.table)] = server
+        return server
+
+    def predict_items(self, view: Index, body: dict[str, Any]) -> dict[str, Any]:
+        """Each raw item served within the body's budget (its size the featurizer's)."""
+        budget = _budget(body)
         items = body.get("items")
         if not isinstance(items, list) or not items:
             raise RequestError(400, "items", "items must be a non-empty list")
-        unit = unit_of(view)
-        server = servers.get(id(view.table))
-        if server is None or server.index.table is not view.table:
-            server = ItemServer(view, featurizer)
-            servers.clear()
-            servers[id(view.table)] = server
-        out = []
-        for i, item in enumerate(items):
-            try:
-                p = server.predict(item, budget)
-            except _ITEM_ERRORS as exc:  # the featurizer could not take this item
-                reason = str(exc).splitlines()[0] if str(exc) else ""
-                raise RequestError(400, f"items[{i}]", f"item {i}: {type(exc).__name__}: "
-                                                       f"{reason}") from None
-            metrics.items.inc()
-            metrics.feature_seconds.observe(p.seconds)
-            if p.over_budget:
-                metrics.over_budget.inc()
-            if on_item is not None:
-                on_item(view, p)
-            if timings is not None:
-                timings.record(view, p)
-            label = p.label.item() if isinstance(p.label, np.generic) else p.label
-            out.append({
-                "label": label, "key": None if p.key is None else key_text(p.key),
-                "planned_key": None if p.planned_key is None else key_text(p.planned_key),
-                "size": p.size, "budget": p.budget, "unit": unit,
-                "predicted_seconds": p.predicted_cost, "measured_seconds": p.seconds,
-                "over_budget": p.over_budget, "computed": list(p.computed),
-            })
+        unit = cost_unit(view.info)
+        server = self.item_server(view)
+        out = [self.serve_item(view, server, i, item, budget, unit)
+               for i, item in enumerate(items)]
         return {"build": view.info.get("build_id"), "budget": budget, "predictions": out}
 
-    async def predict(request: Request) -> JSONResponse:
-        body = await read_json(request)
-        view = index.snapshot()
-        if "items" in body:
-            if featurizer is None:
-                raise RequestError(400, "items", "this service has no featurizer (start it "
-                                                 "with --featurizer module:attr); send rows")
-            answer = await run_in_threadpool(predict_items, view, body)
-        else:
-            answer = await run_in_threadpool(predict_rows, view, body)
-        note_build(view)
-        return JSONResponse(answer)
+    def serve_item(self, view: Index, server: ItemServer, i: int, item: Any, budget: float,
+                   unit: str) -> dict[str, Any]:
+        """One raw item's answer; what the featurizer cannot take is a 400 naming
+        ``items[i]``, a damaged stored model a 5xx (the store's fault, not the item's)."""
+        try:
+            p = server.predict(item, budget, check_input=False)
+        except DamagedStoreError:
+            raise
+        except _ITEM_ERRORS as exc:  # the featurizer could not take this item
+            reason = str(exc).splitlines()[0] if str(exc) else ""
+            raise RequestError(400, f"items[{i}]", f"item {i}: {type(exc).__name__}: "
+                                                   f"{reason}") from None
+        metrics = self.metrics
+        metrics.items.inc()
+        metrics.feature_seconds.observe(p.seconds)
+        if p.over_budget:
+            metrics.over_budget.inc()
+        if self.on_item is not None:
+            self.on_item(view, p)
+        if self.timings is not None:
+            self.timings.record(view, p)
+        label = p.label.item() if isinstance(p.label, np.generic) else p.label
+        return {
+            "label": label, "key": None if p.key is None else key_text(p.key),
+            "planned_key": None if p.planned_key is None else key_text(p.planned_key),
+            "size": p.size, "budget": p.budget, "unit": unit,
+            "predicted_seconds": p.predicted_cost, "measured_seconds": p.seconds,
+            "over_budget": p.over_budget, "computed": list(p.computed),
+        }
 
-    async def healthz(request: Request) -> JSONResponse:
-        view = index.snapshot()
-        return JSONResponse({"status": "ok", "build": note_build(view),
-                             "follows_store": follows})
+    async def healthz(self, request: Request) -> JSONResponse:
+        """``GET /healthz``."""
+        return _answer({"status": "ok", "build": self.note_build(self.index.snapshot()),
+                        "follows_store": self.follows})
 
-    async def prometheus(request: Request) -> Response:
-        note_build(index.snapshot())
-        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    async def prometheus(self, request: Request) -> Response:
+        """``GET /metrics``."""
+        self.note_build(self.index.snapshot())
+        return Response(generate_latest(self.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
-    async def refresher() -> None:
+    async def refresher(self, seconds: float) -> None:
+        """Refresh the index every ``seconds``; a failed refresh is counted and logged."""
+        index, metrics = self.index, self.metrics
         while True:
-            await asyncio.sleep(refresh_seconds)
+            await asyncio.sleep(seconds)
             try:
                 if await run_in_threadpool(index.refresh):
                     metrics.switches.inc()
-                    note_build(index.snapshot())
+                    self.note_build(index.snapshot())
             except Exception:  # a bad new build must not stop the service: counted, logged
                 metrics.refresh_errors.inc()
                 LOG.exception("refresh failed; still serving build %s",
                               index.snapshot().info.get("build_id"))
 
+
+def _error(status: int, field: str | None, message: str) -> JSONResponse:
+    return JSONResponse({"error": message, "field": field}, status_code=status)
+
+
+async def _refused(request: Request, exc: Exception) -> JSONResponse:
+    """A :class:`RequestError`: its status, field and reason."""
+    assert isinstance(exc, RequestError)
+    return _error(exc.status, exc.field, exc.message)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    """Starlette's own refusals (404, 405) as JSON."""
+    assert isinstance(exc, HTTPException)
+    return _error(exc.status_code, None, str(exc.detail))
+
+
+async def _crashed(request: Request, exc: Exception) -> JSONResponse:
+    """Any other error is the server's fault: 500 with a generic body (no message, no
+    type, nothing from the store); the details go to the server's log."""
+    LOG.error("error answering %s %s", request.method, request.url.path, exc_info=exc)
+    return _error(500, None, "internal error (details are in the server's log)")
+
+
+def _lifespan(service: _Service, refresh_seconds: float | None, timings: TimingRecorder | None,
+              timings_seconds: float) -> Callable[[Starlette], Any]:
+    """The app's lifespan: the refresher and the timings writer run while it serves; the
+    writer's last flush runs at shutdown."""
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        note_build(index.snapshot())
-        task = asyncio.create_task(refresher()) if follows else None
+        service.note_build(service.index.snapshot())
+        task = (asyncio.create_task(service.refresher(refresh_seconds))
+                if service.follows else None)
         stop = asyncio.Event()
         writer = (None if timings is None else
                   asyncio.create_task(flush_periodically(timings, stop, timings_seconds)))
@@ -440,32 +505,81 @@ def make_app(
                 stop.set()
                 await writer
 
-    def error_response(status: int, field: str | None, message: str) -> JSONResponse:
-        return JSONResponse({"error": message, "field": field}, status_code=status)
+    return lifespan
 
-    async def refused(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, RequestError)
-        return error_response(exc.status, exc.field, exc.message)
 
-    async def http_error(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, HTTPException)
-        return error_response(exc.status_code, None, str(exc.detail))
+def make_app(
+    index: Index,
+    featurizer: Any = None,
+    max_body: int = DEFAULT_MAX_BODY,
+    refresh_seconds: float | None = 1.0,
+    on_item: Callable[[Index, Any], None] | None = None,
+    timings: TimingRecorder | None = None,
+    timings_seconds: float = 5.0,
+    drift: DriftRecalibration | None = None,
+) -> Starlette:
+    """The ASGI app serving ``index``.
 
-    async def crashed(request: Request, exc: Exception) -> JSONResponse:
-        LOG.error("error answering %s %s", request.method, request.url.path, exc_info=exc)
-        return error_response(500, None, f"internal error: {type(exc).__name__}")
+    Parameters
+    ----------
+    index : polydom.Index
+        What to serve; one that follows a store (``polydom.open_index(url)``) switches to
+        newer builds while serving.
+    featurizer : polydom.Featurizer, optional
+        Lets ``POST /predict`` take raw ``items`` (JSON values handed to the featurizer).
+        Checked against the index now: a featurizer that lacks a feature of the index or
+        lays out its columns otherwise is refused here, not at every item.
+    max_body : int, default 1 MiB
+        Largest request body in bytes (413 above it).
+    refresh_seconds : float or None, default 1.0
+        Seconds between refreshes; None (or an index that does not follow a store) never
+        refreshes.
+    on_item : callable, optional
+        Called as ``on_item(snapshot, prediction)`` for every served raw item.
+    timings : TimingRecorder, optional
+        Records the feature timings of every served raw item (with the build that served
+        it) and is flushed by a background task every ``timings_seconds`` and at shutdown
+        (:mod:`polydom.serving.timing_recorder`); its counts are on ``/metrics``.  The
+        flushes run in the ASGI lifespan: under a server that does not run it, call
+        ``timings.flush()`` yourself.
+    timings_seconds : float, default 5.0
+        Seconds between two flushes of ``timings``.
+    drift : DriftRecalibration, optional
+        Recalibrate on drift (its sink wraps ``timings``' sink); its steps are on
+        ``/metrics`` (:mod:`polydom.serving.drift_recalibration`).
 
+    Runtime complexity: O(1) (with a featurizer, O(K * F) to check it against the K
+    candidates' F features); each request is O(lookup) plus its model's work.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If ``timings_seconds`` is not a finite number > 0, or ``featurizer`` does not fit
+        the index (one line naming the feature).
+    """
+    if not (isinstance(timings_seconds, (int, float)) and not isinstance(timings_seconds, bool)
+            and 0 < timings_seconds < math.inf):
+        raise InvalidArgumentError(
+            f"timings_seconds must be a finite number > 0, got {timings_seconds!r}")
+    metrics = _Metrics(CollectorRegistry())
+    if timings is not None:
+        metrics.registry.register(_TimingsCollector(timings))
+    if drift is not None:
+        metrics.registry.register(_DriftCollector(drift))
+    follows = refresh_seconds is not None and index.follows_store
+    service = _Service(index, featurizer, max_body, follows, on_item, timings, metrics)
     routes = [
-        Route("/lookup", lookup, methods=["GET"]),
-        Route("/explain", explain, methods=["GET"]),
-        Route("/predict", predict, methods=["POST"]),
-        Route("/healthz", healthz, methods=["GET"]),
-        Route("/metrics", prometheus, methods=["GET"]),
+        Route("/lookup", service.lookup, methods=["GET"]),
+        Route("/explain", service.explain, methods=["GET"]),
+        Route("/predict", service.predict, methods=["POST"]),
+        Route("/healthz", service.healthz, methods=["GET"]),
+        Route("/metrics", service.prometheus, methods=["GET"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan,
+    app = Starlette(routes=routes,
+                    lifespan=_lifespan(service, refresh_seconds, timings, timings_seconds),
                     middleware=[Middleware(_Timed, metrics=metrics)],
-                    exception_handlers={RequestError: refused, HTTPException: http_error,
-                                        Exception: crashed})
+                    exception_handlers={RequestError: _refused, HTTPException: _http_error,
+                                        Exception: _crashed})
     app.state.metrics = metrics
     return app
 

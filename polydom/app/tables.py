@@ -1,8 +1,8 @@
 """Plain-text tables for the command line and the demo: numbers to 6 significant digits,
 names naturally sorted, every text escaped so that a stored name cannot drive the terminal.
 
-Standard library and :mod:`polydom.curves.curve_text` only (the CLI imports it before
-parsing arguments).
+Standard library, :mod:`polydom.curves.curve_text` and :mod:`polydom.curves.units` only (the
+CLI imports it before parsing arguments).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from polydom.curves.curve_text import natural_key
+from polydom.curves.units import DEFAULT_UNIT, unit_name
 
 __all__ = [
     "DEFAULT_COST_UNIT",
-    "candidate_name",
     "clip",
     "learner_text",
     "cost_unit",
@@ -27,13 +27,10 @@ __all__ = [
 ]
 
 #: Unit of costs when a build does not say (``polydom.build_index``'s default).
-DEFAULT_COST_UNIT = "units"
+DEFAULT_COST_UNIT = DEFAULT_UNIT
 
-
-def cost_unit(info: Any) -> str:
-    """The cost unit a build's ``info`` carries (``DEFAULT_COST_UNIT`` for older builds)."""
-    unit = info.get("cost_unit") if isinstance(info, dict) else None
-    return unit if isinstance(unit, str) and unit.strip() else DEFAULT_COST_UNIT
+#: The cost unit a build's ``info`` carries (:func:`polydom.curves.units.unit_name`).
+cost_unit = unit_name
 
 
 def evaluation_text(info: Any) -> str:
@@ -83,23 +80,6 @@ def features_text(features: Any) -> str:
     """
     names = sorted_names(features)
     return "+".join(names) if names else "{} (no features)"
-
-
-def candidate_name(key: Any) -> str:
-    """A candidate's key for people, in the order its features print: a lattice key (a tuple
-    of feature names) as ``x2+x13`` (``{}`` when empty), a set as ``{a, b}``, text as is,
-    anything else as its repr.  O(k log k) for k names.
-
-    >>> candidate_name(("x13", "x2")), candidate_name(()), candidate_name("cegb[0.5]")
-    ('x2+x13', '{}', 'cegb[0.5]')
-    """
-    if isinstance(key, str):
-        return key
-    if isinstance(key, tuple) and all(isinstance(k, str) for k in key):
-        return "+".join(sorted_names(key)) or "{}"
-    if isinstance(key, frozenset):
-        return "{" + ", ".join(sorted_names(candidate_name(k) for k in key)) + "}"
-    return repr(key)
 
 
 def _escaped(char: str) -> str:

@@ -11,10 +11,22 @@ per item.  With ``m`` scores sorted, the bound is the ``k``-th smallest,
 * ``"excess"``: ``E_i = T_S(i) - c_S(n_i)``; calibrated cost ``c_S(n) + d_S`` with
   ``d_S >= 0`` (an offset: right when the excess is a fixed delay, preemption by other
   processes, whatever the item's size);
-* ``"best"`` (default): both, each at ``q / 2``, and per candidate the one whose calibrated
-  curve is smaller summed over the calibration sizes.  Valid at ``q``: the item overruns the
-  chosen bound only if it overruns one of the two, each of probability at most ``q / 2``,
-  whichever the data chose.
+* ``"best"``: both, each at ``q / 2``, and per candidate the one whose calibrated curve is
+  smaller summed over the calibration sizes.  Valid at ``q`` by a union bound (the item
+  overruns the chosen bound only if it overruns one of the two), hence conservative: its
+  realised rate is typically near ``q / 2``, and with few items each bound is the largest
+  score (one preempted item sets the offset);
+* ``"auto"`` (default): the score is chosen per candidate on one part of the items (a seeded
+  third, the *selection split*: the score whose calibrated curve is smaller over those
+  items' sizes, each at the empirical ``1 - q`` quantile), and the bound of the chosen score
+  is the conformal bound at ``q`` itself on the other part (the *bound split*).  The choice
+  does not look at the bound split, so the bound split's scores stay exchangeable with a
+  served item's: valid at ``q`` with no union bound, and tight (for continuous scores the
+  rate is between ``q - 1/(m' + 1)`` and ``q`` for ``m'`` bound items).  The selection split
+  then serves as a held-out cross-check: :attr:`OverrunCalibration.held_out` is each
+  candidate's realised overrun rate there.  With fewer than ``3 * 2 *
+  min_calibration_items(q)`` items (no room for a split whose bound is not one of the two
+  largest scores) the score is ``"ratio"`` on every item, chosen by the count alone.
 
 The index is swept on the calibrated curves.
 
@@ -48,14 +60,16 @@ from polydom.errors import InvalidArgumentError
 
 __all__ = [
     "SCORES",
+    "SELECT_SHARE",
     "OverrunCalibration",
+    "auto_split",
     "calibrate_overrun",
     "conformal_factor",
     "min_calibration_items",
 ]
 
 #: Conformal scores of :func:`calibrate_overrun` (module docstring).
-SCORES = ("ratio", "excess", "best")
+SCORES = ("auto", "ratio", "excess", "best")
 
 
 def min_calibration_items(target_overrun: float) -> int:
@@ -106,6 +120,10 @@ def conformal_factor(ratios: Sequence[float] | np.ndarray, target_overrun: float
     return float(np.partition(r, k - 1)[k - 1])
 
 
+#: Share of the items that ``score="auto"`` uses to choose each candidate's score.
+SELECT_SHARE = 1.0 / 3.0
+
+
 @dataclass(frozen=True)
 class OverrunCalibration:
     """Per-candidate factors and offsets of a conformal overrun calibration.
@@ -125,6 +143,13 @@ class OverrunCalibration:
         Median realised / predicted ratio of each candidate (NaN where nothing is needed).
     score : str
         The score asked for (:data:`SCORES`).
+    held_out : ndarray of shape (candidates,), optional
+        ``score="auto"`` with a selection split: each calibrated curve's realised overrun
+        rate on the selection split's items (not used for the bound: a cross-check, near
+        ``q`` when the items are exchangeable); NaN otherwise.
+    chosen : tuple of str, optional
+        Per candidate, the score its bound uses (``"ratio"``, ``"excess"`` or ``""`` for a
+        candidate needing nothing).
     """
 
     target_overrun: float
@@ -133,6 +158,8 @@ class OverrunCalibration:
     items: int
     median_ratio: np.ndarray
     score: str = "best"
+    held_out: np.ndarray | None = None
+    chosen: tuple[str, ...] = ()
 
     def curves(self, costs: Sequence[CostCurve]) -> list[CostCurve]:
         """``k_S * c_S + d_S`` for each candidate's curve (in the calibration's order)."""
@@ -145,22 +172,61 @@ class OverrunCalibration:
                 for c, k, d in zip(costs, self.factors, self.offsets, strict=True)]
 
 
+def auto_split(items: int, target_overrun: float, seed: int = 0
+               ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Positions of the selection and bound splits of ``score="auto"`` (None: no split).
+
+    A split is made when the bound split keeps at least ``2 * min_calibration_items(q)``
+    items (its bound then is not one of the two largest scores); the selection split is a
+    seeded :data:`SELECT_SHARE` of the items.  Depends on the count and the seed only,
+    never on the timings.  Runtime complexity: O(items).
+
+    >>> auto_split(40, 0.05) is None, len(auto_split(600, 0.05)[1])
+    (True, 400)
+    """
+    q = check_quantile(target_overrun, "target_overrun")
+    select = int(items * SELECT_SHARE)
+    if select < 1 or items - select < 2 * min_calibration_items(q):
+        return None
+    order = np.random.default_rng(seed).permutation(items)
+    return np.sort(order[:select]), np.sort(order[select:])
+
+
+def _bounds(realised: np.ndarray, predicted: np.ndarray, q: float, conformal: bool
+            ) -> tuple[float | None, float]:
+    """Ratio bound (None when a zero curve met positive time) and excess bound (>= 0)."""
+    if conformal:
+        def level(values: np.ndarray) -> float:
+            return conformal_factor(values, q)
+    else:
+        def level(values: np.ndarray) -> float:
+            return float(np.quantile(values, 1.0 - q, method="higher"))
+    zero = predicted <= 0
+    excess = max(0.0, level(realised - predicted))
+    if np.any(zero & (realised > 0)):
+        return None, excess
+    ratios = np.where(zero, 0.0, realised / np.where(zero, 1.0, predicted))
+    return level(ratios), excess
+
+
 def calibrate_overrun(
     costs: Sequence[CostCurve],
     needs: Sequence[Mapping[str, float]],
     sizes: Sequence[float] | np.ndarray,
     timings: Mapping[str, Sequence[float] | np.ndarray],
     target_overrun: float = 0.05,
-    score: str = "best",
+    score: str = "auto",
+    seed: int = 0,
 ) -> OverrunCalibration:
     """Conformal factors or offsets that make each candidate's curve hold ``1 - q`` of the time.
 
     For candidate ``S`` with curve ``costs[S]`` and ``needs[S]`` (atom -> probability), the
     held-out item ``i`` (size ``sizes[i]``) would pay ``T_S(i) = sum_a p_a * timings[a][i]``;
     the factor is :func:`conformal_factor` of ``T_S(i) / c_S(n_i)``, the offset that of
-    ``T_S(i) - c_S(n_i)`` (at least 0), over the items; ``score`` picks one or the better of
-    both at ``q / 2`` each (module docstring: method, guarantee, what breaks it).  A
-    candidate needing nothing keeps its curve.
+    ``T_S(i) - c_S(n_i)`` (at least 0), over the items; ``score`` picks one, the better of
+    both at ``q / 2`` each (``"best"``), or the better on a selection split with the bound
+    at ``q`` on the rest (``"auto"``; module docstring: method, guarantee, what breaks
+    it).  A candidate needing nothing keeps its curve.
 
     Runtime complexity: O(K * (A + I)) for K candidates, A atoms each, I items.
 
@@ -181,7 +247,9 @@ def calibrate_overrun(
         Per atom, the in-situ seconds on each held-out item.
     target_overrun : float, default 0.05
         ``q`` in (0, 1).
-    score : {"best", "ratio", "excess"}, default "best"
+    score : {"auto", "ratio", "excess", "best"}, default "auto"
+    seed : int, default 0
+        Seeds ``"auto"``'s selection split (:func:`auto_split`).
 
     Returns
     -------
@@ -194,7 +262,7 @@ def calibrate_overrun(
         many for ``"best"``), mismatched lengths, a NaN,
         negative or infinite timing or size (naming the atom), a candidate needing an atom
         without timings (naming both), or a candidate whose curve is 0 at a size where its
-        atoms took time (no factor can cover it).
+        atoms took time under ``score="ratio"`` (no factor can cover it).
     """
     q = check_quantile(target_overrun, "target_overrun")
     if score not in SCORES:
@@ -214,9 +282,12 @@ def calibrate_overrun(
             f"target_overrun={q:g} with score {score!r} needs at least "
             f"{min_calibration_items(each)} held-out items, got {m}"
         )
+    split = auto_split(m, q, seed) if score == "auto" else None
     factors = np.ones(len(costs))
     offsets = np.zeros(len(costs))
     medians = np.full(len(costs), np.nan)
+    held_out = np.full(len(costs), np.nan)
+    chosen = [""] * len(costs)
     for k, (curve, need) in enumerate(zip(costs, needs, strict=True)):
         active = {a: float(p) for a, p in need.items() if float(p) > 0}
         if not active:
@@ -229,20 +300,40 @@ def calibrate_overrun(
             )
         realised = sum(p * clean[a] for a, p in active.items())
         predicted = np.asarray(curve(n), dtype=np.float64)
-        zero = predicted <= 0
-        excess = max(0.0, conformal_factor(realised - predicted, each))
-        if score != "excess" and not np.any(zero & (realised > 0)):
-            ratios = np.where(zero, 0.0, realised / np.where(zero, 1.0, predicted))
-            factor = conformal_factor(ratios, each)
-            medians[k] = float(np.median(ratios))
-            if score == "ratio" or factor * predicted.sum() <= (predicted + excess).sum():
-                factors[k] = factor
-                continue
-        elif score == "ratio":
-            i = int(np.flatnonzero(zero & (realised > 0))[0])
-            raise InvalidArgumentError(
-                f"candidate {k}'s cost curve ({curve}) is 0 at size {n[i]:g}, where its "
-                f"atoms took {realised[i]:g} s: no factor covers it (use score='excess')"
-            )
-        offsets[k] = excess
-    return OverrunCalibration(q, factors, offsets, m, medians, score)
+        positive = predicted > 0
+        if positive.any():
+            medians[k] = float(np.median(realised[positive] / predicted[positive]))
+        if split is not None:
+            factors[k], offsets[k], chosen[k], held_out[k] = _auto(realised, predicted, q,
+                                                                    split)
+            continue
+        factor, excess = _bounds(realised, predicted, each, conformal=True)
+        if score == "ratio" or (score == "auto" and factor is not None):
+            if factor is None:
+                i = int(np.flatnonzero((predicted <= 0) & (realised > 0))[0])
+                raise InvalidArgumentError(
+                    f"candidate {k}'s cost curve ({curve}) is 0 at size {n[i]:g}, where its "
+                    f"atoms took {realised[i]:g} s: no factor covers it (use score='excess')"
+                )
+            factors[k], chosen[k] = factor, "ratio"
+        elif score == "best" and factor is not None \
+                and factor * predicted.sum() <= (predicted + excess).sum():
+            factors[k], chosen[k] = factor, "ratio"
+        else:
+            offsets[k], chosen[k] = excess, "excess"
+    return OverrunCalibration(q, factors, offsets, m, medians, score, held_out, tuple(chosen))
+
+
+def _auto(realised: np.ndarray, predicted: np.ndarray, q: float,
+          split: tuple[np.ndarray, np.ndarray]) -> tuple[float, float, str, float]:
+    """``score="auto"`` for one candidate: (factor, offset, score, held-out overrun)."""
+    sel, bound = split
+    factor, excess = _bounds(realised[sel], predicted[sel], q, conformal=False)
+    p = predicted[sel]
+    use_ratio = factor is not None and factor * p.sum() <= (p + excess).sum()
+    factor, excess = _bounds(realised[bound], predicted[bound], q, conformal=True)
+    if use_ratio and factor is not None:
+        k, d, name = factor, 0.0, "ratio"
+    else:
+        k, d, name = 1.0, excess, "excess"
+    return k, d, name, float(np.mean(realised[sel] > k * p + d))

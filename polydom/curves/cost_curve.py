@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -33,6 +34,8 @@ from polydom.errors import ArgumentTypeError, InvalidArgumentError
 __all__ = ["CostCurve"]
 
 _INF = math.inf
+#: Smallest positive normal float64 (about 2.2e-308).
+_SMALLEST_NORMAL = sys.float_info.min
 
 
 def _holds_a_bool(values: Any) -> bool:
@@ -52,6 +55,22 @@ def _real_dtype(raw: np.ndarray) -> bool:
     return raw.dtype.kind in "iuf" or raw.dtype.kind == "O" and all(
         isinstance(c, numbers.Real) and not isinstance(c, bool) for c in raw.ravel()
     )
+
+
+def _refuse_subnormal(coef: np.ndarray, where: str) -> None:
+    """Refuse a coefficient that is not 0 but smaller than the smallest normal float.
+
+    Such a (subnormal) float carries fewer digits than the tolerances of
+    :mod:`polydom.curves.poly` assume: at 1e-320 the sweep's crossings and orders no longer
+    match a brute-force scan.  O(len(coef)).
+    """
+    tiny = (coef != 0.0) & (np.abs(coef) < _SMALLEST_NORMAL)
+    if tiny.any():
+        k = int(np.flatnonzero(tiny)[0])
+        raise InvalidArgumentError(
+            f"coefficient of n**{k}{where} is {float(coef[k])!r}: a cost coefficient must be "
+            f"0 or at least {_SMALLEST_NORMAL!r} in magnitude (smaller floats are subnormal "
+            "and carry too few digits to compare curves); rescale the cost unit")
 
 
 class CostCurve:
@@ -76,8 +95,9 @@ class CostCurve:
     TypeError
         If the coefficients are not real numbers (strings, bools, complex).
     ValueError
-        If the sequence is empty, not one-dimensional, holds NaN, infinity or an integer
-        beyond the floats, or the degree exceeds :data:`polydom.curves.poly.MAX_DEGREE` (32).
+        If the sequence is empty, not one-dimensional, holds NaN, infinity, an integer
+        beyond the floats or a subnormal float (not 0, below about 2.2e-308 in magnitude),
+        or the degree exceeds :data:`polydom.curves.poly.MAX_DEGREE` (32).
     """
 
     __slots__ = ("_coef", "_horner", "_hash")
@@ -105,6 +125,7 @@ class CostCurve:
             )
         if not np.all(np.isfinite(arr)):
             raise InvalidArgumentError(f"coefficients must be finite, got {arr.tolist()}")
+        _refuse_subnormal(arr, "")
         nonzero = np.flatnonzero(arr)
         arr = arr[: nonzero[-1] + 1] if nonzero.size else arr[:1]
         if arr.size - 1 > MAX_DEGREE:
@@ -157,7 +178,7 @@ class CostCurve:
         ValueError
             If the matrix is not 2-D with at least one column, holds something other than
             real numbers (booleans and number strings included, which numpy would cast
-            silently), NaN or infinity, or a row of degree above
+            silently), NaN, infinity or a subnormal float, or a row of degree above
             :data:`polydom.curves.poly.MAX_DEGREE` (naming the first bad row).
         """
         try:
@@ -184,6 +205,10 @@ class CostCurve:
             raise InvalidArgumentError(
                 f"coefficients must be finite, got {arr[bad].tolist()} in row {bad}")
         arr += 0.0  # normalise -0.0
+        tiny = ((arr != 0.0) & (np.abs(arr) < _SMALLEST_NORMAL)).any(axis=1)
+        if tiny.any():
+            bad = int(np.flatnonzero(tiny)[0])
+            _refuse_subnormal(arr[bad], f" in row {bad}")
         nonzero = arr != 0.0
         lengths = np.where(
             nonzero.any(axis=1), arr.shape[1] - np.argmax(nonzero[:, ::-1], axis=1), 1

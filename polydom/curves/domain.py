@@ -1,15 +1,25 @@
 """Argument checks of the public entry points, with errors that name the argument and value.
 
-The one home of input validation: sizes, budgets, the size domain, numbers given where a
-real is expected (cast to float64, so a numpy float32 answers as the same Python float),
-arrays of queries, feature names and column indices.  A wrong *type* raises ``TypeError``,
-a wrong *value* ``ValueError``; both name the argument and show the value.
+The one home of input validation, called by every door: the public Python functions
+(:meth:`polydom.Index.lookup`, ``lookup_many``, ``predict``, ``explain``,
+:func:`polydom.predict_item`), the command line's argument types and the HTTP handlers.
+What a door passed through these checks is trusted inside (the inner calls take
+``check_input=False``, as scikit-learn's estimators do), so each check runs once.
+
+Checked here: sizes, budgets, the size domain, numbers given where a real is expected (cast
+to float64, so a numpy float32 answers as the same Python float; an integer too large for a
+float reads as infinite and is refused as such), numbers written as text (a query string, a
+command-line word), arrays of queries, rows of features, feature names and column indices.
+A wrong *type* raises :class:`~polydom.errors.ArgumentTypeError` (a ``TypeError``), a wrong
+*value* :class:`~polydom.errors.InvalidArgumentError` (a ``ValueError``); both name the
+argument and show the value.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import sys
 from typing import Any
 
 import numpy as np
@@ -23,9 +33,12 @@ __all__ = [
     "check_domain",
     "check_feature_name",
     "check_queries",
+    "check_query",
     "check_real",
+    "check_rows",
     "check_size",
     "check_sizes",
+    "real_from_text",
     "shown",
 ]
 
@@ -61,8 +74,33 @@ def check_real(value: Any, name: str) -> float:
         )
     try:
         return float(value)
-    except OverflowError:
-        return math.copysign(math.inf, value)
+    except OverflowError:  # an integer (or Fraction) beyond the float range
+        return math.inf if value > 0 else -math.inf
+
+
+def real_from_text(value: Any, name: str) -> float:
+    """``value`` as a float when it is a real number or text spelling one (``"5"``,
+    ``"1e-3"``), as a query string or a command-line word gives it; else ``TypeError`` /
+    ``ValueError`` naming ``name``.
+
+    Text that overflows (``"1e400"``, 400 digits) reads as infinite, as does an integer
+    too large for a float; NaN and infinity pass (range checks are the caller's:
+    :func:`check_size`, :func:`check_budget`).
+
+    Runtime complexity: O(len(value)).
+
+    >>> real_from_text("2.5e-3", "budget"), real_from_text(3, "size")
+    (0.0025, 3.0)
+    >>> real_from_text("9" * 400, "size")
+    inf
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return float(text)
+        except ValueError:
+            raise InvalidArgumentError(f"{name} must be a number, got {shown(value)}") from None
+    return check_real(value, name)
 
 
 def check_domain(n_min: float, n_max: float) -> tuple[float, float]:
@@ -79,9 +117,10 @@ def check_size(size: float, lo: float, hi: float) -> float:
     """Return ``size`` as a float, or raise naming it when NaN, infinite or outside ``[lo, hi]``."""
     n = check_real(size, "size")
     if not math.isfinite(n) or n < 0.0:
-        raise InvalidArgumentError(f"size must be finite and >= 0, got {size!r}")
+        raise InvalidArgumentError(f"size must be finite and >= 0, got {shown(size)}")
     if not lo <= n <= hi:
-        raise InvalidArgumentError(f"size {size!r} is outside the index domain [{lo!r}, {hi!r}]")
+        raise InvalidArgumentError(
+            f"size {shown(size)} is outside the index domain [{lo!r}, {hi!r}]")
     return n
 
 
@@ -89,8 +128,31 @@ def check_budget(budget: float) -> float:
     """Return ``budget`` as a float, or raise naming it when NaN, infinite or negative."""
     b = check_real(budget, "budget")
     if not (math.isfinite(b) and b >= 0.0):
-        raise InvalidArgumentError(f"budget must be finite and >= 0, got {budget!r}")
+        raise InvalidArgumentError(f"budget must be finite and >= 0, got {shown(budget)}")
     return b
+
+
+#: The largest finite float: a budget up to it needs no further check.
+_MAX_FLOAT = sys.float_info.max
+
+
+def check_query(size: Any, budget: Any, lo: float, hi: float) -> tuple[float, float]:
+    """One lookup's ``(size, budget)`` checked (:func:`check_size`, :func:`check_budget`) as
+    Python floats.
+
+    Python floats inside the domain and finite budgets >= 0 pass after four comparisons
+    (the lookup hot path); everything else (ints, numpy scalars, float32 whose arithmetic
+    would round differently, junk) is checked and cast to a Python float.
+
+    Runtime complexity: O(1).
+
+    >>> check_query(2, 0.5, 0.0, 10.0)
+    (2.0, 0.5)
+    """
+    if (type(size) is float and type(budget) is float and lo <= size <= hi
+            and size <= _MAX_FLOAT and 0.0 <= budget <= _MAX_FLOAT):
+        return size, budget
+    return check_size(size, lo, hi), check_budget(budget)
 
 
 def _real_array(values: Any, name: str) -> np.ndarray:
@@ -133,6 +195,62 @@ def check_budgets(budgets: np.ndarray) -> np.ndarray:
         k = int(np.flatnonzero(bad.ravel())[0])
         raise InvalidArgumentError(f"budgets[{k}] must be finite and >= 0, got {b.ravel()[k]!r}")
     return b
+
+
+def check_rows(rows: Any, width: int, name: str = "rows") -> np.ndarray:
+    """``rows`` as a 2-D float64 array of finite numbers, ``width`` columns each.
+
+    The rows of a feature matrix handed to a model: every cell a real number (not a bool,
+    not text, not None), finite (an integer too large for a float overflows and is refused
+    like ``inf``; NaN is refused), every row ``width`` long.  The error names the first bad
+    cell as ``rows[i][j]``.
+
+    Runtime complexity: O(rows * width).
+
+    >>> check_rows([[1, 2.5]], 2)
+    array([[1. , 2.5]])
+
+    Raises
+    ------
+    TypeError
+        When a cell is not a real number.
+    ValueError
+        When the rows are ragged or empty, not ``width`` wide, or a cell is not finite.
+    """
+    if isinstance(rows, (str, bytes)):
+        raise ArgumentTypeError(f"{name} must be a 2-D array of numbers, got {shown(rows)}")
+    try:
+        try:
+            arr = np.asarray(rows)
+        except OverflowError:  # an integer beyond int64 next to floats: cell by cell below
+            arr = np.array(rows, dtype=object)
+    except (ValueError, TypeError):
+        raise InvalidArgumentError(
+            f"{name} must be rows of {width} numbers each (not ragged), got {shown(rows)}"
+        ) from None
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] != width:
+        raise InvalidArgumentError(
+            f"{name} must be a non-empty list of rows of {width} numbers each, got shape "
+            f"{list(arr.shape)}")
+    if not isinstance(rows, np.ndarray) or arr.dtype.kind not in "iuf":
+        # cell by cell: numpy reads True as 1.0 and, next to text, every number as text
+        for i, row in enumerate(arr.tolist() if isinstance(rows, np.ndarray) else rows):
+            for j, v in enumerate(row):
+                if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+                    raise ArgumentTypeError(
+                        f"{name}[{i}][{j}] must be a real number, got {shown(v)}")
+    if arr.dtype.kind == "O":  # Python ints beyond int64: each a float, or inf beyond
+        arr = np.array([[check_real(v, name) for v in row] for row in arr.tolist()],
+                       dtype=np.float64)
+    arr = arr.astype(np.float64, copy=False)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i, j = (int(k) for k in np.argwhere(bad)[0])
+        value = float(arr[i, j])
+        too_large = " (too large for a float)" if math.isinf(value) else ""
+        raise InvalidArgumentError(
+            f"{name}[{i}][{j}] must be a finite number, got {value!r}{too_large}")
+    return arr
 
 
 def check_queries(sizes: Any, budgets: Any, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:

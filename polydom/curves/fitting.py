@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
-from polydom.errors import InvalidArgumentError
+from polydom.errors import FitError, InvalidArgumentError
 
 __all__ = [
     "STATISTICS",
@@ -93,7 +93,7 @@ def _covering_coefficients(x: np.ndarray, y: np.ndarray, degree: int) -> np.ndar
     result = linprog(design.T @ weight, A_ub=-design, b_ub=-y, bounds=(0, None),
                      method="highs")
     if result.status != 0:  # cannot happen: a large constant is always feasible
-        raise RuntimeError(f"covering fit failed: {result.message}")
+        raise FitError(f"covering fit failed: {result.message}")
     coef = np.maximum(result.x, 0.0)
     short = y - design @ coef
     if short.max() > 0:  # solver tolerance: lift the constant term by the shortfall

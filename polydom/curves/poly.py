@@ -38,6 +38,7 @@ __all__ = [
     "interval_points",
     "magnitude_coefs",
     "sign",
+    "scaled",
     "sign_change_roots",
     "taylor",
     "tol_x",
@@ -136,6 +137,22 @@ def derivative(d: np.ndarray) -> np.ndarray:
     return d[1:] * np.arange(1, d.size) if d.size > 1 else np.zeros(1)
 
 
+def scaled(d: np.ndarray) -> np.ndarray:
+    """``d`` times the power of two that brings its largest coefficient into ``[0.5, 1)``.
+
+    The roots and signs of a polynomial do not change with a positive factor, and a power
+    of two changes no digit of a normal float; the closed forms and the companion matrix
+    then square and multiply numbers near 1, where coefficients near 1e-300 (whose squares
+    underflow to 0) or 1e300 (whose squares overflow) would give wrong roots.
+
+    Runtime complexity: O(d).
+    """
+    top = float(np.max(np.abs(d)))
+    if top == 0.0 or not math.isfinite(top):
+        return d
+    return np.ldexp(np.asarray(d, dtype=np.float64), -math.frexp(top)[1])
+
+
 def candidate_roots(d: np.ndarray) -> list[float]:
     """Real roots (and near-real ones) of the polynomial ``d``; a superset of its sign changes.
 
@@ -155,6 +172,7 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     deg = d.size - 1
     if deg == 0:
         return []
+    d = scaled(d)
     if deg == 1:
         return [-float(d[0]) / float(d[1])]  # a root beyond the floats is inf, silently
     if deg == 2:

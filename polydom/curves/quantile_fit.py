@@ -25,7 +25,7 @@ import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.fitting import check_degree, fit_cost_curve
-from polydom.errors import InvalidArgumentError
+from polydom.errors import FitError, InvalidArgumentError
 
 __all__ = ["InSituProfile", "check_quantile", "check_timings", "fit_quantile_curve"]
 
@@ -137,7 +137,7 @@ def fit_quantile_curve(
     a_eq = hstack([csr_matrix(design), eye(p), -eye(p)], format="csr")
     result = linprog(c, A_eq=a_eq, b_eq=y, bounds=(0, None), method="highs")
     if result.status != 0:  # cannot happen: a = 0, u = y, v = 0 is feasible, loss >= 0
-        raise RuntimeError(f"quantile fit failed: {result.message}")
+        raise FitError(f"quantile fit failed: {result.message}")
     coef = unit * np.maximum(result.x[:d], 0.0) / scale ** np.arange(d)
     return CostCurve(coef)
 

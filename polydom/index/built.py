@@ -15,6 +15,7 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.curves.curve_text import natural_key, number_text
+from polydom.curves.domain import check_queries, check_query, check_rows
 from polydom.errors import InvalidArgumentError
 from polydom.index.explanation import Explanation, explain_lookup
 from polydom.index.item_prediction import ItemPrediction
@@ -172,6 +173,7 @@ class Index:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_refresh_lock", None)  # a lock does not pickle or copy
+        state.pop("_at_overrun", None)  # derived: swept again on demand
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -290,37 +292,113 @@ class Index:
         sizes: Sequence[float] | np.ndarray,
         timings: Mapping[str, Sequence[float] | np.ndarray],
         target_overrun: float = 0.05,
-        score: str = "best",
+        score: str = "auto",
+        levels: Sequence[float] = (),
+        seed: int = 0,
     ) -> Index:
         """This index swept on curves calibrated to overrun at most ``target_overrun``.
 
         Each candidate's curve gets its split-conformal factor or offset on the held-out
         in-situ ``timings`` (atom -> seconds per item, items of ``sizes``; see
         :func:`polydom.curves.calibration.calibrate_overrun` for the method, the ``score``,
-        the guarantee and its assumptions).  The atoms' curves are kept;
-        ``info["overrun"]`` records the target, the score, the number of items and every
-        candidate's factor and offset (what :meth:`with_atom_costs` keeps when it
-        recalibrates).  Calibrating a calibrated index composes the two.
+        the guarantee and its assumptions).  Every candidate is calibrated, dominated ones
+        too: an index built with ``keep_trained=True`` (:func:`polydom.build_index`) keeps
+        every trained set, so the sweep on the calibrated curves chooses among all of them.
+        The atoms' curves are kept; ``info["overrun"]`` records the target, the score, the
+        number of items, every candidate's factor, offset, chosen score and held-out
+        overrun (what :meth:`with_atom_costs` keeps when it recalibrates), and under
+        ``"levels"`` the factors and offsets of every other rate in ``levels``, for
+        :meth:`at_overrun`.  Calibrating a calibrated index composes the two (and drops
+        the first one's other levels).
 
-        Runtime complexity: O(K * (A + I)) for the factors plus a sweep.
+        Runtime complexity: O(L * K * (A + I)) for L levels, plus a sweep.
 
         Raises
         ------
         ValueError
-            As :func:`~polydom.curves.calibration.calibrate_overrun`.
+            As :func:`~polydom.curves.calibration.calibrate_overrun`, for any level.
         """
         cands = self.candidates
-        cal = calibrate_overrun([c.cost for c in cands], [c.needs for c in cands], sizes,
-                                timings, target_overrun, score)
+        base = [c.cost for c in cands]
+        need = [c.needs for c in cands]
         k0, d0 = self.overrun_factors(), self.overrun_offsets()
+        cal = calibrate_overrun(base, need, sizes, timings, target_overrun, score, seed)
+        others = {}
+        for level in levels:
+            if float(level) == cal.target_overrun:
+                continue
+            other = calibrate_overrun(base, need, sizes, timings, level, score, seed)
+            others[repr(other.target_overrun)] = {
+                "factors": [float(v) for v in other.factors * k0],
+                "offsets": [float(v) for v in other.factors * d0 + other.offsets],
+            }
         info = {**self.info, "overrun": {
             "target_overrun": cal.target_overrun,
             "score": cal.score,
             "items": cal.items,
             "factors": [float(v) for v in cal.factors * k0],
             "offsets": [float(v) for v in cal.factors * d0 + cal.offsets],
+            "chosen": list(cal.chosen),
+            "held_out": [None if np.isnan(v) else float(v) for v in cal.held_out],
+            "levels": others,
         }}
-        return self.with_candidate_costs(cal.curves([c.cost for c in cands]), info)
+        return self.with_candidate_costs(cal.curves(base), info)
+
+    def overrun_levels(self) -> list[float]:
+        """Overrun rates this index can answer at (:meth:`at_overrun`), smallest first.
+
+        Runtime complexity: O(L).
+        """
+        overrun = self.info.get("overrun")
+        if not isinstance(overrun, Mapping):
+            return []
+        levels = {float(overrun["target_overrun"])}
+        stored = overrun.get("levels")
+        if isinstance(stored, Mapping):
+            levels |= {float(v) for v in stored}
+        return sorted(levels)
+
+    def at_overrun(self, level: float) -> Index:
+        """This index swept on the curves calibrated to overrun rate ``level``.
+
+        ``level`` is the calibration's target (this index itself) or one of the other
+        ``levels`` :meth:`calibrated` was given; each candidate's uncalibrated curve
+        ``(c - d) / k`` is calibrated with that level's factor and offset.  The result is
+        kept per level (a sweep once per build and level).
+
+        Runtime complexity: O(1) when kept, else a sweep.
+
+        Raises
+        ------
+        ValueError
+            If the index holds no calibration for ``level`` (naming the ones it holds).
+        """
+        view = self._view()
+        overrun = view.info.get("overrun")
+        target = overrun.get("target_overrun") if isinstance(overrun, Mapping) else None
+        if target is not None and float(level) == float(target):
+            return view
+        levels = overrun.get("levels") if isinstance(overrun, Mapping) else None
+        stored = levels.get(repr(float(level))) if isinstance(levels, Mapping) else None
+        if not isinstance(stored, Mapping):
+            raise InvalidArgumentError(
+                f"overrun must be one of the rates this index is calibrated for "
+                f"{view.overrun_levels()}, got {level!r}")
+        kept = view.__dict__.setdefault("_at_overrun", {})
+        if level not in kept:
+            k, d = view.overrun_factors(), view.overrun_offsets()
+            curves = []
+            for cand, k0, d0, k1, d1 in zip(view.candidates, k, d, stored["factors"],
+                                            stored["offsets"], strict=True):
+                coef = cand.cost.coefficients.astype(np.float64)
+                coef[0] -= d0
+                scale = float(k1) / k0 if k0 > 0 else float(k1)  # k0 = 0: the base was all 0
+                curves.append(CostCurve(np.maximum(coef, 0.0) * scale) + float(d1))
+            info = {**view.info, "overrun": {**overrun, "target_overrun": float(level),
+                                             "factors": list(stored["factors"]),
+                                             "offsets": list(stored["offsets"])}}
+            kept[level] = view.with_candidate_costs(curves, info)
+        return kept[level]
 
     def overrun_factors(self) -> np.ndarray:
         """Each candidate's calibration factor (``info["overrun"]``; all 1.0 uncalibrated).
@@ -442,23 +520,46 @@ class Index:
         return Hit(cand.key, cand.features, cand.accuracy, cand.cost(size), cand.payload, cand,
                    size, served_cost)
 
-    def lookup(self, size: float, budget: float, rule: str = "best") -> Hit | None:
+    def lookup(self, size: float, budget: float, rule: str = "best",
+               check_input: bool = True) -> Hit | None:
         """Best model whose cost at ``size`` is ``<= budget`` (None when none fits).
 
         ``rule="one_se"``: the cheapest model that fits whose estimated accuracy is within
         one standard error of the best's (see :mod:`polydom.index.table`).
+        ``check_input=False`` skips the argument checks (:meth:`check_query`): for a caller
+        that checked them already, as scikit-learn's ``check_input``.
 
         Runtime complexity: O(log R + d log S), as :meth:`PolyDomIndex.lookup`.
+
+        Raises
+        ------
+        TypeError
+            If ``size`` or ``budget`` is not one real number.
+        ValueError
+            If ``size`` is outside the domain, ``budget`` is NaN, infinite or negative, or
+            ``rule`` is unknown or unavailable (:meth:`check_rule`).
         """
-        if rule != "best":  # one build's table and info, whatever refresh does
-            view = self._view()
-            view.check_rule(rule)
-            return self._hit(view.table, view.table.lookup_position(size, budget, rule),
-                             float(size), view.served_cost)
-        state = self.__dict__  # once: a refresh in another thread may replace it
-        table = state["table"]
-        return self._hit(table, table.lookup_position(size, budget, rule), float(size),
-                         state["served_cost"])
+        view = self if rule == "best" else self._view()  # "best" reads the table once
+        table = view.table  # once: a refresh in another thread may replace it
+        if check_input:
+            if view is not self:
+                view.check_rule(rule)  # against the info of ``table``'s build
+            size, budget = check_query(size, budget, *table.domain)
+        return self._hit(table, table.lookup_position(size, budget, rule, check_input=False),
+                         size, view.served_cost)
+
+    def check_query(self, size: Any, budget: Any, rule: Any = "best"
+                    ) -> tuple[float, float, str]:
+        """``(size, budget, rule)`` checked for this index (:func:`polydom.curves.domain.
+        check_query` against its domain, :meth:`check_rule`): what :meth:`lookup`,
+        :meth:`explain` and :meth:`predict` check, and what a door checks once before
+        calling them with ``check_input=False``.
+
+        Runtime complexity: O(1).
+        """
+        lo, hi = self.table.domain
+        size, budget = check_query(size, budget, lo, hi)
+        return size, budget, self.check_rule(rule)
 
     def check_rule(self, rule: object) -> str:
         """``rule`` when this index can answer it, else an error naming why not.
@@ -490,14 +591,16 @@ class Index:
                 "answer with rule='best', or build into a new store to keep standard errors")
         return rule
 
-    def explain(self, size: float, budget: float, rule: str = "best") -> Explanation:
+    def explain(self, size: float, budget: float, rule: str = "best",
+                check_input: bool = True) -> Explanation:
         """Why :meth:`lookup` answers ``(size, budget)`` under ``rule`` as it does.
 
         The skyline at ``size`` (each entry's cost there and whether it fits), the chosen
         entry, the next dearer one with what it would cost, and a sentence saying why
         nothing more accurate fits (for ``"one_se"``: why the chosen entry and not a more
         accurate one that fits); all from one build (``Explanation.build``).  See
-        :func:`polydom.index.explanation.explain_lookup`.
+        :func:`polydom.index.explanation.explain_lookup`; ``check_input`` as
+        :meth:`lookup`.
 
         Runtime complexity: O(log R + d * S) for a skyline of S entries.
 
@@ -507,48 +610,78 @@ class Index:
             As :meth:`lookup`.
         """
         view = self._view()
-        if rule != "best":
-            view.check_rule(rule)
-        return explain_lookup(view.table, size, budget, view.info.get("build_id"), rule)
+        if check_input:
+            size, budget, rule = view.check_query(size, budget, rule)
+        return explain_lookup(view.table, size, budget, view.info.get("build_id"), rule,
+                              check_input=False)
 
     def lookup_many(
-        self, sizes: np.ndarray, budgets: np.ndarray, rule: str = "best"
+        self, sizes: np.ndarray, budgets: np.ndarray, rule: str = "best",
+        check_input: bool = True,
     ) -> np.ndarray:
         """Positions into :attr:`candidates` for many queries (-1 where none fits), under
-        ``rule`` as :meth:`lookup`."""
-        if rule != "best":
-            view = self._view()
-            view.check_rule(rule)
-            return view.table.lookup_many(sizes, budgets, rule)
-        return self.table.lookup_many(sizes, budgets, rule)
+        ``rule`` as :meth:`lookup` (``check_input=False``: ``sizes`` and ``budgets`` are
+        float64 arrays of one shape checked by :func:`polydom.curves.domain.check_queries`,
+        ``rule`` by :meth:`check_rule`).
+
+        Runtime complexity: O(Q * d * log S) numpy work for Q queries.
+        """
+        view = self._view()
+        if check_input:
+            rule = view.check_rule(rule)
+            sizes, budgets = check_queries(sizes, budgets, *view.table.domain)
+        return view.table.lookup_many(sizes, budgets, rule, check_input=False)
 
     def predict(
-        self, X_rows: np.ndarray, size: float, budget: float, rule: str = "best"
+        self, X_rows: np.ndarray, size: float, budget: float, rule: str = "best",
+        check_input: bool = True,
     ) -> np.ndarray:
         """Predict rows of full feature matrices with the model chosen for (size, budget)
         under the lookup ``rule``.
 
         ``X_rows`` holds every atom's columns (as in training); only the columns of the
         atoms the chosen model needs are passed to it, in :meth:`CostModel.columns_of`
-        order.
+        order.  ``check_input=False``: the arguments were checked (:meth:`check_query`,
+        :func:`polydom.curves.domain.check_rows`) already.
+
+        Runtime complexity: O(log R + d log S) plus the model's prediction.
 
         Raises
         ------
         ValueError
-            If nothing fits the budget, the chosen candidate has no model, or ``X_rows`` has
-            the wrong number of columns.
+            If nothing fits the budget, the chosen candidate has no model, ``X_rows`` has
+            the wrong number of columns or holds a value that is not finite, or as
+            :meth:`lookup`.
         """
         view = self._view()  # one build's table and columns, whatever refresh does
-        hit = view.lookup(size, budget, rule)
+        if check_input:
+            size, budget, rule = view.check_query(size, budget, rule)
+            X_rows = check_rows(X_rows, view.n_columns, "X_rows")
+        hit = view.lookup(size, budget, rule, check_input=False)
         if hit is None:
             raise InvalidArgumentError(f"no model fits budget {budget!r} at size {size!r}")
-        if hit.model is None:
+        return view.predict_hit(hit, X_rows, check_input=False)
+
+    def predict_hit(self, hit: Hit, X_rows: np.ndarray, check_input: bool = True
+                    ) -> np.ndarray:
+        """Predict rows of full feature matrices with the model of ``hit`` (a :class:`Hit`
+        of this index's :meth:`lookup`): what :meth:`predict` does after its lookup, for a
+        caller that needs the hit too (the service answers with both).
+
+        Runtime complexity: O(rows * columns) plus the model's prediction.
+
+        Raises
+        ------
+        ValueError
+            If the hit has no model, or ``X_rows`` is not rows of :attr:`n_columns` finite
+            numbers (not with ``check_input=False``).
+        """
+        if check_input:
+            X_rows = check_rows(X_rows, self.n_columns, "X_rows")
+        model = hit.model
+        if model is None:
             raise InvalidArgumentError(f"candidate {hit.key!r} has no fitted model to predict with")
-        X = np.asarray(X_rows)
-        width = view.n_columns
-        if X.ndim != 2 or X.shape[1] != width:
-            raise InvalidArgumentError(f"X_rows must have shape (rows, {width}), got {X.shape}")
-        return hit.model.predict(X[:, view.model_columns(hit.candidate.needs)])
+        return model.predict(np.asarray(X_rows)[:, self.model_columns(hit.candidate.needs)])
 
     def realised_cost(
         self, X_rows: np.ndarray, size: float, budget: float, rule: str = "best"

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from polydom.curves.candidate import Candidate
-from polydom.index.table import SkylineTable
+from polydom.curves.domain import check_query
+from polydom.curves.names import candidate_name
+from polydom.index.table import SkylineTable, check_rule
 
 __all__ = ["Explanation", "SkylineEntry", "explain_lookup"]
 
@@ -115,15 +117,14 @@ class Explanation:
 
 
 def _name(entry: SkylineEntry) -> str:
-    key = entry.key
-    if isinstance(key, tuple) and all(isinstance(k, str) for k in key):
-        key = "+".join(key) if key else "{}"  # a lattice key: its feature names
+    key = candidate_name(entry.key)
     learner = entry.learner or "learner not recorded"
     return f"{key} ({learner}, accuracy {entry.accuracy:.4g})"
 
 
 def explain_lookup(table: SkylineTable, size: float, budget: float,
-                   build: Any = None, rule: str = "best") -> Explanation:
+                   build: Any = None, rule: str = "best",
+                   check_input: bool = True) -> Explanation:
     """Explain ``table.lookup(size, budget, rule)``: skyline, choice, next dearer entry,
     reason.
 
@@ -132,6 +133,8 @@ def explain_lookup(table: SkylineTable, size: float, budget: float,
     most accurate one that fits (``best``, the ``"best"`` answer) fit, the rest do not.
     Under ``"one_se"`` the entry after ``chosen`` may fit (it is more accurate, but within
     one standard error of ``best``): then ``extra_budget`` is not positive.
+    ``check_input=False``: ``size``, ``budget`` and ``rule`` were checked already
+    (:func:`polydom.curves.domain.check_query`, :func:`polydom.index.table.check_rule`).
 
     Runtime complexity: O(log R + d * (log S + S)) for R ranges, a skyline of S entries and
     curves of degree d.
@@ -147,11 +150,13 @@ def explain_lookup(table: SkylineTable, size: float, budget: float,
     TypeError, ValueError
         As :meth:`SkylineTable.lookup` for a bad size, budget or rule.
     """
-    found = table.lookup(size, budget, rule)
-    top = found if rule == "best" else table.lookup(size, budget)
-    size, budget = float(size), float(budget)
-    n_lo, n_hi = table.range_at(size)
-    candidates = table.skyline(size)
+    if check_input:
+        size, budget = check_query(size, budget, *table.domain)
+        check_rule(rule)
+    found = table.lookup(size, budget, rule, check_input=False)
+    top = found if rule == "best" else table.lookup(size, budget, check_input=False)
+    n_lo, n_hi = table.range_at(size, check_input=False)
+    candidates = table.skyline(size, check_input=False)
     chosen_rank = best_rank = -1
     if found is not None:
         chosen_rank = next(i for i, c in enumerate(candidates) if c is found)

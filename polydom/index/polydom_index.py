@@ -14,7 +14,12 @@ from polydom.curves.domain import check_budget, check_domain, check_size, shown
 from polydom.curves.poly import candidate_roots, interval_points
 from polydom.errors import ArgumentTypeError, InvalidArgumentError
 from polydom.index.dominance import prune_dominated
-from polydom.index.sweep import kinetic_sweep
+from polydom.index.sweep import (
+    MAX_CROSSINGS,
+    check_sweep_work,
+    coefficient_matrix,
+    kinetic_sweep,
+)
 from polydom.index.table import RULES, SkylineTable, check_rule
 
 __all__ = ["PolyDomIndex", "IndexAll", "validate_candidates"]
@@ -61,14 +66,16 @@ def _sweep_table(
     n_min: float,
     n_max: float,
     keep_all: bool,
+    max_crossings: int,
 ) -> SkylineTable:
     start = time.perf_counter()
     cands, lo, hi = validate_candidates(candidates, n_min, n_max)
+    check_sweep_work(coefficient_matrix([c.cost for c in cands]), lo, hi, max_crossings)
     kept = prune_dominated(cands, lo, hi)  # canonical priority order
     pruned_at = time.perf_counter()
     coefs = [cands[i].cost.coefficients for i in kept]
     accs = [cands[i].accuracy for i in kept]
-    result = kinetic_sweep(coefs, accs, lo, hi, keep_all=keep_all)
+    result = kinetic_sweep(coefs, accs, lo, hi, keep_all=keep_all, max_crossings=max_crossings)
     skylines = [[kept[i] for i in sky] for sky in result.skylines]
     stats = {
         "candidates": len(cands),
@@ -100,6 +107,7 @@ class PolyDomIndex(SkylineTable):
         candidates: Sequence[Candidate],
         n_min: float = 0.0,
         n_max: float = float("inf"),
+        max_crossings: int = MAX_CROSSINGS,
     ) -> PolyDomIndex:
         """Build the index over ``candidates`` for sizes in ``[n_min, n_max]``.
 
@@ -108,15 +116,23 @@ class PolyDomIndex(SkylineTable):
         the sizes where the skyline of the rest changes.  ``n_min == n_max`` builds the index
         for one fixed size (Problem 2): one range holding that size's skyline.
 
-        Runtime complexity: O(K * S) dominance tests for K candidates of which S are
-        undominated, then O((S + X) log S) for X crossings among those S.
+        The sweep's work is bounded by ``max_crossings`` (default
+        :data:`polydom.index.sweep.MAX_CROSSINGS`, 500,000 crossing events): candidates
+        whose curves cross more often are refused up front when their orders at ``n_min``
+        and ``n_max`` already show it (:func:`polydom.index.sweep.crossing_lower_bound`,
+        O(K log K)), else when the sweep reaches the limit.
+
+        Runtime complexity: O(K log K) for the bound, O(K * S) dominance tests for K
+        candidates of which S are undominated, then O((S + X) log S) for X crossings among
+        those S.
 
         Raises
         ------
         ValueError
-            On an empty list, duplicate keys, a bad domain, or a curve negative on it.
+            On an empty list, duplicate keys, a bad domain, a curve negative on it, or more
+            than ``max_crossings`` crossings (naming the limit and how to raise it).
         """
-        return _sweep_table(cls, candidates, n_min, n_max, keep_all=False)
+        return _sweep_table(cls, candidates, n_min, n_max, False, max_crossings)
 
     def for_budget(self, budget: float) -> FixedBudgetIndex:
         """A one-dimensional index over sizes for a budget fixed in advance (Problem 3),
@@ -141,9 +157,10 @@ class IndexAll(SkylineTable):
         candidates: Sequence[Candidate],
         n_min: float = 0.0,
         n_max: float = float("inf"),
+        max_crossings: int = MAX_CROSSINGS,
     ) -> IndexAll:
         """Build over ``candidates``; same arguments and errors as :meth:`PolyDomIndex.build`."""
-        return _sweep_table(cls, candidates, n_min, n_max, keep_all=True)
+        return _sweep_table(cls, candidates, n_min, n_max, True, max_crossings)
 
     def _check(self, minimal: bool = False) -> None:
         super()._check(minimal=minimal)

@@ -16,7 +16,7 @@ import numpy as np
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_model import CostModel
-from polydom.errors import InvalidArgumentError
+from polydom.curves.domain import check_rows
 
 __all__ = ["ServedCost", "stored_overrun"]
 
@@ -92,14 +92,13 @@ class ServedCost:
 
         Raises
         ------
-        ValueError
-            If ``X_rows`` is not a 2-d array as wide as the build's rows.
+        ValueError, TypeError
+            If ``X_rows`` is not rows of finite numbers as wide as the build's rows
+            (:func:`polydom.curves.domain.check_rows`).
         """
-        X = np.asarray(X_rows, dtype=np.float64)
         width = 1 + max((c for cols in self.cost_model.columns.values() for c in cols),
                         default=-1)
-        if X.ndim != 2 or X.shape[1] != width:
-            raise InvalidArgumentError(f"X_rows must have shape (rows, {width}), got {X.shape}")
+        X = check_rows(X_rows, width, "X_rows")
         stored = float(candidate.cost(float(size)))
         usage_of = getattr(model, "feature_usage", None)
         names = getattr(model, "feature_names_", None)

@@ -26,8 +26,15 @@ from polydom.curves.poly import (
     tol_x,
     values_equal,
 )
+from polydom.errors import InvalidArgumentError
 
-__all__ = ["SweepResult", "kinetic_sweep", "skyline_of"]
+__all__ = ["MAX_CROSSINGS", "SweepResult", "check_max_crossings", "check_sweep_work",
+           "coefficient_matrix", "crossing_lower_bound", "kinetic_sweep", "skyline_of"]
+
+#: Default bound of the sweep's work: crossing events (about 90 microseconds each on one
+#: shared core, so about 45 s).  ``max_crossings`` of :meth:`polydom.PolyDomIndex.build`
+#: and :func:`polydom.build_index` raises it.
+MAX_CROSSINGS = 500_000
 
 
 @dataclass(frozen=True)
@@ -68,12 +75,110 @@ def _members(block: Sequence[int], accs: Sequence[float], running: float) -> lis
     return out
 
 
+def _dense_rank(keys: np.ndarray) -> np.ndarray:
+    """Rank of each row of ``keys`` (K x m, last column most significant) in ascending
+    order, equal rows sharing a rank.  O(K log K * m)."""
+    order = np.lexsort(keys.T)
+    ordered = keys[order]
+    new = np.ones(len(order), dtype=np.int64)
+    new[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.cumsum(new) - 1
+    return rank
+
+
+def _values_at(coefs: np.ndarray, x: float) -> np.ndarray:
+    """Each row's polynomial at ``x`` by Horner (an overflow is +inf, a tie with others)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.zeros(coefs.shape[0])
+        for k in range(coefs.shape[1] - 1, -1, -1):
+            out = out * x + coefs[:, k]
+    return np.where(np.isnan(out), np.inf, out)
+
+
+def crossing_lower_bound(coefs: np.ndarray, lo: float, hi: float) -> int:
+    """How many pairs of curves cross at least once in ``(lo, hi)``: the pairs whose order by
+    cost at ``lo`` is strictly the reverse of their order at ``hi`` (for an infinite ``hi``,
+    the order as ``n`` grows: by the highest-degree coefficient first).  Ties count as no
+    crossing, so the count is a lower bound of the crossings among these curves.
+
+    ``coefs`` is ``(K, L)``, lowest degree first, padded with zeros.
+
+    Runtime complexity: O(K log K * L).
+
+    >>> crossing_lower_bound(np.array([[0.0, 2.0], [1.0, 1.0], [2.0, 0.0]]), 0.0, 10.0)
+    3
+    """
+    k = coefs.shape[0]
+    if k < 2 or lo == hi:
+        return 0
+    at_lo = _dense_rank(_values_at(coefs, lo)[:, None])
+    far = coefs if math.isinf(hi) else _values_at(coefs, hi)[:, None]
+    at_hi = _dense_rank(far)
+    # visit by rank at lo (ties by rank at hi, so a tie at lo counts nothing), then count
+    # the earlier curves whose rank at hi is strictly larger: a Fenwick tree over ranks
+    sequence = at_hi[np.lexsort((at_hi, at_lo))].tolist()
+    size = max(sequence) + 1
+    tree = [0] * (size + 1)
+    inversions = 0
+    for seen, r in enumerate(sequence):
+        i, not_above = r + 1, 0
+        while i > 0:
+            not_above += tree[i]
+            i -= i & -i
+        inversions += seen - not_above
+        i = r + 1
+        while i <= size:
+            tree[i] += 1
+            i += i & -i
+    return inversions
+
+
+def coefficient_matrix(curves: Sequence) -> np.ndarray:
+    """The coefficients of ``curves`` (:class:`polydom.CostCurve`) as a ``(K, L)`` matrix,
+    lowest degree first, padded with zeros.  O(K * L)."""
+    width = max((c.coefficients.size for c in curves), default=1)
+    out = np.zeros((len(curves), width))
+    for i, c in enumerate(curves):
+        out[i, : c.coefficients.size] = c.coefficients
+    return out
+
+
+def check_max_crossings(value: object) -> int:
+    """``value`` when it is an integer >= 0 (a limit of crossings), else a named error."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidArgumentError(f"max_crossings must be an integer >= 0, got {value!r}")
+    return value
+
+
+def check_sweep_work(coefs: np.ndarray, lo: float, hi: float, max_crossings: int) -> None:
+    """Refuse, before any pruning or sweeping, curves that cross more than ``max_crossings``
+    times (:func:`crossing_lower_bound`), naming the limit and how to raise it.
+
+    Runtime complexity: O(K log K * L).
+    """
+    check_max_crossings(max_crossings)
+    if coefs.shape[0] * (coefs.shape[0] - 1) // 2 * max(coefs.shape[1] - 1, 0) <= max_crossings:
+        return  # even every pair crossing at every root stays within the limit
+    at_least = crossing_lower_bound(coefs, lo, hi)
+    if at_least > max_crossings:
+        raise InvalidArgumentError(_too_many(coefs.shape[0], at_least, max_crossings, "at least"))
+
+
+def _too_many(k: int, crossings: int, limit: int, how: str) -> str:
+    return (f"the cost curves of the {k:,} candidates cross {how} {crossings:,} times on the "
+            f"domain; the sweep's limit is max_crossings={limit:,} (about 90 microseconds "
+            "each): pass a larger max_crossings to polydom.build_index or "
+            "PolyDomIndex.build, or give fewer candidates")
+
+
 def kinetic_sweep(
     coefs: Sequence[np.ndarray],
     accs: Sequence[float],
     lo: float,
     hi: float,
     keep_all: bool = False,
+    max_crossings: int | None = None,
 ) -> SweepResult:
     """Sweep curves ``0..K-1`` over ``[lo, hi]``.
 
@@ -91,6 +196,9 @@ def kinetic_sweep(
     keep_all : bool, default False
         Keep a range at every crossing (Poly-Dom-Index-All) instead of only where the
         skyline changes.
+    max_crossings : int, optional
+        Stop with ``InvalidArgumentError`` naming the limit after this many crossing events
+        (curves that cross back and forth, which :func:`crossing_lower_bound` does not see).
 
     Returns
     -------
@@ -151,6 +259,8 @@ def kinetic_sweep(
         if not lefts:
             continue
         events += 1
+        if max_crossings is not None and events > max_crossings:
+            raise InvalidArgumentError(_too_many(k, max_crossings, max_crossings, "more than"))
 
         def equal_at(i: int, j: int, x: float = x) -> bool:
             return values_equal(lists[i], lists[j], x)

@@ -23,7 +23,6 @@ best entry: O(log S) more.
 from __future__ import annotations
 
 import math
-import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import pairwise
@@ -31,22 +30,16 @@ from itertools import pairwise
 import numpy as np
 
 from polydom.curves.candidate import Candidate
-from polydom.curves.domain import check_budget, check_queries, check_size
+from polydom.curves.domain import check_queries, check_query, check_size
 from polydom.curves.poly import horner, values_equal
-from polydom.errors import InvalidArgumentError, PolydomError
+from polydom.errors import InvalidArgumentError, RuleUnavailableError
 
 __all__ = ["RULES", "RuleUnavailableError", "SkylineTable", "check_rule"]
 
-_MAX_FLOAT = sys.float_info.max
 
 #: Lookup rules: the most accurate candidate that fits, or the cheapest within one standard
 #: error of it.
 RULES = ("best", "one_se")
-
-
-class RuleUnavailableError(PolydomError, ValueError):
-    """A lookup rule the index cannot answer (``"one_se"`` on an index opened from a store
-    that keeps no standard errors)."""
 
 
 def check_rule(rule: object) -> str:
@@ -79,7 +72,6 @@ class SkylineTable:
         self._candidates = list(candidates)
         self._lo = float(n_min)
         self._hi = float(n_max)
-        self._top = min(self._hi, _MAX_FLOAT)  # largest size accepted without a full check
         self._breaks = [float(b) for b in breaks]
         self._sky = [list(map(int, s)) for s in skylines]
         self.stats_ = dict(stats or {})
@@ -149,16 +141,18 @@ class SkylineTable:
         )
 
     # ------------------------------------------------------------------ queries
-    def skyline(self, size: float) -> list[Candidate]:
-        """Candidates on the skyline at ``size``, cheapest first.
+    def skyline(self, size: float, check_input: bool = True) -> list[Candidate]:
+        """Candidates on the skyline at ``size``, cheapest first (``check_input=False``: the
+        caller checked ``size`` already, a float inside the domain).
 
         Runtime complexity: O(log R + S) for R ranges and a skyline of S.
         """
-        n = check_size(size, self._lo, self._hi)
+        n = check_size(size, self._lo, self._hi) if check_input else size
         return [self._candidates[i] for i in self._sky[bisect_right(self._breaks, n) - 1]]
 
-    def range_at(self, size: float) -> tuple[float, float]:
-        """``(n_lo, n_hi)`` of the range holding ``size`` (as in :attr:`ranges`).
+    def range_at(self, size: float, check_input: bool = True) -> tuple[float, float]:
+        """``(n_lo, n_hi)`` of the range holding ``size`` (as in :attr:`ranges`;
+        ``check_input=False`` as :meth:`skyline`).
 
         Runtime complexity: O(log R).
 
@@ -167,17 +161,20 @@ class SkylineTable:
         TypeError, ValueError
             As :meth:`skyline` for a bad size.
         """
-        n = check_size(size, self._lo, self._hi)
+        n = check_size(size, self._lo, self._hi) if check_input else size
         r = bisect_right(self._breaks, n) - 1
         return (self._breaks[r], self._breaks[r + 1] if r + 1 < len(self._breaks) else self._hi)
 
-    def lookup(self, size: float, budget: float, rule: str = "best") -> Candidate | None:
+    def lookup(self, size: float, budget: float, rule: str = "best",
+               check_input: bool = True) -> Candidate | None:
         """The most accurate candidate whose cost at ``size`` is ``<= budget``, or None.
 
         Ties go to the lower cost at ``size``, then to the smaller key.  With
         ``rule="one_se"``: the cheapest candidate that fits whose accuracy is at least
         ``best.accuracy - best.accuracy_se`` for the ``best`` answer (ties: the more
-        accurate, then the smaller key).
+        accurate, then the smaller key).  ``check_input=False``: the caller checked the
+        arguments already (:func:`polydom.curves.domain.check_query`, :func:`check_rule`),
+        and they are trusted.
 
         Runtime complexity: O(log R + d * log S) for R ranges, skylines of at most S
         candidates and curves of degree d; O(log S) more for ``"one_se"``.
@@ -190,20 +187,15 @@ class SkylineTable:
             If ``size`` is NaN, infinite, negative or outside the domain, ``budget`` is
             NaN, infinite or negative, or ``rule`` is not one of :data:`RULES`.
         """
-        j = self.lookup_position(size, budget, rule)
+        j = self.lookup_position(size, budget, rule, check_input)
         return None if j < 0 else self._candidates[j]
 
-    def lookup_position(self, size: float, budget: float, rule: str = "best") -> int:
+    def lookup_position(self, size: float, budget: float, rule: str = "best",
+                        check_input: bool = True) -> int:
         """Like :meth:`lookup`, returning the position in :attr:`candidates` (-1: none fits)."""
-        # Fast path for Python floats inside the domain; everything else (ints, numpy
-        # scalars, float32 whose arithmetic would round differently, junk) is checked and
-        # cast to a Python float first.
-        if not (
-            type(size) is float and type(budget) is float
-            and self._lo <= size <= self._top and 0.0 <= budget <= _MAX_FLOAT
-        ):
-            size = check_size(size, self._lo, self._hi)
-            budget = check_budget(budget)
+        if check_input:
+            size, budget = check_query(size, budget, self._lo, self._hi)
+            check_rule(rule)
         r = bisect_right(self._breaks, size) - 1
         polys = self._sky_horner[r]
         # Binary search for the last skyline entry whose cost fits.  On exit the entry at
@@ -228,12 +220,9 @@ class SkylineTable:
                 else:
                     hi = mid
         if not lo:
-            if rule != "best":
-                check_rule(rule)
             return -1
         if rule == "best":
             return self._sky[r][lo - 1]
-        check_rule(rule)
         # one_se: the first entry up to the best (lo - 1) reaching the best's threshold
         return self._sky[r][bisect_left(self._sky_acc[r], self._sky_floor[r][lo - 1], 0, lo)]
 
@@ -265,14 +254,16 @@ class SkylineTable:
         return self._arrays
 
     def lookup_many(
-        self, sizes: np.ndarray, budgets: np.ndarray, rule: str = "best"
+        self, sizes: np.ndarray, budgets: np.ndarray, rule: str = "best",
+        check_input: bool = True,
     ) -> np.ndarray:
         """Vectorised :meth:`lookup_position` over broadcast ``sizes`` and ``budgets``.
 
         Returns an int64 array of positions into :attr:`candidates`, -1 where nothing fits;
         element-wise equal to :meth:`lookup_position` with the same ``rule`` (the same
         binary searches, run for a fixed number of steps over all queries at once).
-        Inputs are cast to float64.
+        Inputs are cast to float64 (``check_input=False``: they are float64 arrays of one
+        shape, checked by :func:`polydom.curves.domain.check_queries` already).
 
         Raises
         ------
@@ -284,8 +275,11 @@ class SkylineTable:
 
         Runtime complexity: O(Q * d * log S) numpy work for Q queries.
         """
-        check_rule(rule)
-        n, b = check_queries(sizes, budgets, self._lo, self._hi)
+        if check_input:
+            check_rule(rule)
+            n, b = check_queries(sizes, budgets, self._lo, self._hi)
+        else:
+            n, b = sizes, budgets
         shape = n.shape
         n, b = n.ravel(), b.ravel()
         breaks, lens, ids, flat, stride, acc, floor = self._padded()

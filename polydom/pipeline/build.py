@@ -22,6 +22,12 @@ from polydom.errors import (
 )
 from polydom.index.built import Index
 from polydom.index.polydom_index import PolyDomIndex
+from polydom.index.sweep import (
+    MAX_CROSSINGS,
+    check_max_crossings,
+    check_sweep_work,
+    coefficient_matrix,
+)
 from polydom.pipeline.open import register_learner_models
 from storage import BuildPublishedError, IndexStore
 
@@ -43,6 +49,8 @@ def build_index(
     cost_unit: str = "units",
     store_key: bytes | str | None = None,
     allow_foreign_database: bool = False,
+    keep_trained: bool = False,
+    max_crossings: int = MAX_CROSSINGS,
     **explore_options: Any,
 ) -> Index:
     """Explore the feature-set lattice with ``learner``, then index the candidates.
@@ -100,6 +108,16 @@ def build_index(
     allow_foreign_database : bool, default False
         Let ``store`` add polydom's tables to a non-empty database of another program
         (refused by default, naming the tables found).
+    keep_trained : bool, default False
+        Keep every trained set as a candidate, dominated ones too (no candidate pruning;
+        the sweep still serves only skyline entries).  Costs more stored candidates and
+        buys a re-sweep on other curves that can choose any set that was trained: what
+        :meth:`Index.calibrated` and :func:`polydom.recalibrate` need when per-set factors
+        reorder the sets' costs (docs/in_situ.md, "Calibrate, then prune").
+    max_crossings : int, default 500,000
+        Bound of the index sweep's work (:meth:`polydom.PolyDomIndex.build`): candidates
+        whose cost curves cross more often are refused naming the limit (before any
+        training when ``extra_candidates`` alone do).
     **explore_options
         Passed to :func:`lattice.explore` (``traversal``, ``scope``, ``cost_pruning``,
         ``candidate_alpha``, ``max_expansions``, ...).
@@ -135,6 +153,9 @@ def build_index(
     """
     _check_arguments(costs, learner, store, cost_unit)
     _check_explore_options(explore_options)
+    if not isinstance(keep_trained, bool):
+        raise ArgumentTypeError(f"keep_trained must be True or False, got {keep_trained!r}")
+    check_max_crossings(max_crossings)
     extra = list(extra_candidates)
     for c in extra:
         if not isinstance(c, Candidate):
@@ -143,7 +164,10 @@ def build_index(
             )
     model = _cost_model(costs, learner)
     check_needs(extra, model)
-    model.check_nonnegative(*check_domain(n_min, n_max))  # bad input: nothing stored
+    lo, hi = check_domain(n_min, n_max)
+    model.check_nonnegative(lo, hi)  # bad input: nothing stored
+    if extra:  # the extra candidates alone may cross too often: refused before training
+        check_sweep_work(coefficient_matrix([c.cost for c in extra]), lo, hi, max_crossings)
     if store is not None and cache is not None:
         raise InvalidArgumentError("give either cache or store, not both")
     ex = lattice.make_executor(executor)
@@ -160,7 +184,7 @@ def build_index(
             progress=progress, **explore_options,
         )
         index = _index(exploration, extra, model, n_min, n_max, cost_unit,
-                       _evaluation(learner, extra))
+                       _evaluation(learner, extra), keep_trained, max_crossings)
         if publish is not None:
             publish(index)
         return index
@@ -182,8 +206,11 @@ def _index(
     n_max: float,
     cost_unit: str,
     evaluation: dict[str, Any] | None = None,
+    keep_trained: bool = False,
+    max_crossings: int = MAX_CROSSINGS,
 ) -> Index:
-    """The index over the exploration's candidates and ``extra``, with its ``info``."""
+    """The index over the exploration's candidates (every expanded set with
+    ``keep_trained``) and ``extra``, with its ``info``."""
     if not exploration.complete:
         warnings.warn(
             "the exploration stopped at max_expansions before the lattice was covered; "
@@ -191,8 +218,8 @@ def _index(
             RuntimeWarning,
             stacklevel=3,
         )
-    candidates = exploration.candidates
-    table = PolyDomIndex.build([*candidates, *extra], n_min, n_max)
+    candidates = exploration.all_candidates() if keep_trained else exploration.candidates
+    table = PolyDomIndex.build([*candidates, *extra], n_min, n_max, max_crossings)
     info = {
         "alpha": exploration.alpha,
         "delta": exploration.delta,
@@ -219,6 +246,8 @@ def _index(
         "cost_unit": cost_unit,
         "evaluation": evaluation,
     }
+    if keep_trained:
+        info["keep_trained"] = True
     return Index(table, model, info=info)
 
 

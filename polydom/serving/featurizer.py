@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from polydom.curves.domain import real_from_text, shown
 from polydom.curves.fitting import CostProfile, check_degree, check_statistic
 from polydom.curves.quantile_fit import InSituProfile, check_quantile
 from polydom.errors import InvalidArgumentError
@@ -148,14 +149,26 @@ class Featurizer:
 
     # ------------------------------------------------------------------ evaluation
     def size(self, item: Any) -> float:
-        """Size ``n`` of ``item`` from the size function, checked finite and >= 0."""
+        """Size ``n`` of ``item`` from the size function, checked finite and >= 0
+        (:func:`polydom.curves.domain.real_from_text`: a number, or text spelling one; an
+        integer too large for a float is refused as infinite).
+
+        Runtime complexity: that of the size function.
+
+        Raises
+        ------
+        InvalidArgumentError
+            If the size function's result is not a number, or not finite and >= 0.
+        """
         try:
-            n = float(self.size_function(item))
+            raw = self.size_function(item)
+            n = real_from_text(raw, "size of an item")
         except (TypeError, ValueError) as exc:
             raise InvalidArgumentError(
                 f"size function must return a number, failed with: {exc}") from None
         if not (math.isfinite(n) and n >= 0):
-            raise InvalidArgumentError(f"size of an item must be finite and >= 0, got {n!r}")
+            raise InvalidArgumentError(
+                f"size of an item must be finite and >= 0, got {shown(raw)}")
         return n
 
     def check_features(self, features: Iterable[str] | None) -> list[str]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from polydom.curves.candidate import Candidate
-from polydom.curves.domain import check_budget
+from polydom.curves.domain import check_budget, check_size
 from polydom.errors import InvalidArgumentError
 from polydom.index.built import Index
 from polydom.index.item_prediction import ItemPrediction
@@ -112,8 +112,10 @@ class ItemServer:
         return resolve_payload(cand.payload).predict(row[cols][None, :])[0]
 
     # ------------------------------------------------------------------ serving
-    def predict(self, item: Any, budget: float, anytime: bool = False) -> ItemPrediction:
-        """Serve one item within ``budget`` seconds of feature time.
+    def predict(self, item: Any, budget: float, anytime: bool = False,
+                check_input: bool = True) -> ItemPrediction:
+        """Serve one item within ``budget`` seconds of feature time (``check_input=False``:
+        ``budget`` was checked, :func:`polydom.curves.domain.check_budget`, already).
 
         Plain mode: the index's choice for (size, budget) answers, after computing exactly
         the atomic features it needs (in registration order; a featurizer feature is an
@@ -142,12 +144,16 @@ class ItemServer:
         ValueError
             On a bad budget, a size outside the index domain, or (plain mode) a chosen
             candidate without a model.
+        DamagedStoreError
+            When the chosen model's stored blob is damaged or untrusted (the store's
+            fault, not the item's).
         """
         wall = time.perf_counter()
-        budget = check_budget(budget)
+        if check_input:
+            budget = check_budget(budget)
         fz = self.featurizer
-        size = fz.size(item)
-        hit = self.index.lookup(size, budget)
+        size = check_size(fz.size(item), *self.index.table.domain)
+        hit = self.index.lookup(size, budget, check_input=False)
         planned_key = None if hit is None else hit.key
         predicted = 0.0 if hit is None else float(hit.cost)
         row = np.full(fz.n_columns, np.nan)

@@ -6,17 +6,29 @@ O(1) append under a lock into a ring of fixed capacity, nothing else on the hot 
 writer elsewhere (another thread, a periodic job) drains it into the store with
 :func:`polydom.store_timings`, from which :func:`polydom.recalibrate` refits the curves.
 
-:class:`DriftMonitor` says when the machine no longer matches the curves, with two tests
-per feature.  The tail test: each curve promises that a share ``quantile`` of in-situ times
-lie at or below it, so the number of exceedances among a feature's last ``window`` timings
-is Binomial(window, 1 - quantile) while the promise holds; the feature is flagged when that
-count reaches the smallest ``k`` with ``P(Binomial >= k) < alpha``.  The median test: the
-first ``reference`` timings of a feature (after a reset) fix the median of ``t / c(n)``; the
-feature is flagged when the median ratio of its last ``window`` timings exceeds
-``slowdown`` times that reference (a uniform slowdown by ``s > slowdown`` is flagged once
-more than half the window is slowed: after ``window // 2 + 1`` timings).  The median test
-sees a slowdown even where the tail of the timings is made of long delays (preemption on a
-loaded machine) that already sit above the curve.
+:class:`DriftMonitor` says when the machine no longer behaves as it did, with two tests per
+feature, each at ``alpha / (2 * features)`` so that false alarms stay below ``alpha`` per
+served item (in expectation, a union bound over features and tests) while the timings are
+exchangeable.  A timing that is not a finite number ``>= 0`` is ignored and counted, so one
+NaN never poisons a reference.  After a reset, the first ``reference`` finite timings of a
+feature make its reference: their ratios ``t / c(n)`` (sorted) and how many exceeded the
+curve.
+
+No test runs on a feature before its reference is complete (the monitor detects change
+from the reference; whether the curves held to begin with is the guard's and
+:func:`polydom.recalibrate`'s matter).
+
+* The tail test: the exceedances of the curve among the feature's last ``window`` timings,
+  compared with the larger of Binomial(window, 1 - quantile) (what the curve promises) and
+  the beta-binomial predictive law of the reference's own exceedance rate (a machine whose
+  tail already sat above the curve when the reference was taken is not flagged for it
+  again).  With ``reference=0`` only the promise counts, from the first timing on.
+* The shift test: a one-sided Mann-Whitney rank-sum of the window's ratios, each divided by
+  ``slowdown``, against the reference's ratios (normal bound of the rank sum's null law,
+  conservative under ties).  Distribution-free: it needs no model of the timings, only
+  that the window and the reference are exchangeable while nothing changes; a slowdown by
+  more than ``slowdown`` moves the whole window up, so it is flagged even where the tail is
+  made of long delays (preemption on a loaded machine) that already sit above the curve.
 """
 
 from __future__ import annotations
@@ -168,10 +180,10 @@ def exceedance_threshold(window: int, rate: float, alpha: float) -> int:
 
 
 class DriftMonitor:
-    """Flags features whose served times exceed their curves more often than promised.
+    """Flags features whose served times moved away from what they were (module docstring).
 
-    >>> mon = DriftMonitor({"f": CostCurve([0.0, 1e-3])}, quantile=0.95, window=30)
-    >>> [mon.update("f", 10.0, 0.02) for _ in range(7)][-2:]
+    >>> mon = DriftMonitor({"f": CostCurve([0.0, 1e-3])}, window=30, reference=0)
+    >>> [mon.update("f", 10.0, 0.02) for _ in range(8)][-2:]
     [False, True]
     >>> sorted(mon.drifted)
     ['f']
@@ -185,16 +197,19 @@ class DriftMonitor:
     window : int, default 30
         Timings per feature each test looks at.
     alpha : float, default 1e-3
-        False-alarm probability of one test while nothing changes.
-    reference : int, default 30
-        Timings per feature that fix the median test's reference (0: no median test).
-    slowdown : float, default 1.5
-        Ratio of the window's median to the reference median that the median test flags.
+        False alarms per served item while nothing changes, at most (in expectation): each
+        of the two tests of each feature runs at ``alpha / (2 * features)``.
+    reference : int, default 60
+        Finite timings per feature, after a reset, that make its reference (0: no
+        reference, only the tail test against the promised rate).
+    slowdown : float, default 1.2
+        Slowdowns up to this factor are tolerated: the shift test compares the window's
+        ratios divided by it with the reference.
     """
 
     def __init__(self, curves: Mapping[str, CostCurve], quantile: float = 0.95,
-                 window: int = 30, alpha: float = 1e-3, reference: int = 30,
-                 slowdown: float = 1.5) -> None:
+                 window: int = 30, alpha: float = 1e-3, reference: int = 60,
+                 slowdown: float = 1.2) -> None:
         self.quantile = check_quantile(quantile)
         for name, value, least in (("window", window, 1), ("reference", reference, 0)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
@@ -203,63 +218,110 @@ class DriftMonitor:
         self.window = int(window)
         self.reference = int(reference)
         self.alpha = check_quantile(alpha, "alpha")
-        #: Exceedances of the curve in the window at which a feature is flagged.
-        self.threshold = exceedance_threshold(self.window, 1.0 - self.quantile, self.alpha)
         if isinstance(slowdown, bool) or not isinstance(slowdown, (int, float)) \
-                or not slowdown > 1.0 or not math.isfinite(slowdown):
-            raise InvalidArgumentError(f"slowdown must be a number > 1, got {slowdown!r}")
+                or not slowdown >= 1.0 or not math.isfinite(slowdown):
+            raise InvalidArgumentError(f"slowdown must be a number >= 1, got {slowdown!r}")
         self.slowdown = float(slowdown)
         self.reset(curves)
 
     def reset(self, curves: Mapping[str, CostCurve] | None = None) -> None:
-        """Forget every window and flag (and take new ``curves``, after a recalibration)."""
+        """Forget every window, reference and flag (and take new ``curves``, after a
+        recalibration).  Runtime complexity: O(features)."""
         if curves is not None:
             self.curves = {k: CostCurve.coerce(v) for k, v in curves.items()}
+        #: Significance of each single test: ``alpha / (2 * features)``.
+        self.test_alpha = self.alpha / (2 * max(1, len(self.curves)))
+        #: Exceedances of the curve in a window at which a feature without a reference yet
+        #: is flagged (Binomial(window, 1 - quantile) tail below :attr:`test_alpha`).
+        self.threshold = exceedance_threshold(self.window, 1.0 - self.quantile,
+                                              self.test_alpha)
+        self._z = _normal_isf(self.test_alpha)
         self._seen: dict[str, deque[bool]] = {}
         self._count: dict[str, int] = {}
-        self._recent: dict[str, deque[float]] = {}
-        self._ratios: dict[str, list[float]] = {}
-        #: Per feature, the median ratio ``t / c(n)`` of its first ``reference`` timings.
+        self._ranks: dict[str, deque[float]] = {}
+        self._rank_sum: dict[str, float] = {}
+        self._building: dict[str, list[tuple[float, bool]]] = {}
+        self._reference: dict[str, np.ndarray] = {}
+        #: Per feature with a reference: the exceedances that flag it (the tail test).
+        self.tail_thresholds: dict[str, int] = {}
+        #: Per feature, the median ratio ``t / c(n)`` of its reference.
         self.medians: dict[str, float] = {}
+        #: Timings ignored because a value was not finite and >= 0, since the last reset.
+        self.ignored = 0
         #: Features flagged since the last reset.
         self.drifted: set[str] = set()
 
-    def _window_count(self, seen: dict[str, deque[bool]], counts: dict[str, int],
-                      feature: str, flag: bool) -> int:
-        window = seen.setdefault(feature, deque(maxlen=self.window))
-        count = counts.get(feature, 0)
+    def _window_count(self, feature: str, flag: bool) -> int:
+        window = self._seen.setdefault(feature, deque(maxlen=self.window))
+        count = self._count.get(feature, 0)
         if len(window) == self.window and window[0]:
             count -= 1
         window.append(flag)
         count += flag
-        counts[feature] = count
+        self._count[feature] = count
         return count
+
+    def _fix_reference(self, feature: str, points: list[tuple[float, bool]]) -> None:
+        ratios = np.sort(np.array([r for r, _ in points], dtype=np.float64))
+        self._reference[feature] = ratios
+        self.medians[feature] = float(np.median(ratios))
+        exceeded = sum(e for _, e in points)
+        self.tail_thresholds[feature] = max(self.threshold, _predictive_threshold(
+            self.window, exceeded, len(points), self.test_alpha))
+
+    def _shifted(self, feature: str, ratio: float) -> bool:
+        """Add one ratio to the shift test's window; True when the window's rank sum is
+        improbably high against the reference (one-sided Mann-Whitney, normal bound)."""
+        ref = self._reference[feature]
+        x = ratio / self.slowdown
+        rank = float(np.searchsorted(ref, x, "left") + np.searchsorted(ref, x, "right")) / 2
+        ranks = self._ranks.setdefault(feature, deque(maxlen=self.window))
+        total = self._rank_sum.get(feature, 0.0)
+        if len(ranks) == self.window:
+            total -= ranks[0]
+        ranks.append(rank)
+        total += rank
+        self._rank_sum[feature] = total
+        if len(ranks) < self.window:
+            return False
+        w, r = self.window, ref.size
+        mean = w * r / 2.0
+        sd = math.sqrt(w * r * (w + r + 1) / 12.0)
+        return (total - mean - 0.5) / sd > self._z
 
     def update(self, feature: str, size: float, seconds: float) -> bool:
         """Take one timing; True when it makes ``feature`` flagged (first time only).
 
-        A feature without a curve is ignored.  Runtime complexity: O(degree).
+        A feature without a curve is ignored, and so is a timing whose size or seconds is
+        not a finite number ``>= 0`` (counted in :attr:`ignored`; it never enters a
+        reference or a window).  Runtime complexity: O(degree + log reference).
         """
         curve = self.curves.get(feature)
         if curve is None:
             return False
-        bound = float(curve(float(size)))
-        t = float(seconds)
-        count = self._window_count(self._seen, self._count, feature, t > bound)
-        fired = count >= self.threshold
+        try:
+            n, t = float(size), float(seconds)
+        except (TypeError, ValueError):
+            self.ignored += 1
+            return False
+        if not (math.isfinite(n) and math.isfinite(t) and n >= 0 and t >= 0):
+            self.ignored += 1
+            return False
+        bound = float(curve(n))
+        exceeded = t > bound
+        fired = False
+        if not self.reference or feature in self._reference:
+            count = self._window_count(feature, exceeded)
+            fired = count >= self.tail_thresholds.get(feature, self.threshold)
         if self.reference and bound > 0:
             ratio = t / bound
-            median = self.medians.get(feature)
-            if median is None:
-                ratios = self._ratios.setdefault(feature, [])
-                ratios.append(ratio)
-                if len(ratios) == self.reference:
-                    self.medians[feature] = float(np.median(ratios))
+            if feature in self._reference:
+                fired |= self._shifted(feature, ratio)
             else:
-                recent = self._recent.setdefault(feature, deque(maxlen=self.window))
-                recent.append(ratio)
-                fired |= (len(recent) == self.window
-                          and float(np.median(recent)) > self.slowdown * median)
+                points = self._building.setdefault(feature, [])
+                points.append((ratio, exceeded))
+                if len(points) == self.reference:
+                    self._fix_reference(feature, self._building.pop(feature))
         if fired and feature not in self.drifted:
             self.drifted.add(feature)
             return True
@@ -271,3 +333,34 @@ class DriftMonitor:
         for rec in records:
             flagged |= self.update(rec.feature, rec.size, rec.seconds)
         return flagged
+
+
+def _normal_isf(p: float) -> float:
+    """``z`` with ``P(N(0, 1) > z) = p`` (bisection on erfc).  Runtime complexity: O(1)."""
+    lo, hi = -10.0, 40.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if 0.5 * math.erfc(mid / math.sqrt(2.0)) > p:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _predictive_threshold(window: int, exceeded: int, seen: int, alpha: float) -> int:
+    """Smallest ``k`` with ``P(X >= k) < alpha`` for ``X`` the exceedances of a window
+    whose rate is unknown but was ``exceeded`` of ``seen`` in the reference: the
+    beta-binomial predictive law (rate ~ Beta(exceeded + 1, seen - exceeded + 1)), so the
+    reference's own uncertainty is counted.  Runtime complexity: O(window)."""
+    a, b = exceeded + 1.0, seen - exceeded + 1.0
+    log_beta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    pmf = [math.exp(math.lgamma(window + 1) - math.lgamma(k + 1) - math.lgamma(window - k + 1)
+                    + math.lgamma(k + a) + math.lgamma(window - k + b)
+                    - math.lgamma(window + a + b) - log_beta)
+           for k in range(window + 1)]
+    tail = 1.0
+    for k in range(window + 1):
+        if tail < alpha:
+            return k
+        tail -= pmf[k]
+    return window + 1

@@ -8,6 +8,7 @@ folder.  The Chromium test skips with its reason where no ``chromium`` is instal
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -24,6 +25,7 @@ pytest.importorskip("matplotlib", reason="matplotlib is not installed")
 import polydom  # noqa: E402
 from polydom.app.cli import main  # noqa: E402
 from polydom.app.service import key_text  # noqa: E402
+from polydom.curves.units import unit_name  # noqa: E402
 from tests import serve_support as V  # noqa: E402
 
 pytestmark = pytest.mark.timeout(240)
@@ -71,28 +73,45 @@ def test_the_skyline_query_lists_the_index_skyline_at_a_size(browsed):
         assert [r["candidate"] for r in rows] == [key_text(c.key)
                                                   for c in index.table.skyline(size)]
         for r, c in zip(rows, index.table.skyline(size), strict=True):
-            assert r["cost_at_n"] == pytest.approx(c.cost(size), rel=1e-12)
-            assert r["accuracy"] == c.accuracy
+            assert r["cost"] == pytest.approx(c.cost(size), rel=1e-12)
+            assert (r["accuracy"], r["accuracy_se"]) == (c.accuracy, c.accuracy_se)
+            assert r["unit"] == "ms"
 
 
 def test_the_model_query_answers_as_the_index_lookup(browsed):
     address, client, store = browsed
     index = polydom.open_index(str(store))
+    shape = ["build", "size", "budget", "candidate", "learner", "features", "accuracy",
+             "accuracy_se", "cost", "cost_curve", "unit"]
     for size, budget in V.random_queries(60, seed=7):
         rows = _rows(client, address, "model_for_size_and_budget", n=repr(size),
                      budget=repr(budget))
         hit = index.lookup(size, budget)
         assert [r["candidate"] for r in rows] == ([] if hit is None else [key_text(hit.key)])
+        if hit is not None:
+            row, = rows
+            assert list(row) == shape
+            assert (row["build"], row["size"], row["budget"]) == (index.info["build_id"],
+                                                                 size, budget)
+            assert (row["accuracy"], row["accuracy_se"], row["learner"]) == (
+                hit.accuracy, hit.candidate.accuracy_se, hit.candidate.learner)
+            assert row["accuracy_se"] is not None
+            assert row["cost"] == pytest.approx(hit.cost, rel=1e-12)
+            assert row["unit"] == unit_name(index.info) == "ms"
 
 
 def test_builds_and_candidates_by_learner_queries_list_the_store(browsed):
     address, client, store = browsed
     index = polydom.open_index(str(store))
-    builds = _rows(client, address, "builds")
-    assert [b["build_id"] for b in builds] == [index.info["build_id"]]
+    builds = _rows(client, address, "builds_newest_first")
+    assert [(b["build_id"], b["unit"]) for b in builds] == [(index.info["build_id"], "ms")]
+    # the table builds is at its own address (no canned query hides it), with its info
+    table = client.get(f"{address}/builds.json", params={"_shape": "array"}).json()
+    assert [json.loads(b["info"])["cost_unit"] for b in table] == ["ms"]
     rows = _rows(client, address, "candidates_by_learner", learner="")
     assert sorted(r["candidate"] for r in rows) == sorted(key_text(c.key)
                                                           for c in index.candidates)
+    assert {r["unit"] for r in rows} == {"ms"}
 
 
 def test_browse_refuses_writes_and_serves_the_plots(browsed):

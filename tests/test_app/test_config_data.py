@@ -56,7 +56,7 @@ def test_the_shipped_wine_csv_is_what_its_script_writes(tmp_path):
     script = runpy.run_path(str(EXAMPLES / "make_wine_csv.py"))  # its functions, not run as main
     written = script["write_wine_csv"](tmp_path / "wine.csv")
     assert written.read_bytes() == (EXAMPLES / "wine.csv").read_bytes()
-    data = load_dataset({"data": "wine.csv", "target": "cultivar", "_dir": str(EXAMPLES)})
+    data = load_dataset({"data": "wine.csv", "target": "cultivar"}, EXAMPLES)
     np.testing.assert_array_equal(data.X, WINE.data)  # every value round-trips exactly
     np.testing.assert_array_equal(data.y, WINE.target)
     assert data.names == list(WINE.feature_names)
@@ -114,7 +114,7 @@ def test_csv_and_tsv_read_back_with_the_target_anywhere(tmp_path, table):
     _write_csv(tmp_path / "t.csv", names, rows)
     _write_csv(tmp_path / "t.tsv", names, rows, "\t")
     for name, target in (("t.csv", "label"), ("t.tsv", 1), ("t.csv", -4)):
-        data = load_dataset({"data": name, "target": target, "_dir": str(tmp_path)})
+        data = load_dataset({"data": name, "target": target}, tmp_path)
         np.testing.assert_array_equal(data.X, X)
         np.testing.assert_array_equal(data.y, y)
         assert data.names == ["a", "b", "c", "d"]
@@ -122,7 +122,7 @@ def test_csv_and_tsv_read_back_with_the_target_anywhere(tmp_path, table):
 
 def test_text_labels_stay_text(tmp_path):
     _write_csv(tmp_path / "t.csv", ["x", "kind"], [[1, "cat"], [2, "dog"], [3, "cat"]])
-    data = load_dataset({"data": "t.csv", "target": "kind", "_dir": str(tmp_path)})
+    data = load_dataset({"data": "t.csv", "target": "kind"}, tmp_path)
     assert data.y.tolist() == ["cat", "dog", "cat"]
 
 
@@ -132,7 +132,7 @@ def test_parquet_reads_back(tmp_path, table):
     X, y = table
     columns = {f"f{j}": X[:, j] for j in range(4)} | {"y": y}
     pq.write_table(pa.table(columns), tmp_path / "t.parquet")
-    data = load_dataset({"data": "t.parquet", "target": "y", "_dir": str(tmp_path)})
+    data = load_dataset({"data": "t.parquet", "target": "y"}, tmp_path)
     np.testing.assert_array_equal(data.X, X)
     np.testing.assert_array_equal(data.y, y)
     assert data.names == ["f0", "f1", "f2", "f3"]
@@ -142,10 +142,10 @@ def test_npy_and_npz_read_back(tmp_path, table):
     X, y = table
     np.save(tmp_path / "t.npy", np.column_stack([X, y]))
     np.savez(tmp_path / "t.npz", X=X, labels=y)
-    data = load_dataset({"data": "t.npy", "target": -1, "_dir": str(tmp_path)})
+    data = load_dataset({"data": "t.npy", "target": -1}, tmp_path)
     np.testing.assert_array_equal(data.X, X)
     np.testing.assert_array_equal(data.y, y)
-    data = load_dataset({"data": "t.npz", "target": "labels", "_dir": str(tmp_path)})
+    data = load_dataset({"data": "t.npz", "target": "labels"}, tmp_path)
     np.testing.assert_array_equal(data.X, X)
     np.testing.assert_array_equal(data.y, y)
     assert data.names == ["x0", "x1", "x2", "x3"]
@@ -168,15 +168,15 @@ def test_loaders_return_xy_a_frame_or_a_bunch(tmp_path, table):
                                  "t": a[:, 4].astype(int)})
     """))
     base = str(tmp_path)
-    data = load_dataset({"data": "myloaders:xy", "_dir": base})
+    data = load_dataset({"data": "myloaders:xy"}, base)
     np.testing.assert_array_equal(data.X, X)
     np.testing.assert_array_equal(data.y, y)
     assert "myloaders" in sys.modules and base not in sys.path  # imported, path restored
     pytest.importorskip("pandas")
-    data = load_dataset({"data": "myloaders:frame", "target": "t", "_dir": base})
+    data = load_dataset({"data": "myloaders:frame", "target": "t"}, base)
     np.testing.assert_array_equal(data.X, X)
     assert data.names == ["p", "q", "r", "s"]
-    data = load_dataset({"data": "sklearn.datasets:load_wine", "_dir": base})
+    data = load_dataset({"data": "sklearn.datasets:load_wine"}, base)
     np.testing.assert_array_equal(data.X, WINE.data)
     assert data.names == list(WINE.feature_names)
 
@@ -190,12 +190,12 @@ def test_a_featurizer_turns_raw_items_into_its_routines_columns(tmp_path):
         fz = (polydom.Featurizer(size=len).add("mean", lambda x: [sum(x) / len(x)], 1)
               .add("ends", lambda x: [x[0], x[-1] + 1], 2))
     """))
-    config = {"data": "rawitems:load", "featurizer": "rawitems:fz", "_dir": str(tmp_path)}
-    data = load_dataset(config)
+    config = {"data": "rawitems:load", "featurizer": "rawitems:fz"}
+    data = load_dataset(config, tmp_path)
     ks = np.arange(10.0)
     np.testing.assert_array_equal(data.X, np.column_stack([ks, ks, ks + 1]))
     assert feature_columns(None, data) == {"mean": [0], "ends": [1, 2]}
-    data = load_dataset(config)
+    data = load_dataset(config, tmp_path)
     assert feature_columns(["ends"], data) == {"ends": [0, 1]}  # narrowed to its columns
     np.testing.assert_array_equal(data.X, np.column_stack([ks, ks + 1]))
 

@@ -29,7 +29,7 @@ def usage_and_costs(draw):
             st.lists(st.lists(st.booleans(), min_size=4, max_size=4), min_size=rows, max_size=rows)
         )
     )
-    coef = st.floats(0, 100, allow_nan=False)
+    coef = st.floats(0, 100, allow_nan=False, allow_subnormal=False)  # subnormals are refused
     costs = {n: polydom.CostCurve(draw(st.lists(coef, min_size=1, max_size=3))) for n in NAMES}
     return usage, costs
 

@@ -106,7 +106,7 @@ def test_too_few_held_out_items_is_refused_naming_the_target():
                           {"a": np.ones(18)}, 0.05, "ratio")
     with pytest.raises(ValueError, match="needs at least 39"):  # q/2 for each score
         calibrate_overrun([polydom.CostCurve([1.0])], [{"a": 1.0}], np.ones(38),
-                          {"a": np.ones(38)}, 0.05)
+                          {"a": np.ones(38)}, 0.05, "best")
 
 
 @pytest.mark.parametrize("bad", [np.nan, -1.0, np.inf])

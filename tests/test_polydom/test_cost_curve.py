@@ -84,7 +84,8 @@ def test_constructor_rejects_coefficients_that_are_not_real_numbers(bad):
         CostCurve(bad)
 
 
-@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=5))
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=False), min_size=1,
+                max_size=5))
 def test_str_round_trips_through_parse(coefs):
     c = CostCurve(coefs)
     back = CostCurve.parse(str(c))
@@ -92,7 +93,8 @@ def test_str_round_trips_through_parse(coefs):
 
 
 @given(
-    st.lists(st.floats(-100, 100, allow_nan=False), min_size=1, max_size=5),
+    st.lists(st.floats(-100, 100, allow_nan=False, allow_subnormal=False), min_size=1,
+             max_size=5),
     st.lists(st.floats(0, 1e3, allow_nan=False), min_size=1, max_size=20),
 )
 def test_vectorised_evaluation_matches_scalar(coefs, xs):
@@ -711,7 +713,8 @@ def test_domains_default_to_the_whole_half_line():
 
 @given(
     st.lists(
-        st.lists(st.one_of(st.just(0.0), st.just(-0.0), st.floats(-1e6, 1e6)), min_size=3,
+        st.lists(st.one_of(st.just(0.0), st.just(-0.0),
+                           st.floats(-1e6, 1e6, allow_subnormal=False)), min_size=3,
                  max_size=3),
         min_size=1, max_size=6,
     )

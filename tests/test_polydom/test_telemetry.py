@@ -92,12 +92,13 @@ def test_the_monitor_stays_quiet_while_timings_hold_their_curve_and_flags_a_slow
     # every 20th timing above the curve: the 5% it promises
     ok = curve(sizes) * np.where(np.arange(3000) % 20 == 0, 1.2, 0.8)
     assert not any(mon.update("f", n, t) for n, t in zip(sizes, ok, strict=True))
+    assert mon.medians == {"f": pytest.approx(0.8)}
     flagged_at = next(i for i, n in enumerate(sizes)
                       if mon.update("f", n, 2.0 * 0.8 * curve(n) * 1.0 + 1e-9))
-    assert flagged_at < mon.threshold + 2  # every slowed timing exceeds: flagged at once
+    assert flagged_at < mon.tail_thresholds["f"]  # every slowed timing exceeds
     assert mon.drifted == {"f"}
     mon.reset({"f": curve * 2.0})
-    assert mon.drifted == set()
+    assert mon.drifted == set() and mon.medians == {}
 
 
 def test_in_situ_featurizing_computes_what_transform_computes_and_times_each_call_once():
@@ -130,12 +131,12 @@ def test_in_situ_profiling_fits_the_quantile_of_the_timings():
         fz.profile_in_situ(items, quantile=0.0)
 
 
-def test_the_median_test_flags_a_slowdown_hidden_under_a_tail_of_long_delays():
+def test_the_shift_test_flags_a_slowdown_hidden_under_a_tail_of_long_delays():
     # 8% of timings are 30 ms delays, far above a q0.95 curve that sits at the delays; a 2x
-    # slowdown of the rest never crosses the curve, but moves every timing above the median
+    # slowdown of the rest never crosses the curve, but moves the whole window up
     rng = np.random.default_rng(1)
     curve = polydom.CostCurve([0.03])
-    mon = DriftMonitor({"f": curve}, quantile=0.95, window=30, alpha=1e-3, reference=30)
+    mon = DriftMonitor({"f": curve}, quantile=0.95, window=30, alpha=1e-3, reference=60)
     tail_only = DriftMonitor({"f": curve}, quantile=0.95, window=30, alpha=1e-3, reference=0)
 
     def timing(factor):
@@ -146,9 +147,63 @@ def test_the_median_test_flags_a_slowdown_hidden_under_a_tail_of_long_delays():
     assert "f" in mon.medians
     after = [timing(2.0) for _ in range(100)]
     flags = [mon.update("f", 10.0, t) for t in after]
-    assert any(flags) and flags.index(True) <= mon.window // 2 + 3
+    assert any(flags) and flags.index(True) <= mon.window + 3
     assert not any(tail_only.update("f", 10.0, t) for t in before + after)
     with pytest.raises(ValueError, match="reference must be an integer >= 0"):
         DriftMonitor({"f": curve}, reference=-1)
-    with pytest.raises(ValueError, match="slowdown must be a number > 1"):
-        DriftMonitor({"f": curve}, slowdown=1.0)
+    with pytest.raises(ValueError, match="slowdown must be a number >= 1"):
+        DriftMonitor({"f": curve}, slowdown=0.9)
+
+
+def _stream(rng, curves, items, factor, sigma, delays):
+    """Per item, every feature once: lognormal work around 0.6 of its curve (times
+    ``factor``), and a 20 ms preemption on a share ``delays`` of the timings."""
+    for _ in range(items):
+        n = rng.uniform(100, 1300)
+        for f, c in curves.items():
+            t = float(c(n)) * 0.6 * rng.lognormal(0.0, sigma) * factor
+            yield f, n, t + 0.02 * (rng.random() < delays)
+
+
+@pytest.mark.parametrize("sigma, delays", [(0.05, 0.0), (0.3, 0.0), (0.5, 0.08)])
+def test_false_alarms_stay_below_one_in_a_thousand_stationary_items(sigma, delays):
+    # 12 features, 6,000 stationary items (72,000 timings): alpha = 1e-3 bounds the
+    # expected false alarms at 6; with heavy preemption tails and a tight CPU-like bulk
+    # alike the monitor raises none.  Then every feature 1.8x slower: flagged within 60
+    # items.  (The old monitor, first 30 timings as reference and a 1.5x median test at
+    # 1e-3 per test, raised dozens here.)
+    rng = np.random.default_rng(int(sigma * 100) + int(delays * 1000))
+    curves = {f"f{i}": polydom.CostCurve([1e-4, 1e-6 * (i + 1)]) for i in range(12)}
+    mon = DriftMonitor(curves)
+    alarms = 0
+    for f, n, t in _stream(rng, curves, 6000, 1.0, sigma, delays):
+        if mon.update(f, n, t):
+            alarms += 1
+            mon.reset()
+    assert alarms <= 1
+    mon.reset()
+    for f, n, t in _stream(rng, curves, 100, 1.0, sigma, delays):
+        mon.update(f, n, t)
+    flagged = next(i for i, (f, n, t) in enumerate(_stream(rng, curves, 1000, 1.8, sigma,
+                                                              delays))
+                   if mon.update(f, n, t))
+    assert flagged // len(curves) < 60
+
+
+def test_one_nan_timing_leaves_the_reference_finite_and_a_slowdown_flagged():
+    # issue 31: one NaN in the first timings made the reference median NaN, and a 1.8x
+    # slowdown hidden under a tail of delays was then never flagged
+    rng = np.random.default_rng(5)
+    curve = polydom.CostCurve([0.03])
+    mon = DriftMonitor({"f": curve}, window=30, reference=60)
+
+    def timing(factor):
+        return 0.03 if rng.random() < 0.08 else factor * rng.uniform(2e-4, 4e-4)
+
+    assert mon.update("f", 10.0, float("nan")) is False
+    assert mon.update("f", float("inf"), 1e-4) is False
+    assert mon.update("f", 10.0, -1.0) is False
+    for _ in range(300):
+        mon.update("f", 10.0, timing(1.0))
+    assert mon.ignored == 3 and math.isfinite(mon.medians["f"])
+    assert any(mon.update("f", 10.0, timing(1.8)) for _ in range(200))

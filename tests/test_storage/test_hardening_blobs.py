@@ -14,7 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 import storage
-from polydom.model_allowlist import unregister_model_class
+from polydom.blobs.allowlist import unregister_model_class
 from storage.blobs import BlobDigest, dump_model, load_model, sha256_hex, skops_refusals
 
 X, Y = load_breast_cancer(return_X_y=True)

@@ -22,7 +22,7 @@ from sklearn.tree import DecisionTreeClassifier
 import learners
 import polydom
 import storage
-from polydom.blob_bounds import BlobBoundsError, load_npz
+from polydom.blobs.bounds import BlobBoundsError, load_npz
 from storage.blobs import dump_model, load_model, load_predictions, sha256_hex
 from tests.storage_support import (
     archive_members,

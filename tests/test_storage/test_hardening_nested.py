@@ -1,6 +1,6 @@
 """One allow-list for every stored model, nested ones included: the sub-models a budgeted
 learner keeps in its arrays (the DAG's bank and filter trees, ADAPT's high-cost model) are
-checked by the rule of top-level model blobs (:mod:`polydom.model_allowlist`)."""
+checked by the rule of top-level model blobs (:mod:`polydom.blobs.allowlist`)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import polydom
 import storage
 from learners import AdaptClassifier, DAGClassifier, sweep
 from learners.budgeted.sklearn_blobs import dump_estimator, load_estimator
-from polydom.model_allowlist import (
+from polydom.blobs.allowlist import (
     UntrustedModelError,
     register_model_class,
     skops_refusals,

@@ -222,7 +222,7 @@ def test_lookup_with_min_publication_refuses_a_rolled_back_store(tmp_path, capsy
     listed = json.loads(capsys.readouterr().out)
     assert [(r["build"], r["publication"], r["current"]) for r in listed] == [
         (1, 1, False), (2, 2, True)]
-    query = ["--size", "50", "--budget", "1000"]
+    query = ["--size", "50", "--budget", "100"]
     assert main(["lookup", url, "--min-publication", "2", *query]) == 0
     _roll_back_to_build_1(url)
     _set_head(url, kept)

@@ -1,7 +1,7 @@
 """Stored libsvm models (SVC, NuSVC, SVR, NuSVR, OneClassSVM) against a writer of the
 database (issue 25 follow-up): their compiled internals (support vectors, dual
 coefficients, intercepts, class counts) are range-checked before the model is built
-(:mod:`polydom.sklearn_svm_check`).  Each crafted blob is made here from a real dump, first
+(:mod:`polydom.blobs.svm_check`).  Each crafted blob is made here from a real dump, first
 shown to crash or misbehave under bare skops and scikit-learn (in a fresh interpreter),
 then shown refused with one line by our loader."""
 
@@ -20,7 +20,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 
 import storage
-from polydom.model_allowlist import register_model_class, unregister_model_class
+from polydom.blobs.allowlist import register_model_class, unregister_model_class
 from storage.blobs import dump_model, load_model, sha256_hex
 from tests.storage_support import (
     archive_members,

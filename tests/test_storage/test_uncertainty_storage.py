@@ -23,8 +23,7 @@ import learners
 import polydom
 import storage
 from polydom.app.cli import main
-from polydom.app.tables import candidate_name
-from storage.codec import display_key
+from polydom.curves.names import candidate_name
 from tests.strategies import domains
 from tests.test_polydom.test_index_properties import query_budgets, query_sizes
 from tests.test_polydom.test_index_rules import assert_rule_answer, pools_with_errors
@@ -73,7 +72,7 @@ def test_standard_errors_and_fold_scores_round_trip(store_url, capsys):
     assert _by_key(from_rows) == expected
     with storage.IndexStore(store_url, read_only=True) as st_:
         rows = st_.skyline_rows()
-    shown = {display_key(c.key): c for c in built.candidates}
+    shown = {candidate_name(c.key): c for c in built.candidates}
     assert rows
     for row in rows:
         cand = shown[row["candidate"]]

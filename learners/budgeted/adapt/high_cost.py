@@ -12,7 +12,7 @@ needs from it:
   for anything else (a dense model);
 * storage without pickle: models of the ``learners`` package through their ``to_arrays``;
   scikit-learn estimators as a ``skops`` archive, written and loaded only under the one
-  allow-list of stored models (:mod:`polydom.model_allowlist`, as ``storage``'s model blobs).
+  allow-list of stored models (:mod:`polydom.blobs.allowlist`, as ``storage``'s model blobs).
 """
 
 from __future__ import annotations

@@ -600,7 +600,7 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
 
         The bank's models and the filter trees' binary classifiers are stored as skops
         byte arrays (:mod:`learners.budgeted.sklearn_blobs`), written and loaded only when
-        every class they name is on the allow-list of :mod:`polydom.model_allowlist`.  The
+        every class they name is on the allow-list of :mod:`polydom.blobs.allowlist`.  The
         ``estimator``, ``policy_estimator`` and ``bank`` parameters are not stored (a loaded
         model predicts; refitting it uses the defaults).
 

@@ -3,80 +3,111 @@
 The store is opened by Datasette as *immutable* (SQLite ``immutable=1``: no lock, no
 journal, nothing written; a WAL file is ignored, so browse a store no build is writing).
 :func:`browse_metadata` writes the metadata (titles, descriptions of the tables and views,
-canned queries: the skyline at a size, the model for (size, budget), builds, candidates by
-learner) with the plots of the current build embedded; the plots are served from
-``/plots/``.  Registration only at import (argparse); Datasette loads when the command
-runs.
+canned queries: the skyline at a size, the model for (size, budget), builds newest first,
+candidates by learner) with the plots of the current build embedded; the plots are served
+from ``/plots/``.  Every connection Datasette opens to the store is guarded
+(:mod:`polydom.app.browse_guard`: no pointer functions, bounded answers), a store with
+virtual tables or oversize texts is refused before anything is drawn, and the store's texts
+are escaped in the page.  Registration only at import (argparse); Datasette loads when the
+command runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import tempfile
+from html import escape
 from pathlib import Path
 from typing import Any
 
 from polydom.app.arguments import add_store_options, port, store_key
-from polydom.app.tables import printable
+from polydom.app.tables import DEFAULT_COST_UNIT, clip, printable
 from polydom.errors import InvalidArgumentError
 
-__all__ = ["CANNED_QUERIES", "add_browse", "browse_metadata", "run_browse", "sqlite_file",
+__all__ = ["CANNED_QUERIES", "MAX_NAME_CHARS", "MAX_UNIT_CHARS", "SETTINGS", "add_browse",
+           "browse_metadata", "canned_queries", "check_store_text", "run_browse", "sqlite_file",
            "write_plots"]
 
 _COST_AT_N = """(SELECT SUM(cc.coefficient * power(CAST(:n AS REAL), cc.degree))
           FROM candidate_costs cc
          WHERE cc.build_id = s.build_id AND cc.candidate_id = s.candidate_id)"""
 
-_SKYLINE_AT_N = f"""SELECT s.build_id, s.range_id, s.n_lo, s.n_hi, s.rank, s.candidate,
-       s.learner, s.features, s.accuracy, s.cost,
-       {_COST_AT_N} AS cost_at_n
-  FROM skyline s
+#: The cost unit of build ``b`` (``builds.info`` ``cost_unit``, as ``unit_name`` reads it:
+#: the default where it is missing, blank, not text or the info is not JSON).
+_UNIT = f"""CASE WHEN TRIM(CASE WHEN json_valid(b.info) THEN
+            CASE WHEN json_type(b.info, '$.cost_unit') = 'text'
+                 THEN json_extract(b.info, '$.cost_unit') END END,
+            ' ' || char(9, 10, 11, 12, 13)) <> ''
+       THEN json_extract(b.info, '$.cost_unit') ELSE '{DEFAULT_COST_UNIT}' END"""
+
+
+def _skyline_at_n(se: str) -> str:
+    return f"""SELECT s.build_id AS build, s.range_id, s.n_lo, s.n_hi, s.rank, s.candidate,
+       s.learner, s.features, s.accuracy, {se} AS accuracy_se,
+       {_COST_AT_N} AS cost,
+       s.cost AS cost_curve, {_UNIT} AS unit
+  FROM skyline s JOIN builds b ON b.id = s.build_id
  WHERE s.range_id = (SELECT r.range_id FROM ranges r
                       WHERE r.build_id = s.build_id AND r.n_lo <= CAST(:n AS REAL)
                       ORDER BY r.n_lo DESC LIMIT 1)"""
 
-#: Canned queries (Datasette metadata ``queries``), all over the current build.
-CANNED_QUERIES: dict[str, dict[str, str]] = {
-    "skyline_at_size": {
-        "title": "Skyline at a size",
-        "description": "The skyline of the current build at item size n (the range holding "
-        "n), cheapest first, with each model's cost at n.",
-        "sql": _SKYLINE_AT_N + "\n ORDER BY s.rank",
-    },
-    "model_for_size_and_budget": {
-        "title": "The model for (size, budget)",
-        "description": "What a lookup returns: the most accurate skyline entry at size n "
-        "whose cost at n fits the budget (no row: nothing fits).  Give n inside the "
-        "build's domain.",
-        "sql": f"SELECT * FROM ({_SKYLINE_AT_N})\n WHERE cost_at_n <= CAST(:budget AS REAL)"
-        "\n ORDER BY rank DESC LIMIT 1",
-    },
-    "builds": {
-        "title": "Builds",
-        "description": "Every build, newest first: status, whether current, parameters "
-        "and counts.",
-        "sql": "SELECT * FROM build_summary ORDER BY build_id DESC",
-    },
-    "candidates_by_learner": {
-        "title": "Candidates by learner",
-        "description": "The candidates of the current build, by learner then accuracy "
-        "(leave learner empty for all).",
-        "sql": """SELECT c.learner, c.key AS candidate, c.features, c.accuracy, c.cost
+
+def canned_queries(standard_errors: bool = True) -> dict[str, dict[str, str]]:
+    """The canned queries (Datasette metadata ``queries``), all over the current build;
+    ``standard_errors`` False (a store that keeps none) gives null ``accuracy_se``.
+    Costs are in the store's unit, named in each row's ``unit``.  O(1)."""
+    skyline = _skyline_at_n("s.accuracy_se" if standard_errors else "NULL")
+    return {
+        "skyline_at_size": {
+            "title": "Skyline at a size",
+            "description": "The skyline of the current build at item size n (the range "
+            "holding n), cheapest first, with each model's cost at n and its unit.",
+            "sql": skyline + "\n ORDER BY s.rank",
+        },
+        "model_for_size_and_budget": {
+            "title": "The model for (size, budget)",
+            "description": "What a lookup returns: the most accurate skyline entry at size "
+            "n whose cost at n fits the budget (in the store's unit; no row: nothing fits), "
+            "with its accuracy, standard error, learner, build, cost at n and unit.  Give n "
+            "inside the build's domain.",
+            "sql": "SELECT build, CAST(:n AS REAL) AS size, CAST(:budget AS REAL) AS budget, "
+            "candidate, learner, features, accuracy, accuracy_se, cost, cost_curve, unit"
+            f"\n  FROM ({skyline})\n WHERE cost <= CAST(:budget AS REAL)"
+            "\n ORDER BY rank DESC LIMIT 1",
+        },
+        "builds_newest_first": {
+            "title": "Builds, newest first",
+            "description": "Every build, newest first: status, whether current, parameters, "
+            "counts and cost unit (the table itself is at builds).",
+            "sql": f"SELECT s.*, {_UNIT} AS unit\n  FROM build_summary s "
+            "JOIN builds b ON b.id = s.build_id\n ORDER BY s.build_id DESC",
+        },
+        "candidates_by_learner": {
+            "title": "Candidates by learner",
+            "description": "The candidates of the current build, by learner then accuracy "
+            "(leave learner empty for all).",
+            "sql": f"""SELECT c.learner, c.key AS candidate, c.features, c.accuracy,
+       c.cost AS cost_curve, {_UNIT} AS unit
   FROM candidates c JOIN builds b ON b.id = c.build_id
  WHERE b.is_current AND (:learner = '' OR c.learner = :learner)
  ORDER BY c.learner, c.accuracy DESC""",
-    },
-    "learners": {
-        "title": "Learners of the current build",
-        "description": "How many candidates and skyline entries each learner contributed.",
-        "sql": """SELECT c.learner, COUNT(*) AS candidates,
+        },
+        "learners": {
+            "title": "Learners of the current build",
+            "description": "How many candidates and skyline entries each learner "
+            "contributed.",
+            "sql": """SELECT c.learner, COUNT(*) AS candidates,
        (SELECT COUNT(*) FROM skyline s WHERE s.learner IS c.learner) AS skyline_entries,
        MAX(c.accuracy) AS best_accuracy
   FROM candidates c JOIN builds b ON b.id = c.build_id
  WHERE b.is_current
  GROUP BY c.learner ORDER BY best_accuracy DESC""",
-    },
-}
+        },
+    }
+
+
+#: The canned queries of a store that keeps standard errors (schema version 3).
+CANNED_QUERIES = canned_queries()
 
 _TABLES = {
     "skyline": "The skylines of the current build: one row per (range of sizes, rank), with "
@@ -93,6 +124,11 @@ _TABLES = {
     "skyline_entries": "(range, rank) -> candidate, per build.",
     "expansions": "Trained feature sets (shared by builds with the same training key).",
 }
+
+#: Datasette settings of ``browse``: no download of the file, no CSV streaming of a whole
+#: table, and every query bounded in time and rows (a page of a table, a query's answer).
+SETTINGS = {"allow_download": False, "allow_csv_stream": False, "sql_time_limit_ms": 1000,
+            "max_returned_rows": 1000, "truncate_cells_html": 2048}
 
 #: Plot files written for the current build, with their captions.
 PLOTS = {
@@ -129,8 +165,44 @@ def sqlite_file(url: str) -> Path:
     return path
 
 
+#: The longest cost unit, and feature or learner name, that browse draws and shows.
+MAX_UNIT_CHARS = 64
+MAX_NAME_CHARS = 256
+
+
+def check_store_text(index: Any, unit: str) -> None:
+    """Refuse, before any drawing, a store whose texts would make the plots' work unbounded:
+    a cost unit over :data:`MAX_UNIT_CHARS` characters, a feature or learner name over
+    :data:`MAX_NAME_CHARS`.  O(features + candidates).
+
+    Raises
+    ------
+    InvalidArgumentError
+        One line naming the text (cut) and its length.
+    """
+    build = index.info.get("build_id") if isinstance(index.info, dict) else None
+    texts = [(f"the cost unit (info cost_unit of build {printable(build)})", unit,
+              MAX_UNIT_CHARS)]
+    names = {str(f) for f in index.costs} | {str(c.learner or "") for c in index.candidates}
+    names.update(str(f) for c in index.candidates for f in c.features)
+    texts += [("a feature or learner name", name, MAX_NAME_CHARS) for name in names]
+    for what, text, most in texts:
+        if len(text) > most:
+            raise InvalidArgumentError(
+                f"polydom browse does not draw {what} of {len(text)} characters (at most "
+                f"{most}): {clip(text, 40)!r}")
+
+
 def write_plots(index: Any, folder: Path, unit: str) -> list[str]:
-    """Write :data:`PLOTS` for ``index`` into ``folder``; returns the file names."""
+    """Write :data:`PLOTS` for ``index`` into ``folder``; returns the file names.  Texts are
+    drawn as they are (no ``$...$`` mathematics): a store's names cannot steer the drawing."""
+    import matplotlib
+
+    with matplotlib.rc_context({"text.parse_math": False}):
+        return _write_plots(index, folder, unit)
+
+
+def _write_plots(index: Any, folder: Path, unit: str) -> list[str]:
     from polydom.app import plots
 
     n_min, n_max = (float(v) for v in index.table.domain)
@@ -147,25 +219,25 @@ def write_plots(index: Any, folder: Path, unit: str) -> list[str]:
 def browse_metadata(database: str, index: Any, unit: str, plots: list[str]) -> dict:
     """Datasette metadata for store ``database`` (its name in Datasette): title, the plots
     of the current build (embedded images linking to ``/plots/``), canned queries and
-    descriptions of the tables and views."""
+    descriptions of the tables and views.  Every text from the store is HTML-escaped."""
     images = "".join(
         f'<figure style="display:inline-block;margin:4px"><a href="/plots/{name}">'
         f'<img src="/plots/{name}" alt="{PLOTS[name]}" style="max-width:460px"></a>'
         f"<figcaption>{PLOTS[name]}</figcaption></figure>"
         for name in plots
     )
-    lo, hi = index.table.domain
-    build = index.info.get("build_id")
+    lo, hi = (float(v) for v in index.table.domain)
+    build = escape(str(index.info.get("build_id")))
     about = (f"<p>Current build {build}: {len(index.candidates)} candidates, "
              f"{len(index.table.ranges)} ranges of sizes over [{lo:g}, {hi:g}], costs in "
-             f"{unit}.  Read-only (opened immutable).</p>")
+             f"{escape(unit)}.  Read-only (opened immutable).</p>")
     return {
         "title": "polydom index store",
         "description_html": about + images,
         "databases": {
             database: {
                 "description_html": about + images,
-                "queries": CANNED_QUERIES,
+                "queries": canned_queries(not index.info.get("no_standard_errors")),
                 "tables": {name: {"description": text} for name, text in _TABLES.items()},
             }
         },
@@ -179,8 +251,10 @@ def add_browse(subparsers: argparse._SubParsersAction) -> None:
         help="browse a SQLite store in a web browser (Datasette, read-only)",
         description="Start Datasette over a SQLite store, opened immutable (nothing is "
         "written), with canned queries (skyline at a size, the model for (size, budget), "
-        "builds, candidates by learner) and plots of the current build.  Needs the 'serve' "
-        "extra (datasette, uvicorn, matplotlib).",
+        "builds newest first, candidates by learner) and plots of the current build.  SQL "
+        "is read-only and bounded (no pointer or file functions, no recursive queries, "
+        "values up to 16 MiB, answers up to 64 MiB and 1 s); a store with virtual tables "
+        "is refused.  Needs the 'serve' extra (datasette, uvicorn, matplotlib).",
     )
     add_store_options(p, build=False)
     p.add_argument("--host", default="127.0.0.1",
@@ -197,22 +271,29 @@ def run_browse(args: argparse.Namespace) -> int:
     import uvicorn
     from datasette.app import Datasette
 
+    from polydom.app.browse_guard import read_schema, register_guard
     from polydom.app.commands.serve import bind
     from polydom.app.tables import cost_unit
     from storage import IndexStore
 
     path = sqlite_file(args.url)
+    tables, virtual = read_schema(path)
+    if virtual:
+        raise InvalidArgumentError(
+            f"polydom browse does not serve a store with virtual tables (a polydom store has "
+            f"none): {printable(path)} holds {', '.join(map(printable, virtual))}")
     with IndexStore(str(path), read_only=True, key=store_key(args)) as store:  # or refused
         index = store.load_index(models=False)
     unit = cost_unit(index.info)
+    check_store_text(index, unit)
     with tempfile.TemporaryDirectory(prefix="polydom-browse-") as scratch:
         folder = Path(args.plots) if args.plots else Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
         names = write_plots(index, folder, unit)
         metadata = browse_metadata(path.stem, index, unit, names)
+        register_guard(path.stem, tables)
         ds = Datasette(immutables=[str(path)], metadata=metadata,
-                       static_mounts=[("plots", str(folder))],
-                       settings={"allow_download": False})
+                       static_mounts=[("plots", str(folder))], settings=SETTINGS)
         sock = bind(args.host, args.port)
         host, port = sock.getsockname()[:2]
         print(f"browsing {printable(path)} (build {index.info.get('build_id')}, read-only) "

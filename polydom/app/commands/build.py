@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 from polydom.errors import InvalidArgumentError
 
@@ -49,7 +50,7 @@ def add_build(subparsers: argparse._SubParsersAction) -> None:
 
 def run_build(args: argparse.Namespace) -> int:
     """Build from a config file and print a summary."""
-    from polydom.app.config_build import build_from_config, load_config
+    from polydom.app.config_build import ConfigError, build_from_config, load_config, store_url
 
     try:
         config = load_config(args.config)
@@ -57,5 +58,8 @@ def run_build(args: argparse.Namespace) -> int:
         raise InvalidArgumentError(
             f"config {args.config!r} is not a TOML or JSON text file "
             "(not UTF-8 text)") from None
+    # a database's error (a full disk) names the store; a bad store is refused by the build
+    with contextlib.suppress(ConfigError, KeyError):
+        args.url = store_url(config, config.folder)
     build_from_config(config, executor=args.executor)
     return 0

@@ -15,7 +15,6 @@ from polydom.app.arguments import (
 )
 from polydom.app.output import write_csv, write_json
 from polydom.app.tables import (
-    candidate_name,
     clip,
     cost_unit,
     evaluation_text,
@@ -23,7 +22,8 @@ from polydom.app.tables import (
     learner_text,
     sorted_names,
 )
-from polydom.app.units import CostUnit, cost_unit_for
+from polydom.curves.names import candidate_name
+from polydom.curves.units import CostUnit, cost_unit_for
 from polydom.errors import InvalidArgumentError
 
 __all__ = ["add_inspect", "build_record", "chosen_build", "run_inspect"]

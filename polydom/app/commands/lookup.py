@@ -19,14 +19,14 @@ from polydom.app.arguments import (
 )
 from polydom.app.output import write_csv, write_json
 from polydom.app.tables import (
-    candidate_name,
     clip,
     cost_unit,
     format_table,
     learner_text,
     sorted_names,
 )
-from polydom.app.units import CostUnit, budget_warning, cost_unit_for
+from polydom.curves.names import candidate_name
+from polydom.curves.units import CostUnit, budget_warning, cost_unit_for
 from polydom.errors import InvalidArgumentError
 
 __all__ = ["add_lookup", "read_queries", "run_lookup"]
@@ -121,12 +121,11 @@ def _answer(index: Any, formats: dict[int, Any], unit: CostUnit, size: float,
     and skylines of S entries of degree d."""
     table = index.table
     position = table.lookup_position(size, budget, rule)
-    skyline = table.skyline(size)
-    dearest = skyline[-1].cost(size) if skyline else 0.0
+    stored = [entry.cost(size) for entry in table.skyline(size)]
     out: dict[str, Any] = {"build": index.info["build_id"], "size": size,
                            "budget": unit.shown(budget), "unit": unit.name, "rule": rule,
                            "fits": position >= 0,
-                           "warning": budget_warning(budget, dearest, size, unit)}
+                           "warning": budget_warning(budget, stored, size, unit)}
     if position < 0:
         return out
     cand = table.candidates[position]

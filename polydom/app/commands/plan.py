@@ -17,8 +17,9 @@ from polydom.app.arguments import (
     store_key,
 )
 from polydom.app.output import write_csv, write_json
-from polydom.app.tables import candidate_name, clip, cost_unit, format_table, printable
-from polydom.app.units import CostUnit, cost_unit_for
+from polydom.app.tables import clip, cost_unit, format_table, printable
+from polydom.curves.names import candidate_name
+from polydom.curves.units import CostUnit, cost_unit_for
 from polydom.errors import InvalidArgumentError
 
 __all__ = ["add_plan", "read_sizes", "run_plan"]

@@ -7,7 +7,7 @@ import argparse
 
 from polydom.app.arguments import add_store_options, add_unit_option, count, store_key
 from polydom.app.tables import cost_unit, printable
-from polydom.app.units import cost_unit_for
+from polydom.curves.units import cost_unit_for
 from polydom.errors import InvalidArgumentError
 
 __all__ = ["add_plot", "run_plot"]

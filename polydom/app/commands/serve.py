@@ -65,6 +65,16 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--timings-capacity", type=positive_count, default=100_000, metavar="N",
                    help="timings kept per build between two writes; the oldest are dropped "
                    "(and counted on /metrics) beyond it (default 100000)")
+    p.add_argument("--recalibrate-on-drift", action="store_true",
+                   help="watch the recorded timings with a drift monitor and, when it fires, "
+                   "refit the curves from the timings since (no model retrained), re-sweep "
+                   "and publish a new build that the service then serves; rate-limited, "
+                   "every step on /metrics (docs/in_situ.md); implies --record-timings")
+    p.add_argument("--recalibrate-every", type=positive, default=300.0, metavar="SECONDS",
+                   help="at most one recalibration on drift per SECONDS (default 300)")
+    p.add_argument("--drift-collect", type=positive_count, default=300, metavar="N",
+                   help="timings stored after a drift alarm before recalibrating (default "
+                   "300)")
     p.set_defaults(run=run_serve)
 
 
@@ -119,16 +129,19 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def timing_recorder(url: str, key: Any, capacity: int) -> Any:
+def timing_recorder(url: str, key: Any, capacity: int, drift: Any = None) -> Any:
     """A :class:`polydom.serving.timing_recorder.TimingRecorder` writing to the store at
     ``url`` with :func:`polydom.store_timings` (one transaction per build and flush,
-    through :mod:`storage.telemetry` only: the served index stays opened read-only)."""
+    through :mod:`storage.telemetry` only: the served index stays opened read-only), each
+    stored batch then fed to ``drift`` (a
+    :class:`polydom.serving.drift_recalibration.DriftRecalibration`) when given."""
     import functools
 
     from polydom.pipeline.recalibrate import store_timings
     from polydom.serving.timing_recorder import TimingRecorder
 
-    return TimingRecorder(functools.partial(store_timings, url, key=key), capacity=capacity)
+    sink = functools.partial(store_timings, url, key=key)
+    return TimingRecorder(sink if drift is None else drift.sink(sink), capacity=capacity)
 
 
 def _loopback(host: str) -> bool:
@@ -142,10 +155,14 @@ def _loopback(host: str) -> bool:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Open the index, bind, print the address and serve until interrupted."""
-    recording = args.record_timings or args.timings_store is not None
+    recording = (args.record_timings or args.timings_store is not None
+                 or args.recalibrate_on_drift)
     if recording and not args.featurizer:
         raise UsageError("--record-timings needs --featurizer: only raw items have feature "
                          "timings")
+    if args.recalibrate_on_drift and args.build is not None:
+        raise UsageError("--recalibrate-on-drift publishes new builds: not with --build "
+                         f"{args.build}, which serves that build only")
 
     import uvicorn
 
@@ -156,13 +173,19 @@ def run_serve(args: argparse.Namespace) -> int:
     key = store_key(args)
     index = polydom.open_index(args.url, build=args.build, key=key,
                                min_publication=args.min_publication)
-    timings = None
+    timings, drift = None, None
+    if args.recalibrate_on_drift:
+        from polydom.serving.drift_recalibration import DriftRecalibration
+
+        drift = DriftRecalibration(index, min_interval=args.recalibrate_every,
+                                   collect=args.drift_collect)
     if recording:
-        timings = timing_recorder(args.timings_store or args.url, key, args.timings_capacity)
+        timings = timing_recorder(args.timings_store or args.url, key, args.timings_capacity,
+                                  drift)
     app = make_app(index, featurizer=featurizer,
                    max_body=args.max_body or DEFAULT_MAX_BODY,
                    refresh_seconds=None if args.build is not None else args.refresh,
-                   timings=timings, timings_seconds=args.timings_every)
+                   timings=timings, timings_seconds=args.timings_every, drift=drift)
     sock = bind(args.host, args.port)
     host, port = sock.getsockname()[:2]
     if not _loopback(args.host):

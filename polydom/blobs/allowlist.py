@@ -23,9 +23,9 @@ loader                 admitted when
                        estimators the project stores and their helpers) or registered
                        with :func:`register_model_class`; its state is a ``DictNode``;
                        a libsvm estimator's fitted arrays are range-checked
-                       (:mod:`polydom.sklearn_svm_check`)
+                       (:mod:`polydom.blobs.svm_check`)
 ``TreeNode``           ``sklearn.tree._tree.Tree``, with its arguments and state checked
-                       as a tree (:mod:`polydom.sklearn_tree_check`) and its feature count
+                       as a tree (:mod:`polydom.blobs.tree_check`) and its feature count
                        equal to the ``n_features_in_`` of the estimators holding it
 ``LossNode``           a loss class of scikit-learn's own loss modules, numbers as arguments
 ``RandomStateNode``    ``numpy.random.mtrand.RandomState``
@@ -35,7 +35,7 @@ loader                 admitted when
 ``DictNode``
 ``JsonNode``           ``builtins``, its content a JSON text
 ``NdArrayNode``        ``numpy.ndarray`` or a numpy scalar type, stored as an ``.npy`` member
-                       whose header passes :func:`polydom.blob_bounds.check_npy` (no objects,
+                       whose header passes :func:`polydom.blobs.bounds.check_npy` (no objects,
                        bounded items, data of the declared size), or as a list of nodes
 ``TypeNode``           a numpy scalar type, or ``builtins`` ``str``/``int``/``float``/``bool``
 ``SliceNode``          ``builtins.slice``
@@ -45,7 +45,7 @@ Anything else is refused and named: functions, methods, partials, operator funct
 sparse matrices, other loaders, other classes (of scikit-learn, numpy, scipy, the project
 or anyone else), two nodes sharing an ``__id__`` with different content (skops would build
 the first for both), an archive of another skops protocol, and archives whose members
-declare more than :data:`polydom.blob_bounds.MAX_INFLATION` times their size.  skops then
+declare more than :data:`polydom.blobs.bounds.MAX_INFLATION` times their size.  skops then
 builds the model (its ``loads``, given the node kinds we checked as trusted): only the calls
 named above run.
 
@@ -63,10 +63,10 @@ from typing import Any
 
 import numpy as np
 
-from polydom.blob_bounds import MalformedBlobError, check_npy, load_npy, open_zip
-from polydom.errors import ArgumentTypeError, PolydomError
-from polydom.sklearn_svm_check import libsvm_impl, svm_state_problem
-from polydom.sklearn_tree_check import tree_state_problem
+from polydom.blobs.bounds import MalformedBlobError, check_npy, load_npy, open_zip
+from polydom.blobs.svm_check import libsvm_impl, svm_state_problem
+from polydom.blobs.tree_check import tree_state_problem
+from polydom.errors import ArgumentTypeError, UntrustedModelError
 
 __all__ = [
     "SKOPS_ALLOWED_CLASSES",
@@ -120,11 +120,6 @@ _BUILTIN_TYPES = {"str", "int", "float", "bool"}
 #: Estimator attributes that hold a ``Tree``, and the classes that keep trees in lists.
 _TREE_HOLDERS = ("tree_",)
 _allowed_cache: set[str] | None = None
-
-
-class UntrustedModelError(PolydomError, ValueError):
-    """A model blob naming what the allow-list refuses (it could run code when loaded),
-    refused without ``trusted=True``."""
 
 
 def _dotted(cls: type) -> str:
@@ -196,7 +191,7 @@ def _numpy_scalar_type(name: object) -> bool:
 
 
 def _libsvm_formulation(dotted: str) -> str | None:
-    """The libsvm formulation of an allowed class (:func:`polydom.sklearn_svm_check.
+    """The libsvm formulation of an allowed class (:func:`polydom.blobs.svm_check.
     libsvm_impl`), None for another class.  The class is looked up among loaded modules
     only (:func:`_allowed_classes` imported every allowed class's module)."""
     import sys
@@ -557,9 +552,9 @@ def skops_refusals(blob: bytes, what: str = "model") -> list[str]:
 
     Raises
     ------
-    polydom.blob_bounds.MalformedBlobError
+    polydom.blobs.bounds.MalformedBlobError
         If the archive is malformed (a node that is not one, a tree out of range, arrays
-        over the bounds of :mod:`polydom.blob_bounds`): refused whatever is trusted.
+        over the bounds of :mod:`polydom.blobs.bounds`): refused whatever is trusted.
     zipfile.BadZipFile, KeyError, ValueError
         If ``blob`` is not a skops archive with a JSON schema.
     """
@@ -587,7 +582,7 @@ def load_skops(blob: bytes, *, what: str = "model", trusted: bool = False) -> An
     ------
     UntrustedModelError
         If the archive names what the allow-list refuses (each such type is named).
-    polydom.blob_bounds.MalformedBlobError
+    polydom.blobs.bounds.MalformedBlobError
         If it is malformed, trusted or not.
     """
     import skops.io

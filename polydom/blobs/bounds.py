@@ -28,7 +28,7 @@ import zipfile
 
 import numpy as np
 
-from polydom.errors import InvalidArgumentError, PolydomError
+from polydom.errors import BlobBoundsError, InvalidArgumentError, MalformedBlobError
 
 __all__ = [
     "INFLATION_SLACK",
@@ -53,16 +53,6 @@ MAX_MEMBERS = 100_000
 #: Largest item of an array (a string of 4096 characters is 16 KiB).
 MAX_ITEMSIZE = 1 << 16
 _KINDS = set("biufcUSV")
-
-
-class MalformedBlobError(PolydomError, ValueError):
-    """A stored blob whose structure our own checks refuse before any library builds from
-    it (storage reports it as ``ModelIntegrityError``)."""
-
-
-class BlobBoundsError(MalformedBlobError):
-    """A stored archive whose declared sizes or dtypes exceed the bounds (refused before
-    anything is inflated or allocated)."""
 
 
 def open_zip(blob: bytes, what: str) -> zipfile.ZipFile:

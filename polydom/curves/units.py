@@ -1,0 +1,247 @@
+"""Cost units: the one conversion path between timings, the store's costs, budgets and what
+is printed.
+
+A store keeps its costs in one unit (``info["cost_unit"]``, free text: ``"s"``, ``"ms"``,
+``"us"``, ``"units"``).  Time units convert into each other; any other unit only into
+itself.  Every door goes through this module:
+
+* timings (always measured in seconds) into the store's unit: :func:`seconds_to_store`
+  (a store whose unit is not a unit of time refuses them);
+* a budget written as text with an optional unit (``5ms``, ``1e-05ms``, ``2.5e-3s``,
+  ``3 us``, ``1e-5``) into the store's unit: :func:`parse_budget` (a bare number is in the
+  unit the costs are shown in, by default the store's own);
+* a cost in the store's unit into the unit it is shown in: :meth:`CostUnit.shown`;
+* a budget far from every stored cost at its size is named: :func:`budget_warning`.
+
+Standard library only (the command line imports it before parsing arguments).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from polydom.errors import InvalidArgumentError
+
+__all__ = [
+    "DEFAULT_UNIT",
+    "SECONDS",
+    "WRONG_UNIT_RATIO",
+    "CostUnit",
+    "budget_warning",
+    "cost_unit_for",
+    "parse_budget",
+    "seconds_to_store",
+    "split_quantity",
+    "unit_name",
+]
+
+#: Seconds per time unit, under the names a store or a user may write.
+SECONDS = {
+    "s": 1.0, "sec": 1.0, "second": 1.0, "seconds": 1.0,
+    "ms": 1e-3, "msec": 1e-3, "millisecond": 1e-3, "milliseconds": 1e-3,
+    "us": 1e-6, "µs": 1e-6, "usec": 1e-6, "microsecond": 1e-6, "microseconds": 1e-6,
+    "ns": 1e-9, "nanosecond": 1e-9, "nanoseconds": 1e-9,
+}
+
+#: A budget this many times above or below every stored cost at its size is named in a
+#: warning (most likely written in another unit: 2 read off a table in ms for a store in s).
+WRONG_UNIT_RATIO = 10.0
+
+#: Unit of costs when a build does not say (``polydom.build_index``'s default).
+DEFAULT_UNIT = "units"
+
+_QUANTITY = re.compile(
+    r"\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|infinity|nan))"
+    r"\s*([^\d\s.+-][^\s]*)?\s*",
+    re.IGNORECASE,
+)
+
+
+def unit_name(info: object) -> str:
+    """The cost unit a build's ``info`` carries (``"units"`` for a build that does not say).
+
+    >>> unit_name({"cost_unit": "ms"}), unit_name({})
+    ('ms', 'units')
+    """
+    unit = info.get("cost_unit") if isinstance(info, dict) else None
+    return unit if isinstance(unit, str) and unit.strip() else DEFAULT_UNIT
+
+
+def _time(unit: str) -> float | None:
+    """Seconds per ``unit`` when it is a unit of time, else None."""
+    return SECONDS.get(unit.strip().lower())
+
+
+@dataclass(frozen=True)
+class CostUnit:
+    """The unit costs are printed (and bare budgets read) in, against the store's own unit.
+
+    Attributes
+    ----------
+    name : str
+        The unit shown next to every cost.
+    store : str
+        The store's unit.
+    scale : float
+        A cost in the store's unit times ``scale`` is the cost in ``name``.
+    """
+
+    name: str
+    store: str
+    scale: float
+
+    def shown(self, cost: float) -> float:
+        """A cost in the store's unit, in this unit.  O(1)."""
+        return cost * self.scale
+
+    def to_store(self, value: float, unit: str | None, what: str) -> float:
+        """``value`` written in ``unit`` (None: this unit) in the store's unit.  O(1).
+
+        Raises
+        ------
+        polydom.errors.InvalidArgumentError
+            Naming ``what`` when ``unit`` does not convert into the store's unit.
+        """
+        if unit is None:
+            return value / self.scale
+        return value * _scale(self.store, unit, what)
+
+
+def _scale(store: str, unit: str, what: str) -> float:
+    """Factor turning a cost in ``unit`` into the store's unit ``store``."""
+    if unit.strip().lower() == store.strip().lower():
+        return 1.0
+    mine, theirs = _time(store), _time(unit)
+    if mine is not None and theirs is not None:
+        return theirs / mine
+    if theirs is None:
+        raise InvalidArgumentError(
+            f"{what}: unknown unit {unit!r}; use s, ms, us, ns or the store's "
+            f"own unit {store!r}")
+    raise InvalidArgumentError(
+        f"{what}: the store's costs are in {store!r}, not a unit of time, so "
+        f"they cannot be given in {unit!r}; use {store!r}")
+
+
+def cost_unit_for(store_unit: str, wanted: str | None) -> CostUnit:
+    """The :class:`CostUnit` of ``--unit wanted`` (None: the store's own unit).  O(1).
+
+    >>> cost_unit_for("s", "ms").shown(0.25)
+    250.0
+    >>> cost_unit_for("ms", None).to_store(0.77, "s", "--budget")
+    770.0
+
+    Raises
+    ------
+    polydom.errors.InvalidArgumentError
+        Naming ``--unit`` when ``wanted`` is unknown or does not convert.
+    """
+    if wanted is None:
+        return CostUnit(store_unit, store_unit, 1.0)
+    factor = _scale(store_unit, wanted, "--unit")
+    return CostUnit(wanted.strip(), store_unit, 1.0 / factor)
+
+
+def seconds_to_store(store_unit: str, what: str = "timings") -> float:
+    """Factor turning measured seconds into costs in ``store_unit``.  O(1).
+
+    >>> seconds_to_store("ms"), seconds_to_store("s")
+    (1000.0, 1.0)
+
+    Raises
+    ------
+    polydom.errors.InvalidArgumentError
+        Naming ``what`` when the store's unit is not a unit of time (``"units"``): its
+        costs cannot be compared with seconds.
+    """
+    mine = _time(store_unit)
+    if mine is None:
+        raise InvalidArgumentError(
+            f"{what}: the store's costs are in {store_unit!r}, not a unit of time, so "
+            "timings in seconds cannot be compared with them (build with cost_unit = "
+            "'s', 'ms' or 'us' to serve or recalibrate from timings)")
+    return 1.0 / mine
+
+
+def split_quantity(text: str, what: str = "budget") -> tuple[float, str | None]:
+    """A finite number >= 0 with an optional unit after it: ``0.77``, ``770ms``,
+    ``2.5e-3s``, ``1e-05ms``, ``3 us``.  O(len(text)).
+
+    Returns the number and the unit text (None when none is written); whether the unit
+    converts into a store's is :func:`parse_budget`'s check.
+
+    >>> split_quantity("770ms"), split_quantity("1e-5"), split_quantity("2.5e-3 s")
+    ((770.0, 'ms'), (1e-05, None), (0.0025, 's'))
+
+    Raises
+    ------
+    polydom.errors.InvalidArgumentError
+        Naming ``what`` (when not empty) and the text when it is not such a number.
+    """
+    where = f"{what}: " if what else ""
+    match = _QUANTITY.fullmatch(text) if isinstance(text, str) and len(text) <= 200 else None
+    if match is None:
+        shown = text[:80] if isinstance(text, str) else text
+        raise InvalidArgumentError(
+            f"{where}expected a number, got {shown!r} (a number with an optional unit: "
+            "0.5, 5ms, 2.5e-3s)")
+    value = float(match.group(1))
+    if not (math.isfinite(value) and value >= 0.0):
+        raise InvalidArgumentError(f"{where}expected a finite number >= 0, got {text[:80]!r}")
+    return value, match.group(2)
+
+
+def parse_budget(text: str, unit: CostUnit, what: str = "budget") -> float:
+    """A budget written as text (an optional unit after the number) in the store's unit.
+
+    A bare number is read in ``unit.name`` (the unit costs are shown in: the store's own
+    unless asked otherwise).  O(len(text)).
+
+    >>> parse_budget("5ms", cost_unit_for("s", None)), parse_budget("3", cost_unit_for("ms", None))
+    (0.005, 3.0)
+
+    Raises
+    ------
+    polydom.errors.InvalidArgumentError
+        Naming ``what`` when the text is not a number >= 0 with a unit that converts.
+    """
+    value, written = split_quantity(text, what)
+    budget = unit.to_store(value, written, what)
+    if not math.isfinite(budget):
+        raise InvalidArgumentError(f"{what} {text[:80]!r} overflows in the store's unit "
+                                   f"{unit.store!r}")
+    return budget
+
+
+def budget_warning(budget: float, costs: Iterable[float], size: float,
+                   unit: CostUnit) -> str | None:
+    """A one-line warning when ``budget`` (store unit) is :data:`WRONG_UNIT_RATIO` times or
+    more away from every positive cost in ``costs`` (the stored costs at ``size``: above
+    the dearest or below the cheapest positive one), else None: such a budget is most
+    likely written in another unit (a number read off a table in ms for a store in s).
+
+    Runtime complexity: O(len(costs)).
+
+    >>> budget_warning(2.0, [0.001, 0.01], 64, cost_unit_for("s", None)) is not None
+    True
+    >>> budget_warning(0.02, [0.001, 0.01], 64, cost_unit_for("s", None)) is None
+    True
+    """
+    positive = [c for c in costs if c > 0.0 and math.isfinite(c)]
+    if not positive or not budget > 0.0:
+        return None
+    low, high = min(positive), max(positive)
+    if budget >= WRONG_UNIT_RATIO * high:
+        ratio, where, near = budget / high, "times the cost of the dearest", high
+    elif budget * WRONG_UNIT_RATIO <= low:
+        ratio, where, near = low / budget, "times below the cost of the cheapest", low
+    else:
+        return None
+    hint = (" (write it with its unit, e.g. 0.77ms)" if _time(unit.store) is not None else "")
+    return (f"warning: budget {unit.shown(budget):.6g} {unit.name} is {ratio:.3g} {where} "
+            f"model at size {size:g} ({unit.shown(near):.6g} {unit.name}); costs are in "
+            f"{unit.name} (store unit {unit.store!r}) and so are bare budgets: is it in "
+            f"another unit?{hint}")

@@ -1,0 +1,105 @@
+"""The one conversion path of cost units (polydom.curves.units): budgets with units, costs
+shown in another unit, timings in seconds into the store's unit, budgets in the wrong unit."""
+
+from __future__ import annotations
+
+import pytest
+
+from polydom.curves.units import (
+    WRONG_UNIT_RATIO,
+    budget_warning,
+    cost_unit_for,
+    parse_budget,
+    seconds_to_store,
+    split_quantity,
+)
+from polydom.errors import InvalidArgumentError
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("5ms", 5e-3), ("1e-05ms", 1e-8), ("2.5e-3s", 2.5e-3), ("1e-5", 1e-5), ("3 us", 3e-6),
+    (" 0.5 ", 0.5), ("7E2ns", 7e-7), ("0", 0.0), (".25s", 0.25),
+])
+def test_budget_texts_with_and_without_a_unit_read_into_a_store_in_seconds(text, seconds):
+    assert parse_budget(text, cost_unit_for("s", None)) == pytest.approx(seconds, rel=1e-12)
+
+
+@pytest.mark.parametrize("store, text, value", [
+    ("ms", "5ms", 5.0), ("ms", "2.5e-3s", 2.5), ("ms", "3", 3.0), ("us", "1e-05ms", 1e-2),
+    ("us", "2", 2.0), ("units", "4 units", 4.0), ("units", "4", 4.0),
+])
+def test_a_bare_budget_is_read_in_the_store_unit_and_a_written_one_converted(store, text, value):
+    assert parse_budget(text, cost_unit_for(store, None)) == pytest.approx(value, rel=1e-12)
+
+
+def test_a_bare_budget_is_read_in_the_unit_costs_are_shown_in():
+    # --unit ms on a store in s: costs are printed in ms, so a bare budget is in ms too
+    assert parse_budget("250", cost_unit_for("s", "ms")) == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("5 parsecs", "unknown unit 'parsecs'"),
+    ("abc", "budget: expected a number, got 'abc'"),
+    ("-1ms", "budget: expected a finite number >= 0, got '-1ms'"),
+    ("nan", "budget: expected a finite number >= 0"),
+    ("inf s", "budget: expected a finite number >= 0"),
+    ("1e400", "budget: expected a finite number >= 0"),
+    ("5ms ms", "budget: expected a number"),
+    ("1" * 500, "budget: expected a number"),
+])
+def test_bad_budget_texts_are_refused_in_one_line_naming_the_text(text, message):
+    with pytest.raises(InvalidArgumentError) as err:
+        parse_budget(text, cost_unit_for("s", None))
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_time_unit_on_a_unitless_store_is_refused():
+    with pytest.raises(InvalidArgumentError, match="not a unit of time"):
+        parse_budget("5ms", cost_unit_for("units", None))
+
+
+def test_a_budget_that_overflows_in_the_store_unit_is_refused():
+    with pytest.raises(InvalidArgumentError, match="overflows"):
+        parse_budget("1e300s", cost_unit_for("ns", None))
+
+
+def test_split_quantity_keeps_the_unit_text():
+    assert split_quantity("770ms") == (770.0, "ms")
+    assert split_quantity("1e-5") == (1e-5, None)
+
+
+@pytest.mark.parametrize("store, factor", [("s", 1.0), ("ms", 1e3), ("us", 1e6), ("ns", 1e9),
+                                           ("µs", 1e6), ("Milliseconds", 1e3)])
+def test_seconds_convert_into_every_time_unit(store, factor):
+    assert seconds_to_store(store) == pytest.approx(factor)
+
+
+def test_a_unitless_store_refuses_timings_in_seconds_in_one_line():
+    with pytest.raises(InvalidArgumentError) as err:
+        seconds_to_store("units")
+    text = str(err.value)
+    assert "'units'" in text and "not a unit of time" in text and "\n" not in text
+
+
+def test_costs_are_shown_in_the_unit_asked_for():
+    assert cost_unit_for("ms", "s").shown(46.0) == pytest.approx(0.046)
+    assert cost_unit_for("ms", "us").shown(46.0) == pytest.approx(46000.0)
+    with pytest.raises(InvalidArgumentError, match="--unit"):
+        cost_unit_for("units", "ms")
+
+
+def test_a_budget_ten_times_away_from_every_stored_cost_is_named():
+    # The demo's tables are in ms: 2 (ms) read on a store in s is 2 s, 100x the dearest
+    # model's cost (0.02 s).  The old rule only warned at 1000x.
+    unit = cost_unit_for("s", None)
+    costs = [0.0, 0.002, 0.02]
+    warning = budget_warning(2.0, costs, 64.0, unit)
+    assert warning is not None and "100 times" in warning and "2 s" in warning
+    assert "\n" not in warning
+    assert budget_warning(WRONG_UNIT_RATIO * 0.02, costs, 64.0, unit) is not None
+    assert budget_warning(0.19, costs, 64.0, unit) is None
+    assert budget_warning(0.002, costs, 64.0, unit) is None
+    # 10x below the cheapest positive cost: as suspicious (ms written for a store in us)
+    below = budget_warning(1e-4, costs, 64.0, unit)
+    assert below is not None and "below" in below
+    assert budget_warning(0.0, costs, 64.0, unit) is None  # a zero budget asks for free
