@@ -21,8 +21,6 @@ import argparse
 import sys
 import time
 
-import numpy as np
-
 import learners
 import polydom
 from tests.costed_population import COSTS, GROUPS, population
@@ -85,7 +83,7 @@ def main() -> int:
         by_budget = max(p[5] / p[2] for p in mine)
         by_stored = max(p[5] / p[4] for p in mine if p[4] > 0)
         print(f"| {name} | {len(mine)} | {by_budget:.3f} | {by_stored:.3f} | {len(over)} |")
-    for seed, name, budget, key, stored, realised in failed:
+    for seed, _, budget, key, stored, realised in failed:
         print(f"over: seed {seed} {key} budget {budget:g} stored {stored:.3f} "
               f"realised {realised:.3f}")
     print(f"({time.perf_counter() - start:.0f} s)")

@@ -103,7 +103,8 @@ def test_row_costs_keep_a_calibrated_curves_factor_offset_and_overhead(swept, co
 def test_a_hit_made_by_hand_or_rows_of_the_wrong_width_are_refused(swept):
     X, indexes = swept
     hit = indexes["cstc"].lookup(SIZE, 30.0)
-    with pytest.raises(ValueError, match=r"X_rows must be .* of 10 numbers each, got shape \[2, 3\]"):
+    with pytest.raises(ValueError, match=r"X_rows must be .* of 10 numbers each, got shape "
+                                         r"\[2, 3\]"):
         hit.row_costs(np.zeros((2, 3)))
     made = polydom.Hit(hit.key, hit.features, hit.accuracy, hit.cost, hit.payload,
                        hit.candidate)
