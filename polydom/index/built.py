@@ -16,6 +16,8 @@ from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.curves.curve_text import natural_key, number_text
 from polydom.curves.domain import check_queries, check_query, check_rows
+from polydom.curves.names import candidate_name
+from polydom.curves.units import cost_unit_for, parse_budget, unit_name
 from polydom.errors import InvalidArgumentError
 from polydom.index.explanation import Explanation, explain_lookup
 from polydom.index.item_prediction import ItemPrediction
@@ -24,6 +26,30 @@ from polydom.index.served_cost import ServedCost, stored_overrun
 from polydom.index.table import RuleUnavailableError, SkylineTable, check_rule
 
 __all__ = ["Hit", "Index"]
+
+
+def _checked_query(table: SkylineTable, info: Mapping[str, Any], size: Any, budget: Any,
+                   rule: Any) -> tuple[float, float, str]:
+    """:meth:`Index.check_query` against a build's table and ``info``: a budget written as
+    text (``"5ms"``, ``"2.5e-3s"``, ``"1e-5"``: a bare number in the store's unit) is
+    read by :func:`polydom.curves.units.parse_budget`, as on the command line and HTTP."""
+    if rule != "best":
+        _check_rule(info, rule)
+    if isinstance(budget, str):
+        budget = parse_budget(budget, cost_unit_for(unit_name(info), None))
+    size, budget = check_query(size, budget, table._lo, table._hi)
+    return size, budget, rule
+
+
+def _check_rule(info: Mapping[str, Any], rule: object) -> str:
+    """:meth:`Index.check_rule` against a build's ``info``."""
+    check_rule(rule)
+    missing = info.get("no_standard_errors")
+    if rule == "one_se" and missing:
+        raise RuleUnavailableError(
+            f"rule 'one_se' needs each candidate's standard error, but {missing}; "
+            "answer with rule='best', or build into a new store to keep standard errors")
+    return rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,13 +73,26 @@ class Hit:
         What the candidate carries: the model, or a :class:`LazyPayload` that builds it.
     candidate : Candidate
         The candidate itself.
+    accuracy_se : float or None
+        The standard error of ``accuracy`` (None when the index keeps none: a store of
+        schema version 2 or older).
+    build : int or None
+        The build the answer came from (``index.info["build_id"]``).
+    unit : str or None
+        The unit of ``cost``: the index's cost unit (:func:`polydom.curves.units.unit_name`).
     learner : str or None
         Name of the learner that produced the model (the candidate's ``learner``).
+    name : str
+        The candidate's name as every door prints it
+        (:func:`polydom.curves.names.candidate_name`).
     size : float or None
         The item size the lookup was asked at (None for a Hit made by hand).
     served_cost : ServedCost or None
         The build's pricing of served models (what :meth:`row_costs` uses; None for a Hit
         made by hand).
+
+    :meth:`to_dict` gives the fields that ``GET /lookup`` (its ``model``) and ``polydom
+    lookup --json`` answer with, with the same values.
 
     The repr shows numbers to 12 significant digits (no float noise such as
     ``cost=54.00000000000001``) and the features in natural order:
@@ -69,6 +108,9 @@ class Hit:
     cost: float
     payload: Any = field(repr=False)
     candidate: Candidate = field(repr=False)
+    accuracy_se: float | None = field(default=None, repr=False)
+    build: Any = field(default=None, repr=False)
+    unit: str | None = field(default=None, repr=False)
     size: float | None = field(default=None, repr=False)
     served_cost: ServedCost | None = field(default=None, repr=False, compare=False)
 
@@ -81,6 +123,31 @@ class Hit:
     def learner(self) -> str | None:
         """Name of the learner that produced the model.  O(1)."""
         return self.candidate.learner
+
+    @property
+    def name(self) -> str:
+        """The candidate's name, as every door prints it.  O(k log k) for a key of k parts."""
+        return candidate_name(self.key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The answer as every door gives it: ``name``, ``features`` (in natural order),
+        ``accuracy``, ``accuracy_se``, ``learner``, ``build``, ``cost`` and its ``unit``
+        (``GET /lookup``'s ``model`` and ``polydom lookup --json`` hold these fields with
+        these values).
+
+        Runtime complexity: O(F log F) for F features.
+
+        >>> Hit(("b", "a"), frozenset({"x13", "x2"}), 0.9, 54.0, None,
+        ...     Candidate("a", 0.9, [54.0], learner="tree"), 0.01, 3, "ms").to_dict()
+        ... # doctest: +NORMALIZE_WHITESPACE
+        {'name': 'b+a', 'features': ['x2', 'x13'], 'accuracy': 0.9, 'accuracy_se': 0.01,
+         'learner': 'tree', 'build': 3, 'cost': 54.0, 'unit': 'ms'}
+        """
+        return {"name": self.name,
+                "features": sorted(map(str, self.features), key=natural_key),
+                "accuracy": self.accuracy, "accuracy_se": self.accuracy_se,
+                "learner": self.learner, "build": self.build, "cost": self.cost,
+                "unit": self.unit}
 
     def row_costs(self, X_rows: np.ndarray) -> np.ndarray:
         """What the served model costs on each row of ``X_rows`` at the lookup's size.
@@ -400,19 +467,22 @@ class Index:
             kept[level] = view.with_candidate_costs(curves, info)
         return kept[level]
 
+    def _overrun(self, field: str, default: float) -> np.ndarray:
+        return stored_overrun(self.info, field, default, len(self.candidates))
+
     def overrun_factors(self) -> np.ndarray:
         """Each candidate's calibration factor (``info["overrun"]``; all 1.0 uncalibrated).
 
         Runtime complexity: O(K).
         """
-        return stored_overrun(self.info, "factors", 1.0, len(self.candidates))
+        return self._overrun("factors", 1.0)
 
     def overrun_offsets(self) -> np.ndarray:
         """Each candidate's calibration offset in seconds (all 0.0 uncalibrated).
 
         Runtime complexity: O(K).
         """
-        return stored_overrun(self.info, "offsets", 0.0, len(self.candidates))
+        return self._overrun("offsets", 0.0)
 
     def with_atom_costs(
         self, atoms: Mapping[str, CostCurve], info: Mapping[str, Any] | None = None
@@ -512,13 +582,16 @@ class Index:
         return self.cost_model.columns_of(names)
 
     @staticmethod
-    def _hit(table: SkylineTable, position: int, size: float,
+    def _hit(table: SkylineTable, info: Mapping[str, Any], position: int, size: float,
              served_cost: ServedCost | None = None) -> Hit | None:
+        """The :class:`Hit` of ``position`` (-1: None) at ``size``, of the build of
+        ``info`` (priced row by row by ``served_cost``).  O(d) for a curve of degree d."""
         if position < 0:
             return None
         cand = table._candidates[position]
+        se = None if info.get("no_standard_errors") else cand.accuracy_se
         return Hit(cand.key, cand.features, cand.accuracy, cand.cost(size), cand.payload, cand,
-                   size, served_cost)
+                   se, info.get("build_id"), unit_name(info), size, served_cost)
 
     def lookup(self, size: float, budget: float, rule: str = "best",
                check_input: bool = True) -> Hit | None:
@@ -526,8 +599,11 @@ class Index:
 
         ``rule="one_se"``: the cheapest model that fits whose estimated accuracy is within
         one standard error of the best's (see :mod:`polydom.index.table`).
-        ``check_input=False`` skips the argument checks (:meth:`check_query`): for a caller
-        that checked them already, as scikit-learn's ``check_input``.
+        ``budget`` may be text with its unit (``"5ms"``, ``"2.5e-3s"``; a bare number is in
+        the store's unit), as on the command line and over HTTP.  ``check_input=False``
+        skips the argument checks (:meth:`check_query`): for a caller that checked them
+        already, as scikit-learn's ``check_input``.  The :class:`Hit` names its build and
+        the unit of its cost, and carries the standard error of its accuracy.
 
         Runtime complexity: O(log R + d log S), as :meth:`PolyDomIndex.lookup`.
 
@@ -539,27 +615,31 @@ class Index:
             If ``size`` is outside the domain, ``budget`` is NaN, infinite or negative, or
             ``rule`` is unknown or unavailable (:meth:`check_rule`).
         """
-        view = self if rule == "best" else self._view()  # "best" reads the table once
-        table = view.table  # once: a refresh in another thread may replace it
+        state = self.__dict__  # one build's table and info: refresh replaces the dict whole
+        table, info = state["table"], state["info"]
         if check_input:
-            if view is not self:
-                view.check_rule(rule)  # against the info of ``table``'s build
-            size, budget = check_query(size, budget, *table.domain)
-        return self._hit(table, table.lookup_position(size, budget, rule, check_input=False),
-                         size, view.served_cost)
+            size, budget, rule = _checked_query(table, info, size, budget, rule)
+        return self._hit(table, info,
+                         table.lookup_position(size, budget, rule, check_input=False), size,
+                         state["served_cost"])
 
     def check_query(self, size: Any, budget: Any, rule: Any = "best"
                     ) -> tuple[float, float, str]:
         """``(size, budget, rule)`` checked for this index (:func:`polydom.curves.domain.
         check_query` against its domain, :meth:`check_rule`): what :meth:`lookup`,
         :meth:`explain` and :meth:`predict` check, and what a door checks once before
-        calling them with ``check_input=False``.
+        calling them with ``check_input=False``.  A budget may be text with its unit
+        (:func:`polydom.curves.units.parse_budget`; a bare number is in the store's unit).
 
         Runtime complexity: O(1).
+
+        >>> import polydom
+        >>> table = polydom.PolyDomIndex.build([polydom.Candidate("a", 0.5, "1")], 0, 10)
+        >>> Index(table, {"x": "1"}, info={"cost_unit": "s"}).check_query(2, "5ms")
+        (2.0, 0.005, 'best')
         """
-        lo, hi = self.table.domain
-        size, budget = check_query(size, budget, lo, hi)
-        return size, budget, self.check_rule(rule)
+        state = self.__dict__  # one build's table and info
+        return _checked_query(state["table"], state["info"], size, budget, rule)
 
     def check_rule(self, rule: object) -> str:
         """``rule`` when this index can answer it, else an error naming why not.
@@ -583,13 +663,7 @@ class Index:
         RuleUnavailableError
             If ``rule`` is ``"one_se"`` and this index has no standard errors.
         """
-        check_rule(rule)
-        missing = self.info.get("no_standard_errors")
-        if rule == "one_se" and missing:
-            raise RuleUnavailableError(
-                f"rule 'one_se' needs each candidate's standard error, but {missing}; "
-                "answer with rule='best', or build into a new store to keep standard errors")
-        return rule
+        return _check_rule(self.info, rule)
 
     def explain(self, size: float, budget: float, rule: str = "best",
                 check_input: bool = True) -> Explanation:

@@ -18,6 +18,10 @@ and timings at ``degree + 1`` distinct sizes or more, the curve is fitted again 
 (:func:`polydom.curves.quantile_fit.fit_quantile_curve`).  An atom with too few timings is
 scaled by the median scale of the atoms that have enough (a machine slows down as a whole),
 or kept when none has.
+
+Timings are seconds; the curves are in the store's unit (``info["cost_unit"]``): every
+timing is converted into it first (:func:`polydom.curves.units.seconds_to_store`: x1000 for
+a store in ms), and a store whose unit is not one of time (``"units"``) refuses them.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.quantile_fit import check_quantile, fit_quantile_curve
-from polydom.errors import InvalidArgumentError
+from polydom.curves.units import seconds_to_store, unit_name
+from polydom.errors import InvalidArgumentError, TelemetryError
 from polydom.index.built import Index
 from polydom.pipeline.model_classes import register_learner_models
 from storage import IndexStore
@@ -199,6 +204,11 @@ def recalibrate(
     with IndexStore(url, create=False, key=key) as store:
         index = store.load_index(build=build, trusted=trusted)
         from_build = int(index.info["build_id"])
+        unit = unit_name(index.info)
+        try:
+            per_second = seconds_to_store(unit, f"build {from_build} of {store.display_url!r}")
+        except InvalidArgumentError as exc:
+            raise TelemetryError(str(exc)) from None
         insitu = index.info.get("insitu")
         default_tau = insitu.get("quantile", 0.95) if isinstance(insitu, dict) else 0.95
         tau = check_quantile(default_tau if quantile is None else quantile)
@@ -208,7 +218,8 @@ def recalibrate(
                 f"no served timings after id {since_id} in {store.display_url!r} to "
                 "recalibrate from (record them with polydom.store_timings)"
             )
-        new_atoms, report = _refit_atoms(index, rows, tau, min_records, refit, degree)
+        new_atoms, report = _refit_atoms(index, rows, per_second, tau, min_records, refit,
+                                         degree)
         info = {k: v for k, v in index.info.items()
                 if k not in ("build_id", "sealed", "read_from", "store")}
         info["recalibrated"] = {
@@ -218,6 +229,8 @@ def recalibrate(
             "last_record": rows[-1][0],
             "quantile": tau,
             "scales": report["scales"],
+            "unit": unit,
+            "per_second": per_second,
         }
         info["insitu"] = {**(insitu if isinstance(insitu, dict) else {}), "quantile": tau}
         recalibrated = index.with_atom_costs(new_atoms, info=info)
@@ -231,9 +244,11 @@ def recalibrate(
 
 
 def _refit_atoms(
-    index: Index, rows: list[tuple], tau: float, min_records: int, refit: bool, degree: int
+    index: Index, rows: list[tuple], per_second: float, tau: float, min_records: int,
+    refit: bool, degree: int
 ) -> tuple[dict[str, CostCurve], dict[str, Any]]:
-    """New atom curves from the timings (module docstring), with what was done to each."""
+    """New atom curves from the timings (module docstring), with what was done to each; the
+    timings' seconds are converted into the store's unit (``per_second``) first."""
     by_atom: dict[str, list[tuple[float, float]]] = {}
     for _, _, feature, size, seconds in rows:
         by_atom.setdefault(feature, []).append((size, seconds))
@@ -245,7 +260,7 @@ def _refit_atoms(
         if len(points) < min_records:
             continue
         n = np.array([p[0] for p in points])
-        t = np.array([p[1] for p in points])
+        t = np.array([p[1] for p in points]) * per_second
         if refit and np.unique(n).size >= degree + 1:
             fitted = fit_quantile_curve(n, t, tau, degree)
             top = float(n.max())

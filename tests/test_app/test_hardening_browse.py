@@ -106,6 +106,11 @@ def test_no_sql_function_hands_out_or_takes_a_pointer(crafted):
     # the store's own view calling it is refused the same way, on its page and in SQL
     assert client.get(f"{address}/leak.json").status_code == 400
     assert _query(client, address, "select * from leak").status_code == 400
+    # no other database of the server takes SQL from a browser (Datasette's own is root's)
+    root = address.rsplit("/", 1)[0]
+    for other, status in (("_internal", 403), ("_memory", 404)):
+        got = client.get(f"{root}/{other}.json", params={"sql": "select fts3_tokenizer('simple')"})
+        assert got.status_code == status, (other, got.text[:300])
     # the server lives on and still answers a plain query
     assert _query(client, address, "select count(*) as n from builds").json() == [{"n": 1}]
 
