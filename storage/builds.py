@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.curves.names import candidate_name
-from polydom.errors import BuildPublishedError, InvalidArgumentError
+from polydom.errors import BuildPublishedError, CurrentBuildChangedError, InvalidArgumentError
 from polydom.index.built import Index
 from storage import index_arrays, publications
 from storage import schema as S
@@ -208,11 +208,14 @@ def _find_or_insert(
 
 
 def publish(db: Database, known_models: KnownModels, build_id: int, index: Index,
-            cost_model: CostModel | None = None) -> None:
+            cost_model: CostModel | None = None, replaces: int | None = None) -> None:
     """Write ``index`` as the result of the build and make it current, atomically.
 
     ``cost_model`` is the build's cost model as :func:`begin_build` stored it (read back
-    from the store when None).  See :meth:`storage.IndexStore.publish`.
+    from the store when None).  With ``replaces``, only if build ``replaces`` is still the
+    current build when the publishing transaction runs (compare and publish, under the
+    store's write lock), else :class:`polydom.errors.CurrentBuildChangedError` and nothing
+    is written.  See :meth:`storage.IndexStore.publish`.
 
     Runtime complexity: O(K * d + E) rows for K candidates and E skyline entries.
     """
@@ -227,6 +230,14 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     info = _json_or_str(index.info)  # sealed: the unit, protocol, ... change answers
     db.add_tables(("build_seals", "build_arrays", "publications", "expansion_seals"))
     with db.write() as conn:
+        if replaces is not None:
+            current = conn.execute(
+                sa.select(S.builds.c.id).where(S.builds.c.is_current)).scalar()
+            if current != replaces:
+                raise CurrentBuildChangedError(
+                    f"build {build_id} of {db.display_url!r} was to replace build {replaces}, "
+                    f"but build {current} is current now (published meanwhile); not "
+                    "published")
         sequence = publications.next_sequence(conn)
         header = seal_header(
             *table.domain, type(table).__name__, build.expansion_key, sequence,

@@ -148,8 +148,12 @@ class IndexStore:
 
         return ExpansionCache(self.database, self._known_models, build_id, trusted)
 
-    def publish(self, build_id: int, index: Index) -> None:
+    def publish(self, build_id: int, index: Index, replaces: int | None = None) -> None:
         """Write ``index`` as the result of the build and make it current, atomically.
+
+        With ``replaces`` (a build id), only while that build is still current, checked in
+        the publishing transaction: a build published meanwhile is never replaced
+        (:class:`polydom.errors.CurrentBuildChangedError`, nothing written).
 
         Candidates whose model came from this build's expansion cache (or that have no
         model and a stored expansion on the same feature set) are linked to that expansion;
@@ -171,7 +175,7 @@ class IndexStore:
             :class:`polydom.Index` over the build's features.
         """
         builds.publish(self.database, self._known_models, build_id, index,
-                       self._cost_models.get(build_id))
+                       self._cost_models.get(build_id), replaces)
 
     def fail_build(self, build_id: int, error: BaseException | str) -> None:
         """Mark an unfinished build ``failed`` with its error (see
@@ -273,12 +277,14 @@ class IndexStore:
         return build_records.sql_lookup(self.database, size, budget, build)
 
     def record_timings(
-        self, records: Iterable[Sequence[Any]], build_id: int | None = None
+        self, records: Iterable[Sequence[Any]], build_id: int | None = None,
+        seal: str | None = None,
     ) -> tuple[int, int]:
         """Store served ``(feature, size, seconds)`` records against a build, all or none.
 
         Each is checked first (an atomic feature of the build, a size in its domain, finite
-        seconds >= 0); see :func:`storage.telemetry.append_timings`.  Returns the ids of the
+        seconds > 0 and bounded; with ``seal``, the build's seal must be it); see
+        :func:`storage.telemetry.append_timings`.  Returns the ids of the
         first and last row written (``(0, -1)`` for no records).
 
         Runtime complexity: O(R) checks and one transaction of R rows.
@@ -288,7 +294,7 @@ class IndexStore:
         polydom.errors.TelemetryError
             A ``ValueError`` naming the first bad record; nothing is stored.
         """
-        return telemetry.append_timings(self.database, records, build_id)
+        return telemetry.append_timings(self.database, records, build_id, seal)
 
     def timings(
         self, since_id: int = 0, features: Iterable[str] | None = None, last: int | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from polydom.index.served_cost import ServedCost, stored_overrun
 from polydom.index.table import RuleUnavailableError, SkylineTable, check_rule
 
 __all__ = ["Hit", "Index"]
+
+_MAX_FLOAT = sys.float_info.max
 
 
 def _checked_query(table: SkylineTable, info: Mapping[str, Any], size: Any, budget: Any,
@@ -73,13 +76,15 @@ class Hit:
         What the candidate carries: the model, or a :class:`LazyPayload` that builds it.
     candidate : Candidate
         The candidate itself.
+    info : mapping
+        The ``info`` of the build the answer came from (what the three below read).
     accuracy_se : float or None
         The standard error of ``accuracy`` (None when the index keeps none: a store of
         schema version 2 or older).
     build : int or None
-        The build the answer came from (``index.info["build_id"]``).
-    unit : str or None
-        The unit of ``cost``: the index's cost unit (:func:`polydom.curves.units.unit_name`).
+        The build the answer came from (``info["build_id"]``).
+    unit : str
+        The unit of ``cost``: the build's cost unit (:func:`polydom.curves.units.unit_name`).
     learner : str or None
         Name of the learner that produced the model (the candidate's ``learner``).
     name : str
@@ -108,9 +113,7 @@ class Hit:
     cost: float
     payload: Any = field(repr=False)
     candidate: Candidate = field(repr=False)
-    accuracy_se: float | None = field(default=None, repr=False)
-    build: Any = field(default=None, repr=False)
-    unit: str | None = field(default=None, repr=False)
+    info: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     size: float | None = field(default=None, repr=False)
     served_cost: ServedCost | None = field(default=None, repr=False, compare=False)
 
@@ -123,6 +126,21 @@ class Hit:
     def learner(self) -> str | None:
         """Name of the learner that produced the model.  O(1)."""
         return self.candidate.learner
+
+    @property
+    def accuracy_se(self) -> float | None:
+        """The standard error of :attr:`accuracy` (None when the build keeps none).  O(1)."""
+        return None if self.info.get("no_standard_errors") else self.candidate.accuracy_se
+
+    @property
+    def build(self) -> Any:
+        """The build the answer came from.  O(1)."""
+        return self.info.get("build_id")
+
+    @property
+    def unit(self) -> str:
+        """The unit of :attr:`cost`, the build's cost unit.  O(1)."""
+        return unit_name(self.info)
 
     @property
     def name(self) -> str:
@@ -138,7 +156,8 @@ class Hit:
         Runtime complexity: O(F log F) for F features.
 
         >>> Hit(("b", "a"), frozenset({"x13", "x2"}), 0.9, 54.0, None,
-        ...     Candidate("a", 0.9, [54.0], learner="tree"), 0.01, 3, "ms").to_dict()
+        ...     Candidate("a", 0.9, [54.0], learner="tree", accuracy_se=0.01),
+        ...     {"build_id": 3, "cost_unit": "ms"}).to_dict()
         ... # doctest: +NORMALIZE_WHITESPACE
         {'name': 'b+a', 'features': ['x2', 'x13'], 'accuracy': 0.9, 'accuracy_se': 0.01,
          'learner': 'tree', 'build': 3, 'cost': 54.0, 'unit': 'ms'}
@@ -589,9 +608,8 @@ class Index:
         if position < 0:
             return None
         cand = table._candidates[position]
-        se = None if info.get("no_standard_errors") else cand.accuracy_se
         return Hit(cand.key, cand.features, cand.accuracy, cand.cost(size), cand.payload, cand,
-                   se, info.get("build_id"), unit_name(info), size, served_cost)
+                   info, size, served_cost)
 
     def lookup(self, size: float, budget: float, rule: str = "best",
                check_input: bool = True) -> Hit | None:
@@ -617,7 +635,10 @@ class Index:
         """
         state = self.__dict__  # one build's table and info: refresh replaces the dict whole
         table, info = state["table"], state["info"]
-        if check_input:
+        if check_input and not (  # the hot path: Python floats in the domain, "best"
+            type(size) is float and type(budget) is float and rule == "best"
+            and table._lo <= size <= table._top and 0.0 <= budget <= _MAX_FLOAT
+        ):
             size, budget, rule = _checked_query(table, info, size, budget, rule)
         return self._hit(table, info,
                          table.lookup_position(size, budget, rule, check_input=False), size,
@@ -715,7 +736,9 @@ class Index:
 
         ``X_rows`` holds every atom's columns (as in training); only the columns of the
         atoms the chosen model needs are passed to it, in :meth:`CostModel.columns_of`
-        order.  ``check_input=False``: the arguments were checked (:meth:`check_query`,
+        order.  A NaN marks a feature not computed (:meth:`polydom.Featurizer.transform`'s
+        layout) and is passed on; an infinite value, text or a bool is refused.
+        ``check_input=False``: the arguments were checked (:meth:`check_query`,
         :func:`polydom.curves.domain.check_rows`) already.
 
         Runtime complexity: O(log R + d log S) plus the model's prediction.
@@ -724,13 +747,13 @@ class Index:
         ------
         ValueError
             If nothing fits the budget, the chosen candidate has no model, ``X_rows`` has
-            the wrong number of columns or holds a value that is not finite, or as
-            :meth:`lookup`.
+            the wrong number of columns or holds an infinite value (or an integer beyond
+            the float range), or as :meth:`lookup`.
         """
         view = self._view()  # one build's table and columns, whatever refresh does
         if check_input:
             size, budget, rule = view.check_query(size, budget, rule)
-            X_rows = check_rows(X_rows, view.n_columns, "X_rows")
+            X_rows = check_rows(X_rows, view.n_columns, "X_rows", allow_nan=True)
         hit = view.lookup(size, budget, rule, check_input=False)
         if hit is None:
             raise InvalidArgumentError(f"no model fits budget {budget!r} at size {size!r}")
@@ -747,11 +770,11 @@ class Index:
         Raises
         ------
         ValueError
-            If the hit has no model, or ``X_rows`` is not rows of :attr:`n_columns` finite
-            numbers (not with ``check_input=False``).
+            If the hit has no model, or ``X_rows`` is not rows of :attr:`n_columns` numbers
+            that are not infinite (not with ``check_input=False``).
         """
         if check_input:
-            X_rows = check_rows(X_rows, self.n_columns, "X_rows")
+            X_rows = check_rows(X_rows, self.n_columns, "X_rows", allow_nan=True)
         model = hit.model
         if model is None:
             raise InvalidArgumentError(f"candidate {hit.key!r} has no fitted model to predict with")
