@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import functools
 import os
 import subprocess
@@ -93,6 +94,18 @@ def cpu_hog(on: bool):
     finally:
         hog.terminate()
         hog.wait()
+
+
+def pooled(rounds):
+    """Rows of several serving rounds of the same items, averaged per (method, budget)."""
+    out = []
+    for row in rounds[0]:
+        same = [r for rows in rounds for r in rows
+                if r.method == row.method and r.budget == row.budget]
+        out.append(dataclasses.replace(row, items=sum(r.items for r in same),
+                                over=float(np.mean([r.over for r in same])),
+                                accuracy=float(np.mean([r.accuracy for r in same]))))
+    return out
 
 
 def slowed(fz: polydom.Featurizer, factor: float) -> polydom.Featurizer:
@@ -156,8 +169,9 @@ def run_config(name, data, args, out, timer, hog, cache):
             methods[f"oracle {q:g}"] = oracle.at_overrun(q)
         budgets = choose_budgets(guard, np.array([fz.size(items[i]) for i in serve_half]),
                                  args.budgets)
-        rows = serve_side_by_side(methods, [items[i] for i in serve_half], labels[serve_half],
-                                  budgets, fz, seed=args.seed)
+        rows = pooled([serve_side_by_side(methods, [items[i] for i in serve_half],
+                                          labels[serve_half], budgets, fz, seed=args.seed + r)
+                       for r in range(args.rounds)])
     over = guard.info["overrun"]
     chosen = over["chosen"]
     held = [v for v in over["held_out"] if v is not None]
@@ -166,7 +180,8 @@ def run_config(name, data, args, out, timer, hog, cache):
     out(f"{len(train)} training items ({built.index.info['expansions']} sets trained, "
         f"{len(built.index.candidates)} candidates kept), evidence {over['items']} items "
         f"({len(cal)} held out + {over['items'] - len(cal)} unprofiled training items); "
-        f"oracle fitted on {len(fit_half)} test items, both serve the other {len(serve_half)}; "
+        f"oracle fitted on {len(fit_half)} test items, both serve the other {len(serve_half)} "
+        f"({args.rounds} rounds); "
         f"guard scores: {chosen.count('ratio')} ratio, {chosen.count('excess')} excess; "
         f"held-out cross-check (selection split) overrun median "
         f"{np.median(held) if held else float('nan'):.3f} at target {TARGETS[0]}")
@@ -247,6 +262,8 @@ def main(argv=None):
     p.add_argument("--alpha", type=float, default=1.1)
     p.add_argument("--test-items", type=int, default=150,
                    help="served test items (as many more fit the oracle)")
+    p.add_argument("--rounds", type=int, default=2,
+                   help="times each served item is served at each budget (each a new timing)")
     p.add_argument("--no-drift", action="store_true")
     args = p.parse_args(argv)
     args.series = None
