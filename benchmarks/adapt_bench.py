@@ -50,8 +50,9 @@ from learners import (  # noqa: E402
     CEGBClassifier,
     GreedyMiserClassifier,
     SklearnLearner,
+    sweep,  # noqa: E402
 )
-from learners.budgeted import sweep, sweep_adapt  # noqa: E402
+from learners.budgeted.adapt import sweep_adapt  # noqa: E402
 from learners.budgeted.adapt.high_cost import HighCostModel  # noqa: E402
 from learners.budgeted.contract import group_usage  # noqa: E402
 

@@ -6,34 +6,43 @@ through the one :func:`sweep`; every learner of a build scores on one
 :class:`EvaluationProtocol` (:mod:`learners.evaluation`).
 """
 
-from lattice.expansion import Learner
-from learners import budgeted
-from learners.budgeted.contract import (
-    BudgetedClassifierMixin,
-    BudgetedLearner,
-    ColumnSubsetModel,
-    check_budgeted,
-    expected_cost_curve,
-    worst_cost_curve,
-)
-from learners.budgeted.on_demand import OnDemandFeaturizer
-from learners.budgeted.sweep import sweep
-from learners.budgeted.tree_paths import TreeArrays, TreeEnsemble
-from learners.columns import normalize_features
-from learners.evaluation import EvaluationError, EvaluationProtocol, FoldEstimate, paired_difference
-from learners.registry import get_learner, register_learner, registered_learners
-from learners.sklearn_learner import SklearnLearner, estimator_name
-from learners.synthetic import SyntheticLearner
+from polydom.lazy_exports import lazy_exports
 
-# the LightGBM-backed and other heavy learners load on first use (one table of them, in
-# learners.budgeted), so that `import learners` works without lightgbm installed
-
-
-def __getattr__(name: str):
-    if name in budgeted.__all__:
-        return getattr(budgeted, name)
-    raise AttributeError(f"module 'learners' has no attribute {name!r}")
-
+# every name loads on first use: a light module of the package (the registry, the codecs'
+# table) imports without scikit-learn, and `import learners` works without lightgbm
+__getattr__ = lazy_exports(__name__, {
+    "AdaptClassifier": "learners.budgeted.adapt",
+    "BudgetedClassifierMixin": "learners.budgeted.contract",
+    "BudgetedLearner": "learners.budgeted.contract",
+    "CEGBClassifier": "learners.budgeted.cegb",
+    "CheapFirstClassifier": "learners.budgeted.cheap_first",
+    "ColumnSubsetModel": "learners.budgeted.contract",
+    "CSCCClassifier": "learners.budgeted.cstc",
+    "CSTCClassifier": "learners.budgeted.cstc",
+    "CSTCRegressor": "learners.budgeted.cstc",
+    "DAGClassifier": "learners.budgeted.dag",
+    "EvaluationError": "learners.evaluation",
+    "EvaluationProtocol": "learners.evaluation",
+    "FoldEstimate": "learners.evaluation",
+    "GreedyMiserClassifier": "learners.budgeted.cegb",
+    "Learner": "lattice.expansion",
+    "OnDemandFeaturizer": "learners.budgeted.on_demand",
+    "SklearnLearner": "learners.sklearn_learner",
+    "SyntheticLearner": "learners.synthetic",
+    "TreeArrays": "learners.budgeted.tree_paths",
+    "TreeEnsemble": "learners.budgeted.tree_paths",
+    "budgeted": "learners.budgeted",
+    "check_budgeted": "learners.budgeted.contract",
+    "estimator_name": "learners.sklearn_learner",
+    "expected_cost_curve": "learners.budgeted.contract",
+    "get_learner": "learners.registry",
+    "normalize_features": "learners.columns",
+    "paired_difference": "learners.evaluation",
+    "register_learner": "learners.registry",
+    "registered_learners": "learners.registry",
+    "sweep": "learners.budgeted.sweep",
+    "worst_cost_curve": "learners.budgeted.contract",
+})
 
 __all__ = [
     "AdaptClassifier",

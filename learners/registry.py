@@ -251,17 +251,17 @@ register_learner("lightgbm", _lightgbm)
 register_learner("tree", _tree)
 register_learner("synthetic", _synthetic)
 register_learner("cegb", _cegb, kind="budgeted",
-                 model_classes=("learners.budgeted.cegb:CEGBClassifier",))
+                 model_classes=("learners.budgeted.cegb.classifier:CEGBClassifier",))
 register_learner("greedymiser", _greedymiser, kind="budgeted",
-                 model_classes=("learners.budgeted.cegb:GreedyMiserClassifier",))
+                 model_classes=("learners.budgeted.cegb.classifier:GreedyMiserClassifier",))
 register_learner("cstc", _cstc, kind="budgeted",
-                 model_classes=("learners.budgeted.cstc:CSTCClassifier",
-                                "learners.budgeted.cstc:CSTCRegressor"))
+                 model_classes=("learners.budgeted.cstc.tree:CSTCClassifier",
+                                "learners.budgeted.cstc.tree:CSTCRegressor"))
 register_learner("cscc", _cscc, kind="budgeted",
-                 model_classes=("learners.budgeted.cstc:CSCCClassifier",))
+                 model_classes=("learners.budgeted.cstc.cascade:CSCCClassifier",))
 register_learner("adapt", _adapt, kind="budgeted",
-                 model_classes=("learners.budgeted.adapt:AdaptClassifier",))
+                 model_classes=("learners.budgeted.adapt.classifier:AdaptClassifier",))
 register_learner("dag", _dag, kind="budgeted",
-                 model_classes=("learners.budgeted.dag:DAGClassifier",))
+                 model_classes=("learners.budgeted.dag.classifier:DAGClassifier",))
 register_learner("cheap-first", _cheap_first, kind="budgeted",
-                 model_classes=("learners.budgeted.cheap_first:CheapFirstClassifier",))
+                 model_classes=("learners.budgeted.cheap_first.classifier:CheapFirstClassifier",))

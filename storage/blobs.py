@@ -10,18 +10,18 @@ Formats, chosen by :func:`dump_model` from the model's type:
     array (a fitted model a composite model holds, such as a cascade's stages) is stored as a
     *nested* blob in the format :func:`dump_model` chooses for it, and loaded back under the
     same rules (digest checked, skops allow-list, pickle only with ``trusted=True``).
-Registered codecs (:func:`register_blob_codec`)
-    A learner's own format (LightGBM's text, in :mod:`learners.codecs`): storage asks each
-    codec, in registration order, whether it claims a model, and loads a blob of its
-    format with it after the digest matched.  Storage knows no learner's format.
-``"skops"``
-    Any other scikit-learn estimator, written with ``skops.io``.  On load, every node of
-    the archive is checked by the grammar of :mod:`polydom.blobs.allowlist` before skops
-    builds anything (also applied to the sub-models budgeted learners keep in their
-    arrays): only the estimator classes the project stores or those added with
-    :func:`register_model_class`, no callables in any node, decision trees in range.
-    Anything the allow-list refuses needs ``trusted=True``; a malformed archive is refused
-    always.
+Codecs (:func:`register_blob_codec`, :mod:`storage.model_registry`)
+    A learner's own format (LightGBM's text, in :mod:`learners.codecs`), registered by
+    name and imported when a blob of its format is first decoded: storage asks each codec,
+    in registration order, whether it claims a model, and loads a blob of its format with
+    it after the digest matched.  Storage knows no learner's format.  Then the default
+    codec ``"skops"`` (:mod:`polydom.blobs.skops_codec`): any other scikit-learn
+    estimator, written with ``skops.io``.  On load, every node of the archive is checked by
+    the grammar of :mod:`polydom.blobs.allowlist` before skops builds anything (also
+    applied to the sub-models budgeted learners keep in their arrays): only the estimator
+    classes the project stores or those added with :func:`register_model_class`, no
+    callables in any node, decision trees in range.  Anything the allow-list refuses needs
+    ``trusted=True``; a malformed archive is refused always.
 ``"pickle"``
     Anything else.  Loaded only with ``trusted=True``: unpickling can run arbitrary code.
 
@@ -43,17 +43,11 @@ import json
 import os
 import pickle
 from collections.abc import Callable
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
-from polydom.blobs.allowlist import (
-    SKOPS_ALLOWED_CLASSES,
-    UntrustedModelError,
-    load_skops,
-    register_model_class,
-    skops_refusals,
-)
+from polydom.blobs.allowlist import UntrustedModelError, register_model_class
 from polydom.blobs.bounds import MalformedBlobError, load_npy, load_npz
 from polydom.errors import (
     ArgumentTypeError,
@@ -61,13 +55,20 @@ from polydom.errors import (
     ModelIntegrityError,
 )
 from polydom.index.lazy_payload import resolve_payload
+from storage.model_registry import (
+    array_class,
+    array_name,
+    codec,
+    codecs_in_order,
+    register_array_model,
+    register_blob_codec,
+)
 
 __all__ = [
     "ArrayModel",
     "BlobDigest",
     "KEY_ENV",
     "ModelIntegrityError",
-    "SKOPS_ALLOWED_CLASSES",
     "UntrustedModelError",
     "dump_model",
     "dump_predictions",
@@ -77,24 +78,13 @@ __all__ = [
     "register_blob_codec",
     "register_model_class",
     "sha256_hex",
-    "skops_refusals",
 ]
-
-class _Codec(NamedTuple):
-    name: str
-    claims: Callable[[Any], bool]
-    dump: Callable[[Any], bytes | None]
-    load: Callable[[bytes, bool, str], Any]
-
 
 #: Environment variable holding the store key (any text; its UTF-8 bytes are the HMAC key).
 KEY_ENV = "POLYDOM_STORE_KEY"
 
 _META_KEY = "__polydom_meta__"
 _NESTED_PREFIX = "__polydom_nested__"
-_ARRAY_MODELS: dict[str, type] = {}
-_ARRAY_NAMES: dict[type, str] = {}
-_CODECS: dict[str, _Codec] = {}
 
 
 class BlobDigest:
@@ -162,11 +152,20 @@ class ArrayModel(Protocol):
         """Rebuild a fitted model from what :meth:`to_arrays` returned."""
 
 
-def register_array_model(cls: type | None = None, *, name: str | None = None) -> Any:
-    """Register a model class stored as numpy arrays + JSON (usable as a class decorator).
+def sha256_hex(blob: bytes) -> str:
+    """Hex sha256 digest of ``blob``."""
+    return hashlib.sha256(blob).hexdigest()
 
-    ``name`` (default ``module.QualName``) is written into the blob and names the class to
-    rebuild on load; registering the same name for another class raises ``ValueError``.
+
+# ---------------------------------------------------------------------------- dumping
+def dump_model(model: Any) -> tuple[bytes, str] | None:
+    """Serialise a fitted model; returns ``(blob, format)``, or None for ``model=None``.
+
+    A class registered with :func:`register_array_model` is written as arrays + JSON, a
+    model a codec claims (:func:`register_blob_codec`, then skops for scikit-learn
+    estimators) in its format, anything else with pickle.
+
+    Runtime complexity: linear in the size of the model's state.
 
     >>> @register_array_model(name="doc.Constant")
     ... class Constant:
@@ -178,86 +177,18 @@ def register_array_model(cls: type | None = None, *, name: str | None = None) ->
     >>> fmt, load_model(blob, fmt, sha256_hex(blob)).value
     ('arrays', 2.5)
     """
-
-    def register(klass: type) -> type:
-        for attr in ("to_arrays", "from_arrays"):
-            if not callable(getattr(klass, attr, None)):
-                raise InvalidArgumentError(
-                    f"cls {klass.__name__} must define {attr}() to be registered")
-        key = name or f"{klass.__module__}.{klass.__qualname__}"
-        if _ARRAY_MODELS.get(key, klass) is not klass:
-            raise InvalidArgumentError(
-                f"name {key!r} is already registered for {_ARRAY_MODELS[key]!r}")
-        _ARRAY_MODELS[key] = klass
-        _ARRAY_NAMES[klass] = key
-        return klass
-
-    return register if cls is None else register(cls)
-
-
-def register_blob_codec(
-    name: str,
-    claims: Callable[[Any], bool],
-    dump: Callable[[Any], bytes | None],
-    load: Callable[[bytes, bool, str], Any],
-) -> None:
-    """Register a model blob format of a learner (idempotent for the same functions).
-
-    ``claims(model)``: whether :func:`dump_model` should write ``model`` with this codec;
-    ``dump(model)``: its blob, or None to let the next codec (finally pickle) have it;
-    ``load(blob, trusted, what)``: the model, called only after the blob matched its digest;
-    it must check the blob's structure itself before any library builds from it, and raise
-    ``ValueError`` (reported as :class:`ModelIntegrityError`) or
-    :class:`UntrustedModelError` otherwise.
-
-    Runtime complexity: O(1).
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is a built-in format or registered with other functions.
-    """
-    codec = _Codec(name, claims, dump, load)
-    if name in _LOADERS or _CODECS.get(name, codec) != codec:
-        raise InvalidArgumentError(f"name {name!r} is already a model format")
-    _CODECS[name] = codec
-
-
-def sha256_hex(blob: bytes) -> str:
-    """Hex sha256 digest of ``blob``."""
-    return hashlib.sha256(blob).hexdigest()
-
-
-# ---------------------------------------------------------------------------- dumping
-def dump_model(model: Any) -> tuple[bytes, str] | None:
-    """Serialise a fitted model; returns ``(blob, format)``, or None for ``model=None``.
-
-    Runtime complexity: linear in the size of the model's state.
-    """
     model = resolve_payload(model)  # a stored model read lazily: checked and built now
     if model is None:
         return None
-    name = _ARRAY_NAMES.get(type(model))
+    name = array_name(model)
     if name is not None:
         return _dump_arrays(model, name), "arrays"
-    for codec in _CODECS.values():
-        if codec.claims(model):
-            blob = codec.dump(model)
+    for fmt, format_codec in codecs_in_order():
+        if format_codec.claims(model):
+            blob = format_codec.dump(model)
             if blob is not None:
-                return blob, codec.name
-    if type(model).__module__.split(".")[0] == "sklearn" or _is_sklearn_estimator(model):
-        import skops.io
-
-        return skops.io.dumps(model), "skops"
+                return blob, fmt
     return pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL), "pickle"
-
-
-def _is_sklearn_estimator(model: Any) -> bool:
-    try:
-        from sklearn.base import BaseEstimator
-    except ImportError:  # pragma: no cover - scikit-learn is a dependency
-        return False
-    return isinstance(model, BaseEstimator)
 
 
 def _is_nested(value: Any) -> bool:
@@ -400,7 +331,10 @@ def load_model(
             + (", or written without the store key" if digest.keyed else "")
             + ", refusing to load it"
         )
-    loader = _LOADERS.get(fmt) or (_CODECS[fmt].load if fmt in _CODECS else None)
+    loader = _LOADERS.get(fmt)
+    if loader is None:
+        format_codec = codec(fmt)
+        loader = None if format_codec is None else format_codec.load
     if loader is None:
         raise InvalidArgumentError(
             f"{what}: no codec is registered for model format {fmt!r} (a learner registers "
@@ -408,8 +342,8 @@ def load_model(
         )
     try:
         return loader(blob, trusted, what)
-    except (UntrustedModelError, ModelIntegrityError):
-        raise
+    except (UntrustedModelError, ModelIntegrityError, ImportError):
+        raise  # ImportError: the registered codec or class needs a library not installed
     except MalformedBlobError as exc:
         raise _malformed(what, exc) from None
     except ValueError as exc:
@@ -438,12 +372,7 @@ def _load_arrays(blob: bytes, trusted: bool, what: str) -> Any:
     arrays = load_npz(blob, what)
     header = json.loads(arrays.pop(_META_KEY).tobytes().decode())
     name = header["class"]
-    cls = _ARRAY_MODELS.get(name)
-    if cls is None:
-        raise InvalidArgumentError(
-            f"{what}: model class {name!r} is not registered; import the module that "
-            "registers it (storage.register_array_model) before loading"
-        )
+    cls = array_class(name, what)
     for key, info in header.get("nested", {}).items():
         arrays[key] = load_model(
             arrays.pop(_NESTED_PREFIX + key).tobytes(), info["format"], info["sha256"],
@@ -453,10 +382,6 @@ def _load_arrays(blob: bytes, trusted: bool, what: str) -> Any:
         return cls.from_arrays(arrays, header["meta"])
     except UntrustedModelError as exc:  # a sub-model the learner keeps in its arrays
         raise UntrustedModelError(f"{what}: {exc}") from None
-
-
-def _load_skops(blob: bytes, trusted: bool, what: str) -> Any:
-    return load_skops(blob, what=what, trusted=trusted)
 
 
 def _load_pickle(blob: bytes, trusted: bool, what: str) -> Any:
@@ -472,6 +397,5 @@ _PLAIN = BlobDigest()
 
 _LOADERS: dict[str, Callable[[bytes, bool, str], Any]] = {
     "arrays": _load_arrays,
-    "skops": _load_skops,
     "pickle": _load_pickle,
 }

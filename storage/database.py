@@ -264,6 +264,7 @@ class Database:
                     with self.write() as conn:
                         if "schema_info" in set(sa.inspect(conn).get_table_names()):
                             continue
+                        S.one_current_build()  # attached to its table before create_all
                         S.metadata.create_all(conn)
                         verb = (
                             "CREATE VIEW IF NOT EXISTS"
@@ -369,7 +370,7 @@ class Database:
             for name in missing:
                 S.metadata.tables[name].create(conn, checkfirst=True)
                 if name == "publications":  # the log comes with "one current build"
-                    S.one_current_build.create(conn, checkfirst=True)
+                    S.one_current_build().create(conn, checkfirst=True)
         self.tables.update(missing)  # after the commit: a rolled-back create is not recorded
 
     def check_writable(self) -> None:

@@ -8,17 +8,19 @@ order.  Rows live in ``served_timings`` (:mod:`storage.schema`).
 
 from __future__ import annotations
 
-import math
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
 
+from polydom.curves.units import check_seconds, check_size_value, seconds_to_store, unit_name
 from polydom.errors import InvalidArgumentError, TelemetryError
 from storage import schema as S
+from storage.build_records import build_row
+from storage.cost_model_rows import atom_order
 from storage.database import Database, now
-from storage.reader import atom_order, build_row
 
 __all__ = ["StoredTiming", "TelemetryError", "append_timings", "read_timings"]
 
@@ -36,20 +38,57 @@ def _record(record: Any, k: int) -> tuple[str, float, float]:
     return feature, size, seconds
 
 
-def _number(value: Any, what: str, k: int) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TelemetryError(f"timing record {k}: {what} must be a number, got {value!r}")
-    return float(value)
+#: Largest id a database integer holds (build ids, timing ids).
+MAX_ID = 2**63 - 1
+
+
+def check_id(value: Any, name: str, least: int, error: type[Exception]) -> int:
+    """``value`` as an int in ``[least, MAX_ID]``, else ``error`` naming ``name``.  O(1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or not least <= value <= MAX_ID:
+        shown = (f"an integer of {value.bit_length()} bits"
+                 if isinstance(value, int) and value > MAX_ID else repr(value)[:80])
+        raise error(f"{name} must be an integer in [{least}, 2**63 - 1], got {shown}")
+    return int(value)
+
+
+def _check_seal(db: Database, conn: sa.Connection, build_id: int, seal: str) -> None:
+    """Refuse timings measured against a build whose seal is ``seal`` when the store's build
+    ``build_id`` has another seal (or none): they belong to another store's build."""
+    mine = None
+    if "build_seals" in db.tables:
+        mine = conn.execute(sa.select(S.build_seals.c.index_digest).where(
+            S.build_seals.c.build_id == build_id)).scalar()
+    if mine != seal:
+        raise TelemetryError(
+            f"timings of the build sealed {str(seal)[:12]!r}... are not for build {build_id} "
+            f"of {db.display_url!r} (sealed {str(mine)[:12]!r}...): another store's build; "
+            "nothing stored")
+
+
+def _unit(info: str | None, build_id: int) -> None:
+    """Refuse timings for a build whose cost unit is not a unit of time."""
+    try:
+        parsed = json.loads(info or "{}")
+    except ValueError:
+        parsed = {}
+    try:
+        seconds_to_store(unit_name(parsed), f"timings for build {build_id}")
+    except InvalidArgumentError as exc:
+        raise TelemetryError(str(exc)) from None
 
 
 def append_timings(
-    db: Database, records: Iterable[Sequence[Any]], build_id: int | None = None
+    db: Database, records: Iterable[Sequence[Any]], build_id: int | None = None,
+    seal: str | None = None,
 ) -> tuple[int, int]:
     """Store ``(feature, size, seconds)`` records against a build, all or none.
 
     Every record is checked before anything is written: ``feature`` an atomic feature of the
     build, ``size`` finite and inside the build's domain ``[n_min, n_max]``, ``seconds``
-    finite and ``>= 0``.
+    finite, ``> 0`` and bounded (:func:`polydom.curves.units.check_seconds`).  The build's
+    cost unit must be a unit of time (timings are seconds; a build in ``"units"`` refuses
+    them).
 
     Runtime complexity: O(R) checks, one transaction of R rows.
 
@@ -59,6 +98,9 @@ def append_timings(
     records : iterable of (str, float, float)
     build_id : int, optional
         The build that served the items (default: the current build).
+    seal : str, optional
+        The seal of the build that served them (``index.info["seal"]``): the store's build
+        must have it, else nothing is stored (timings of another store's build).
 
     Returns
     -------
@@ -71,11 +113,16 @@ def append_timings(
         A ``ValueError`` naming the first bad record (its position and value); nothing is
         stored.
     """
+    if build_id is not None:
+        build_id = check_id(build_id, "build", 1, TelemetryError)
     db.check_writable()
     with db.read() as conn:
         build = build_row(db, conn, build_id)
         if build.status != "complete":
             raise TelemetryError(f"build {build.id} is {build.status}, not a published build")
+        _unit(build.info, int(build.id))
+        if seal is not None:
+            _check_seal(db, conn, int(build.id), seal)
         atoms = set(atom_order(conn, int(build.id)))
         lo, hi = float(build.n_min), float(build.n_max)
     rows = []
@@ -87,16 +134,12 @@ def append_timings(
                 f"timing record {k}: unknown feature {feature!r}; build {build.id}'s atoms: "
                 f"{sorted(atoms)}"
             )
-        size = _number(size, "size", k)
-        seconds = _number(seconds, "seconds", k)
-        if not (math.isfinite(size) and lo <= size <= hi):
+        size = check_size_value(size, f"timing record {k}: size")
+        seconds = check_seconds(seconds, f"timing record {k}: seconds")
+        if not lo <= size <= hi:
             raise TelemetryError(
                 f"timing record {k}: size {size!r} is outside build {build.id}'s domain "
                 f"[{lo:g}, {hi:g}]"
-            )
-        if not (math.isfinite(seconds) and seconds >= 0):
-            raise TelemetryError(
-                f"timing record {k}: seconds must be finite and >= 0, got {seconds!r}"
             )
         rows.append({"build_id": int(build.id), "feature": feature, "size": size,
                      "seconds": seconds, "recorded_at": stamp})
@@ -126,8 +169,7 @@ def read_timings(
     ValueError
         If ``since_id`` is not an integer >= 0 or ``last`` not a positive integer.
     """
-    if isinstance(since_id, bool) or not isinstance(since_id, (int, np.integer)) or since_id < 0:
-        raise InvalidArgumentError(f"since_id must be an integer >= 0, got {since_id!r}")
+    since_id = check_id(since_id, "since_id", 0, InvalidArgumentError)
     if last is not None and (isinstance(last, bool) or not isinstance(last, (int, np.integer))
                              or last < 1):
         raise InvalidArgumentError(f"last must be a positive integer, got {last!r}")

@@ -146,8 +146,10 @@ BUILD_PARAMS = {
 }
 
 
-def run_build(url: str, fit_log: str, fail_at: int = 0, pace: float = 0.0) -> int:
-    """Train every feature set not stored yet through the expansion cache, then publish.
+def run_build(url: str, fit_log: str, fail_at: int = 0, pace: float = 0.0,
+              info: dict | None = None) -> int:
+    """Train every feature set not stored yet through the expansion cache, then publish
+    (the index's ``info``: ``info``, default ``{"alpha": 1.0}``, no cost unit).
 
     Each fit appends the set's names to ``fit_log`` (flushed and fsynced) before it starts;
     ``fail_at=K`` raises at the K-th fit of this call, like a crashing learner.  Returns the
@@ -172,7 +174,7 @@ def run_build(url: str, fit_log: str, fail_at: int = 0, pace: float = 0.0) -> in
                 raise RuntimeError(f"learner failed on {sorted(features)}")
             cache[features] = train(features, X, y)
             time.sleep(pace)
-        index = index_of([candidate_of(cache[fs]) for fs in feature_sets()])
+        index = index_of([candidate_of(cache[fs]) for fs in feature_sets()], info)
         store.publish(build_id, index)
     return fits
 
@@ -200,7 +202,7 @@ def reseal_expansions(url: str) -> None:
     what an attacker does after editing an expansion of an unsigned store."""
     from storage import schema as S
     from storage.database import Database
-    from storage.reader import expansion_digest, expansion_select
+    from storage.expansion_seals import expansion_digest, expansion_select
 
     db = Database(url, create=False)
     try:

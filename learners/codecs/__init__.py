@@ -1,38 +1,21 @@
-"""The learners' own model blob formats (codecs), registered with storage by the pipeline.
+"""The learners' own model blob formats (codecs), registered with storage by name.
 
 Storage keeps a registry of codecs and the integrity checks (digests, the store key); it
-knows no learner's format.  Each codec here is a :class:`BlobCodec`: the format name
-written into ``model_format``, ``claims(model)`` (whether to dump this model with it),
-``dump(model) -> bytes | None`` and ``load(blob, trusted, what)``, which checks the blob's
-structure with our own code before any library builds from it.
-:func:`polydom.pipeline.open.register_learner_models` registers :data:`CODECS` with
-``storage.register_blob_codec``; both :func:`polydom.open_index` and
-:func:`polydom.build_index` call it.
+knows no learner's format.  A codec is a module with ``claims(model)`` (whether to dump
+this model with it), ``dump(model) -> bytes | None`` and ``load(blob, trusted, what)``,
+which checks the blob's structure with our own code before any library builds from it.
+:func:`polydom.pipeline.model_classes.register_learner_models` registers :data:`CODECS`
+with ``storage.register_blob_codec`` by path: a codec module, and its library, are
+imported when a blob of its format is first decoded or a model of it first written.
 
 * ``"lightgbm"`` (:mod:`learners.codecs.lightgbm_codec`): booster text checked by
   :mod:`learners.codecs.lightgbm_text` before LightGBM reads it.
+
+(scikit-learn's skops archives are storage's default codec,
+:mod:`polydom.blobs.skops_codec`, next to the allow-list that checks them.)
 """
 
-from __future__ import annotations
+__all__ = ["CODECS"]
 
-from collections.abc import Callable
-from typing import Any, NamedTuple
-
-from learners.codecs import lightgbm_codec
-from learners.codecs.lightgbm_text import LightGBMTextError, booster_from_text
-
-__all__ = ["CODECS", "BlobCodec", "LightGBMTextError", "booster_from_text"]
-
-
-class BlobCodec(NamedTuple):
-    """One model blob format: its name and how to recognise, dump and load a model."""
-
-    name: str
-    claims: Callable[[Any], bool]
-    dump: Callable[[Any], bytes | None]
-    load: Callable[[bytes, bool, str], Any]
-
-
-#: The codecs of the project's learners, in the order storage asks them.
-CODECS = (BlobCodec("lightgbm", lightgbm_codec.claims, lightgbm_codec.dump,
-                    lightgbm_codec.load),)
+#: format -> path of its codec module, in the order storage asks them.
+CODECS = {"lightgbm": "learners.codecs.lightgbm_codec"}

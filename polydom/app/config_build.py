@@ -34,7 +34,7 @@ evaluation protocol (:class:`learners.EvaluationProtocol`): ``cv`` seeded strati
 carries its per-fold scores, their mean and its standard error, and the protocol is
 stored with the build (``polydom inspect`` shows it).  Budgeted learners (registered ones
 of kind "budgeted") join the same index, each with a trade-off grid, swept by
-:func:`learners.sweep` on that protocol::
+:func:`polydom.pipeline.learning.sweep_budgeted` (:func:`learners.sweep`) on that protocol::
 
     atoms = "columns"               # each column x{j} is an atomic feature costing its
                                     # feature's curve; the features are bundles (default
@@ -78,8 +78,6 @@ from typing import Any
 
 import numpy as np
 
-import lattice
-import learners
 from polydom.app.config_data import (
     ConfigError,
     Dataset,
@@ -87,13 +85,21 @@ from polydom.app.config_data import (
     feature_costs,
     load_dataset,
 )
-from polydom.app.progress import CountingExecutor
 from polydom.app.tables import DEFAULT_COST_UNIT
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
-from polydom.errors import did_you_mean
+from polydom.errors import EvaluationError, ExecutorError, did_you_mean
 from polydom.pipeline.build import build_index
-from storage.database import normalize_url
+from polydom.pipeline.learning import (
+    evaluation_protocol,
+    make_estimator,
+    make_executor,
+    registered_learners,
+    sklearn_learner,
+    sweep_budgeted,
+)
+from polydom.pipeline.progress import CountingExecutor
+from polydom.pipeline.stores import store_url as normalize_url
 
 __all__ = ["Config", "ConfigError", "MAX_PARAMS", "MAX_SEED", "MAX_SIDE", "MAX_SIZES",
            "MAX_TRADEOFFS", "build_from_config", "check_keys", "lattice_learners", "load_config",
@@ -129,7 +135,7 @@ MAX_PARAMS = {
 
 def lattice_learners() -> list[str]:
     """Names of the registered lattice learners a config may name (``learner = ...``)."""
-    return [n for n in learners.registered_learners("lattice") if n != "synthetic"]
+    return [n for n in registered_learners("lattice") if n != "synthetic"]
 
 
 def make_learner(name: Any, seed: int = 0) -> Any:
@@ -137,7 +143,7 @@ def make_learner(name: Any, seed: int = 0) -> Any:
     known = lattice_learners()
     if name not in known:
         raise ConfigError(f"unknown learner {name!r}; known: {', '.join(known)}")
-    return learners.get_learner(name).make(seed)
+    return make_estimator(name, seed)
 
 
 def _budgeted(config: Mapping) -> list[dict[str, Any]]:
@@ -147,7 +153,7 @@ def _budgeted(config: Mapping) -> list[dict[str, Any]]:
         entries = [entries]
     if not isinstance(entries, list):
         raise ConfigError("budgeted must be a list of tables ([[budgeted]] in TOML)")
-    known = learners.registered_learners("budgeted")
+    known = registered_learners("budgeted")
     out = []
     for k, entry in enumerate(entries):
         where = f"budgeted[{k}]"
@@ -248,30 +254,38 @@ def _cost_model(
         raise ConfigError(str(exc).splitlines()[0]) from None
 
 
-def _budgeted_candidates(
-    specs: list[dict[str, Any]], model: CostModel, X: np.ndarray, y: np.ndarray,
-    protocol: learners.EvaluationProtocol, seed: int, executor: CountingExecutor,
-) -> list[Any]:
-    """Sweep every budgeted learner over its trade-off grid, scored on ``protocol`` (the
-    lattice's), its fits through ``executor`` (one progress phase per learner)."""
-    if not specs:
-        return []
-    covered = sorted(c for cols in model.columns.values() for c in cols)
-    if covered != list(range(X.shape[1])):
-        raise ConfigError("budgeted learners train on every column: the features must cover "
-                          f"all {X.shape[1]} columns of the data, each once")
-    out = []
-    for spec in specs:
-        registered = learners.get_learner(spec["learner"])
-        try:
-            proto = registered.make(seed, **spec["params"])
-        except TypeError as exc:
-            raise ConfigError(f"budgeted learner {spec['learner']!r}: bad params: {exc}") from None
-        with executor.phase(f"budgeted {spec['learner']}"):
-            out.extend(learners.sweep(proto, spec["tradeoffs"], X, y, model,
-                                      evaluation=protocol, sizes=spec["sizes"],
-                                      cost=spec["cost"], executor=executor))
-    return out
+def _checked_model(
+    config: Mapping, columns: Mapping[str, list[int]], costs: Mapping[str, CostCurve],
+    column_costs: Mapping[int, CostCurve], n_min: float, n_max: float,
+) -> CostModel:
+    """The build's one :class:`CostModel`, made and checked here, at the door: every cost
+    the config gave (parsed once, by :func:`feature_costs`) non-negative on the domain.  The
+    model remembers the domain it was checked on, so ``build_index``, the lattice, the index
+    and the store take the object as it is, without checking its curves again.
+
+    Runtime complexity: O(atoms * degree**3).
+    """
+    model = _cost_model(config, columns, costs, column_costs)
+    bad = model.negative_atom(n_min, n_max)
+    if bad is not None:
+        name = bad
+        if config.get("atoms", "features") == "columns":  # atom x{j}: its column or feature
+            j = model.columns[bad][0]
+            feature = next(f for f, cols in columns.items() if j in cols)
+            own = column_costs.get(j)
+            name = feature if own is None or own is costs.get(feature) else f"column {j}"
+        _refuse_negative(name, model.atoms[bad], n_min, n_max)
+    if config.get("atoms", "features") == "features":
+        atoms = {id(c) for c in model.atoms.values()}
+        for j, curve in column_costs.items():  # columns summed into a feature's atom
+            if id(curve) not in atoms and not curve.is_nonnegative(n_min, n_max):
+                _refuse_negative(f"column {j}", curve, n_min, n_max)
+    return model
+
+
+def _refuse_negative(name: str, curve: CostCurve, n_min: float, n_max: float) -> None:
+    raise ConfigError(f"cost of {name!r} ({curve}) is negative somewhere on the domain "
+                      f"[{n_min:g}, {n_max:g}]")
 
 
 class Config(dict):
@@ -460,11 +474,7 @@ def build_from_config(
         n_min, n_max = float(dom[0]), float(dom[1])
         if not (0 <= n_min <= n_max):
             raise ConfigError(f"domain must have 0 <= n_min <= n_max, got {dom!r}")
-    named_curves = [*costs.items(), *((f"column {j}", c) for j, c in column_costs.items())]
-    for name, curve in named_curves:
-        if not curve.is_nonnegative(n_min, n_max):
-            raise ConfigError(f"cost of {name!r} ({curve}) is negative somewhere on the domain "
-                              f"[{n_min:g}, {n_max:g}]")
+    model = _checked_model(config, columns, costs, column_costs, n_min, n_max)
     if not isinstance(unit, str) or not unit.strip():
         raise ConfigError(f"cost_unit must be a non-empty text such as 's', got {unit!r}")
     foreign = config.get("foreign_database", False)
@@ -475,22 +485,21 @@ def build_from_config(
                           f"{protocol.folds}")
     try:
         protocol.splits(y)
-    except learners.EvaluationError as exc:
+    except EvaluationError as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
-    model = _cost_model(config, columns, costs, column_costs)
-    learner = learners.SklearnLearner(estimator, X, y, features=model, cv=protocol,
-                                      name=config["learner"])
+    learner = sklearn_learner(estimator, X, y, features=model, cv=protocol,
+                              name=config["learner"])
     spec = executor if executor is not None else config.get("executor")
     try:
-        ex = lattice.make_executor(spec)
-    except lattice.ExecutorError as exc:
+        ex = make_executor(spec)
+    except ExecutorError as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
     start = time.perf_counter()
     counting = CountingExecutor(ex)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", category=UserWarning)
-            extra = _budgeted_candidates(specs, model, X, y, protocol, seed, counting)
+            extra = sweep_budgeted(specs, model, X, y, protocol, seed, counting)
             with counting.phase("lattice"):
                 index = build_index(model, learner, alpha=alpha, delta=delta, n_min=n_min,
                                     n_max=n_max, store=store, extra_candidates=extra,
@@ -536,7 +545,7 @@ def check_keys(config: Mapping[str, Any]) -> None:
                           f"accepted: {', '.join(sorted(_KEYS))}")
 
 
-def _protocol(config: Mapping, seed: int) -> learners.EvaluationProtocol:
+def _protocol(config: Mapping, seed: int) -> Any:
     """The build's one evaluation protocol: ``cv`` folds (default 3) or a ``holdout`` share,
     seeded by ``seed``."""
     if "holdout" in config:
@@ -545,8 +554,8 @@ def _protocol(config: Mapping, seed: int) -> learners.EvaluationProtocol:
         holdout = _number(config, "holdout", 0.3, 0.0)
         if not 0.0 < holdout < 1.0:
             raise ConfigError(f"holdout must be in (0, 1), got {holdout!r}")
-        return learners.EvaluationProtocol(holdout=holdout, seed=seed)
-    return learners.EvaluationProtocol(folds=_integer(config, "cv", 3, 2), seed=seed)
+        return evaluation_protocol(holdout=holdout, seed=seed)
+    return evaluation_protocol(folds=_integer(config, "cv", 3, 2), seed=seed)
 
 
 def _digits(config: Mapping, seed: int, out: Callable[[str], Any]) -> tuple:

@@ -35,10 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from lattice.expansion import learner_name
 from polydom.curves.units import CostUnit, cost_unit_for
 from polydom.errors import InvalidArgumentError
-from storage.database import normalize_url
 
 __all__ = ["DEMO_UNIT", "STORE_UNIT", "DemoConfig", "DemoResult", "QUICK", "FULL", "TINY",
            "run_demo", "ProgressLearner", "require_modules", "try_commands"]
@@ -117,6 +115,8 @@ class ProgressLearner:
     @property
     def learner_name(self) -> str:
         """The wrapped learner's name (:func:`lattice.learner_name`)."""
+        from polydom.pipeline.learning import learner_name
+
         return learner_name(self.learner)
 
     def feature_columns(self) -> dict[str, list[int]]:
@@ -184,11 +184,12 @@ def run_demo(
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    import learners
     import polydom
     from polydom.app.insitu_run import quiet_fits
     from polydom.app.tables import format_table
     from polydom.app.workloads.images import load_digits_workload
+    from polydom.pipeline.learning import sklearn_learner
+    from polydom.pipeline.stores import store_url as normalize_url
 
     if timer not in ("wall", "cpu"):
         raise InvalidArgumentError(f"timer must be 'wall' or 'cpu', got {timer!r}")
@@ -246,7 +247,7 @@ def run_demo(
 
     # 3. lattice + stored index ----------------------------------------------------------
     est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=config.max_iter))
-    learner = learners.SklearnLearner(est, X, y, features=fz.columns, cv=config.cv)
+    learner = sklearn_learner(est, X, y, features=fz.columns, cv=config.cv)
     lattice_size = 2 ** len(fz.names)
     bar = _bar(lattice_size, "[3/6] feature sets (trained + pruned)", progress)
     with quiet_fits():

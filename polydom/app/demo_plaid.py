@@ -63,7 +63,7 @@ def run_plaid_demo(
     from polydom.app.tables import format_table
     from polydom.app.workloads.timeseries import load_plaid_workload
     from polydom.curves.units import cost_unit_for
-    from storage.database import normalize_url
+    from polydom.pipeline.stores import store_url as normalize_url
 
     if timer not in ("wall", "cpu"):
         raise InvalidArgumentError(f"timer must be 'wall' or 'cpu', got {timer!r}")

@@ -126,8 +126,8 @@ def build_in_situ(
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    import learners
     from polydom.pipeline.build import build_index
+    from polydom.pipeline.learning import sklearn_learner
 
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -161,7 +161,7 @@ def build_in_situ(
                                                 skeleton.bundles.items()},
                           columns=skeleton.columns)
         est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=max_iter))
-        learner = learners.SklearnLearner(est, rows, y, features=model, cv=cv)
+        learner = sklearn_learner(est, rows, y, features=model, cv=cv)
         t0 = time.perf_counter()
         index = build_index(model, learner, alpha=alpha, n_min=n_min, n_max=n_max,
                             cache=cache, store=store, cost_pruning=True, cost_unit="s",

@@ -4,13 +4,18 @@
 follows the store) in an ASGI app; ``polydom serve`` runs it under uvicorn.  Endpoints:
 
 ``GET /lookup?size=&budget=[&rule=]``
-    The model for (size, budget): key, learner, features, accuracy, cost at the size, unit;
+    The model for (size, budget): :meth:`polydom.index.built.Hit.to_dict` (name, features,
+    accuracy, accuracy_se, learner, build, cost at the size and its unit: what ``polydom
+    lookup --json`` and ``Index.lookup`` give), and ``key`` (the name, as before);
     ``rule`` is a lookup rule of :data:`polydom.index.table.RULES` (default ``"best"``).
+    A budget may carry its unit (``5ms``, ``2.5e-3s``; a bare number is in the store's
+    unit), everywhere a budget is taken.
 ``POST /predict``
     JSON ``{"size": n, "budget": b, "rows": [[...], ...]}``: labels of full feature rows from
     the model chosen for (size, budget).  With a featurizer, ``{"budget": b, "items": [...]}``
     serves raw items (each item's size is the featurizer's): per item the label, the chosen
-    model, predicted and measured feature time and whether it went over the budget.
+    model, predicted and measured feature cost (in the store's unit, with ``unit``; the
+    measured seconds too) and whether it went over the budget.
 ``GET /explain?size=&budget=[&rule=]``
     :meth:`polydom.Index.explain`: the skyline at the size, the chosen entry under the rule,
     the most accurate entry that fits (``best``), the next dearer one and what it would
@@ -29,7 +34,10 @@ once per request) and names its build, so a build published while a request runs
 mixes into it.  A background task calls :meth:`polydom.Index.refresh` every
 ``refresh_seconds`` (in a worker thread; a failed refresh is counted and the old build goes
 on serving).  A malformed request gets a 4xx JSON body ``{"error": ..., "field": ...}``
-naming the field; the worker never dies of a request.
+naming the field (every number checked once, by :mod:`polydom.curves.domain`); anything
+else is the server's fault: a 500 whose body says nothing of it (the log does); answers are
+strict JSON (a number beyond the float range is ``null``); the worker never dies of a
+request.
 """
 
 from __future__ import annotations
@@ -63,9 +71,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from polydom.app.output import json_ready
-from polydom.app.tables import cost_unit
+from polydom.curves.curve_text import natural_key
 from polydom.curves.domain import check_budget, check_rows, check_size, real_from_text
 from polydom.curves.names import candidate_name
+from polydom.curves.units import cost_unit_for, parse_budget, unit_name
 from polydom.errors import (
     ArgumentTypeError,
     DamagedStoreError,
@@ -127,9 +136,15 @@ def _given(params: Mapping[str, Any], field: str) -> Any:
     return value
 
 
-def _budget(params: Mapping[str, Any]) -> float:
-    """The request's budget: a finite number >= 0 (a JSON number, or text spelling one)."""
-    value = _checked("budget", real_from_text, _given(params, "budget"), "budget")
+def _budget(view: Index, params: Mapping[str, Any]) -> float:
+    """The request's budget in the store's unit: a JSON number (in the store's unit), or
+    text with an optional unit after the number (``5ms``, ``2.5e-3s``, ``1e-5``: a bare
+    number is in the store's unit), as the command line reads ``--budget``
+    (:func:`polydom.curves.units.parse_budget`); a finite number >= 0."""
+    value = _given(params, "budget")
+    if isinstance(value, str):
+        unit = cost_unit_for(unit_name(view.info), None)
+        value = _checked("budget", parse_budget, value, unit, "budget")
     return _checked("budget", check_budget, value)
 
 
@@ -138,7 +153,7 @@ def _query(view: Index, params: Mapping[str, Any]) -> tuple[float, float, str]:
     index is then called with ``check_input=False``)."""
     size = _checked("size", real_from_text, _given(params, "size"), "size")
     size = _checked("size", check_size, size, *view.table.domain)
-    budget = _budget(params)
+    budget = _budget(view, params)
     rule = _checked("rule", view.check_rule, params.get("rule", "best"))
     return size, budget, rule
 
@@ -240,7 +255,7 @@ class _DriftCollector(Collector):
 def _entry(entry: SkylineEntry, unit: str, se: bool = True) -> dict[str, Any]:
     cand = entry.candidate
     return {"rank": entry.rank, "key": key_text(cand.key), "learner": cand.learner,
-            "features": sorted(cand.features), "accuracy": cand.accuracy,
+            "features": sorted(map(str, cand.features), key=natural_key), "accuracy": cand.accuracy,
             "accuracy_se": cand.accuracy_se if se else None,
             "cost": entry.cost, "unit": unit, "fits": entry.fits}
 
@@ -319,14 +334,9 @@ class _Service:
         view = _at_overrun(self.index.snapshot(), request.query_params)
         size, budget, rule = _query(view, request.query_params)
         hit = view.lookup(size, budget, rule, check_input=False)
-        unit = cost_unit(view.info)
-        model = None
-        if hit is not None:
-            model = {"key": key_text(hit.key), "learner": hit.candidate.learner,
-                     "features": sorted(hit.features), "accuracy": hit.accuracy,
-                     "cost": hit.cost, "unit": unit}
+        model = None if hit is None else {"key": hit.name, **hit.to_dict()}
         return _answer({"build": self.note_build(view), "size": size, "budget": budget,
-                        "rule": rule, "unit": unit, "model": model})
+                        "rule": rule, "unit": unit_name(view.info), "model": model})
 
     async def explain(self, request: Request) -> JSONResponse:
         """``GET /explain``."""
@@ -334,7 +344,7 @@ class _Service:
         size, budget, rule = _query(view, request.query_params)
         self.note_build(view)
         explanation = view.explain(size, budget, rule, check_input=False)
-        return _answer(explanation_json(explanation, cost_unit(view.info),
+        return _answer(explanation_json(explanation, unit_name(view.info),
                                         not view.info.get("no_standard_errors")))
 
     async def predict(self, request: Request) -> JSONResponse:
@@ -357,7 +367,7 @@ class _Service:
         X = _checked("rows", check_rows, body.get("rows"), view.n_columns)
         hit = view.lookup(size, budget, rule, check_input=False)
         out = {"build": view.info.get("build_id"), "size": size, "budget": budget,
-               "rule": rule, "unit": cost_unit(view.info), "key": None, "learner": None,
+               "rule": rule, "unit": unit_name(view.info), "key": None, "learner": None,
                "cost": None, "labels": None}
         if hit is None:
             return out
@@ -393,11 +403,11 @@ class _Service:
 
     def predict_items(self, view: Index, body: dict[str, Any]) -> dict[str, Any]:
         """Each raw item served within the body's budget (its size the featurizer's)."""
-        budget = _budget(body)
+        budget = _budget(view, body)
         items = body.get("items")
         if not isinstance(items, list) or not items:
             raise RequestError(400, "items", "items must be a non-empty list")
-        unit = cost_unit(view.info)
+        unit = unit_name(view.info)
         server = self.item_server(view)
         out = [self.serve_item(view, server, i, item, budget, unit)
                for i, item in enumerate(items)]
@@ -429,8 +439,9 @@ class _Service:
             "label": label, "key": None if p.key is None else key_text(p.key),
             "planned_key": None if p.planned_key is None else key_text(p.planned_key),
             "size": p.size, "budget": p.budget, "unit": unit,
-            "predicted_seconds": p.predicted_cost, "measured_seconds": p.seconds,
-            "over_budget": p.over_budget, "computed": list(p.computed),
+            "predicted_cost": p.predicted_cost, "measured_cost": p.measured_cost,
+            "measured_seconds": p.seconds, "over_budget": p.over_budget,
+            "computed": list(p.computed),
         }
 
     async def healthz(self, request: Request) -> JSONResponse:

@@ -19,18 +19,23 @@ Standard library only (the command line imports it before parsing arguments).
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from polydom.errors import InvalidArgumentError
+from polydom.errors import InvalidArgumentError, TelemetryError
 
 __all__ = [
     "DEFAULT_UNIT",
+    "MAX_TIMING_SECONDS",
     "SECONDS",
     "WRONG_UNIT_RATIO",
     "CostUnit",
     "budget_warning",
+    "check_seconds",
+    "check_size_value",
     "cost_unit_for",
     "parse_budget",
     "seconds_to_store",
@@ -49,6 +54,10 @@ SECONDS = {
 #: A budget this many times above or below every stored cost at its size is named in a
 #: warning (most likely written in another unit: 2 read off a table in ms for a store in s).
 WRONG_UNIT_RATIO = 10.0
+
+#: The longest timing of one feature on one item a store takes (a day): a longer one is a
+#: broken clock or a forged record, and would scale every curve by it.
+MAX_TIMING_SECONDS = 86_400.0
 
 #: Unit of costs when a build does not say (``polydom.build_index``'s default).
 DEFAULT_UNIT = "units"
@@ -164,6 +173,63 @@ def seconds_to_store(store_unit: str, what: str = "timings") -> float:
             "timings in seconds cannot be compared with them (build with cost_unit = "
             "'s', 'ms' or 'us' to serve or recalibrate from timings)")
     return 1.0 / mine
+
+
+def check_size_value(value: Any, what: str = "size") -> float:
+    """A timed item's size as a float: a real number, finite and >= 0 (the domain is the
+    caller's check).  O(1).
+
+    Raises
+    ------
+    polydom.errors.TelemetryError
+        Naming ``what`` and the value.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TelemetryError(f"{what} must be a number, got {_shown(value)}")
+    try:
+        v = float(value)
+    except OverflowError:
+        v = math.inf
+    if not (math.isfinite(v) and v >= 0.0):
+        raise TelemetryError(f"{what} must be finite and >= 0, got {_shown(value)}")
+    return v
+
+
+def check_seconds(value: Any, what: str = "seconds") -> float:
+    """A measured timing as a float: a real number, finite, > 0 and at most
+    :data:`MAX_TIMING_SECONDS`.  O(1) (O(digits) for a huge integer).
+
+    A timing of 0 would scale a curve to 0, which no later timing can bring back (a scale is
+    a ratio to the curve); so it is refused with the rest.
+
+    >>> check_seconds(0.002)
+    0.002
+
+    Raises
+    ------
+    polydom.errors.TelemetryError
+        Naming ``what`` and the value (cut to 80 characters).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TelemetryError(f"{what} must be a number, got {_shown(value)}")
+    try:
+        v = float(value)
+    except OverflowError:  # an integer beyond a float: 10**400
+        v = math.inf
+    if not (math.isfinite(v) and 0.0 < v <= MAX_TIMING_SECONDS):
+        raise TelemetryError(
+            f"{what} must be finite, > 0 and at most {MAX_TIMING_SECONDS:g} s, "
+            f"got {_shown(value)}")
+    return v
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)`` cut to 80 characters (an integer too long to print: its bit length)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's digit limit
+        return f"an integer of {value.bit_length()} bits"
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def split_quantity(text: str, what: str = "budget") -> tuple[float, str | None]:

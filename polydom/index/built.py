@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,8 @@ from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.curves.curve_text import natural_key, number_text
 from polydom.curves.domain import check_queries, check_query, check_rows
+from polydom.curves.names import candidate_name
+from polydom.curves.units import cost_unit_for, parse_budget, unit_name
 from polydom.errors import InvalidArgumentError
 from polydom.index.explanation import Explanation, explain_lookup
 from polydom.index.item_prediction import ItemPrediction
@@ -23,6 +26,32 @@ from polydom.index.lazy_payload import resolve_payload
 from polydom.index.table import RuleUnavailableError, SkylineTable, check_rule
 
 __all__ = ["Hit", "Index"]
+
+_MAX_FLOAT = sys.float_info.max
+
+
+def _checked_query(table: SkylineTable, info: Mapping[str, Any], size: Any, budget: Any,
+                   rule: Any) -> tuple[float, float, str]:
+    """:meth:`Index.check_query` against a build's table and ``info``: a budget written as
+    text (``"5ms"``, ``"2.5e-3s"``, ``"1e-5"``: a bare number in the store's unit) is
+    read by :func:`polydom.curves.units.parse_budget`, as on the command line and HTTP."""
+    if rule != "best":
+        _check_rule(info, rule)
+    if isinstance(budget, str):
+        budget = parse_budget(budget, cost_unit_for(unit_name(info), None))
+    size, budget = check_query(size, budget, table._lo, table._hi)
+    return size, budget, rule
+
+
+def _check_rule(info: Mapping[str, Any], rule: object) -> str:
+    """:meth:`Index.check_rule` against a build's ``info``."""
+    check_rule(rule)
+    missing = info.get("no_standard_errors")
+    if rule == "one_se" and missing:
+        raise RuleUnavailableError(
+            f"rule 'one_se' needs each candidate's standard error, but {missing}; "
+            "answer with rule='best', or build into a new store to keep standard errors")
+    return rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +75,23 @@ class Hit:
         What the candidate carries: the model, or a :class:`LazyPayload` that builds it.
     candidate : Candidate
         The candidate itself.
+    info : mapping
+        The ``info`` of the build the answer came from (what the three below read).
+    accuracy_se : float or None
+        The standard error of ``accuracy`` (None when the index keeps none: a store of
+        schema version 2 or older).
+    build : int or None
+        The build the answer came from (``info["build_id"]``).
+    unit : str
+        The unit of ``cost``: the build's cost unit (:func:`polydom.curves.units.unit_name`).
     learner : str or None
         Name of the learner that produced the model (the candidate's ``learner``).
+    name : str
+        The candidate's name as every door prints it
+        (:func:`polydom.curves.names.candidate_name`).
+
+    :meth:`to_dict` gives the fields that ``GET /lookup`` (its ``model``) and ``polydom
+    lookup --json`` answer with, with the same values.
 
     The repr shows numbers to 12 significant digits (no float noise such as
     ``cost=54.00000000000001``) and the features in natural order:
@@ -63,6 +107,7 @@ class Hit:
     cost: float
     payload: Any = field(repr=False)
     candidate: Candidate = field(repr=False)
+    info: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def model(self) -> Any:
@@ -73,6 +118,47 @@ class Hit:
     def learner(self) -> str | None:
         """Name of the learner that produced the model.  O(1)."""
         return self.candidate.learner
+
+    @property
+    def accuracy_se(self) -> float | None:
+        """The standard error of :attr:`accuracy` (None when the build keeps none).  O(1)."""
+        return None if self.info.get("no_standard_errors") else self.candidate.accuracy_se
+
+    @property
+    def build(self) -> Any:
+        """The build the answer came from.  O(1)."""
+        return self.info.get("build_id")
+
+    @property
+    def unit(self) -> str:
+        """The unit of :attr:`cost`, the build's cost unit.  O(1)."""
+        return unit_name(self.info)
+
+    @property
+    def name(self) -> str:
+        """The candidate's name, as every door prints it.  O(k log k) for a key of k parts."""
+        return candidate_name(self.key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The answer as every door gives it: ``name``, ``features`` (in natural order),
+        ``accuracy``, ``accuracy_se``, ``learner``, ``build``, ``cost`` and its ``unit``
+        (``GET /lookup``'s ``model`` and ``polydom lookup --json`` hold these fields with
+        these values).
+
+        Runtime complexity: O(F log F) for F features.
+
+        >>> Hit(("b", "a"), frozenset({"x13", "x2"}), 0.9, 54.0, None,
+        ...     Candidate("a", 0.9, [54.0], learner="tree", accuracy_se=0.01),
+        ...     {"build_id": 3, "cost_unit": "ms"}).to_dict()
+        ... # doctest: +NORMALIZE_WHITESPACE
+        {'name': 'b+a', 'features': ['x2', 'x13'], 'accuracy': 0.9, 'accuracy_se': 0.01,
+         'learner': 'tree', 'build': 3, 'cost': 54.0, 'unit': 'ms'}
+        """
+        return {"name": self.name,
+                "features": sorted(map(str, self.features), key=natural_key),
+                "accuracy": self.accuracy, "accuracy_se": self.accuracy_se,
+                "learner": self.learner, "build": self.build, "cost": self.cost,
+                "unit": self.unit}
 
     def __repr__(self) -> str:
         features = sorted(map(str, self.features), key=natural_key)
@@ -478,11 +564,15 @@ class Index:
         return self.cost_model.columns_of(names)
 
     @staticmethod
-    def _hit(table: SkylineTable, position: int, size: float) -> Hit | None:
+    def _hit(table: SkylineTable, info: Mapping[str, Any], position: int, size: float
+             ) -> Hit | None:
+        """The :class:`Hit` of ``position`` (-1: None) at ``size``, of the build of
+        ``info``.  O(d) for a curve of degree d."""
         if position < 0:
             return None
         cand = table._candidates[position]
-        return Hit(cand.key, cand.features, cand.accuracy, cand.cost(size), cand.payload, cand)
+        return Hit(cand.key, cand.features, cand.accuracy, cand.cost(size), cand.payload, cand,
+                   info)
 
     def lookup(self, size: float, budget: float, rule: str = "best",
                check_input: bool = True) -> Hit | None:
@@ -490,8 +580,11 @@ class Index:
 
         ``rule="one_se"``: the cheapest model that fits whose estimated accuracy is within
         one standard error of the best's (see :mod:`polydom.index.table`).
-        ``check_input=False`` skips the argument checks (:meth:`check_query`): for a caller
-        that checked them already, as scikit-learn's ``check_input``.
+        ``budget`` may be text with its unit (``"5ms"``, ``"2.5e-3s"``; a bare number is in
+        the store's unit), as on the command line and over HTTP.  ``check_input=False``
+        skips the argument checks (:meth:`check_query`): for a caller that checked them
+        already, as scikit-learn's ``check_input``.  The :class:`Hit` names its build and
+        the unit of its cost, and carries the standard error of its accuracy.
 
         Runtime complexity: O(log R + d log S), as :meth:`PolyDomIndex.lookup`.
 
@@ -503,27 +596,33 @@ class Index:
             If ``size`` is outside the domain, ``budget`` is NaN, infinite or negative, or
             ``rule`` is unknown or unavailable (:meth:`check_rule`).
         """
-        view = self if rule == "best" else self._view()  # "best" reads the table once
-        table = view.table  # once: a refresh in another thread may replace it
-        if check_input:
-            if view is not self:
-                view.check_rule(rule)  # against the info of ``table``'s build
-            size, budget = check_query(size, budget, *table.domain)
-        return self._hit(table, table.lookup_position(size, budget, rule, check_input=False),
-                         size)
+        state = self.__dict__  # one build's table and info: refresh replaces the dict whole
+        table, info = state["table"], state["info"]
+        if check_input and not (  # the hot path: Python floats in the domain, "best"
+            type(size) is float and type(budget) is float and rule == "best"
+            and table._lo <= size <= table._top and 0.0 <= budget <= _MAX_FLOAT
+        ):
+            size, budget, rule = _checked_query(table, info, size, budget, rule)
+        return self._hit(table, info,
+                         table.lookup_position(size, budget, rule, check_input=False), size)
 
     def check_query(self, size: Any, budget: Any, rule: Any = "best"
                     ) -> tuple[float, float, str]:
         """``(size, budget, rule)`` checked for this index (:func:`polydom.curves.domain.
         check_query` against its domain, :meth:`check_rule`): what :meth:`lookup`,
         :meth:`explain` and :meth:`predict` check, and what a door checks once before
-        calling them with ``check_input=False``.
+        calling them with ``check_input=False``.  A budget may be text with its unit
+        (:func:`polydom.curves.units.parse_budget`; a bare number is in the store's unit).
 
         Runtime complexity: O(1).
+
+        >>> import polydom
+        >>> table = polydom.PolyDomIndex.build([polydom.Candidate("a", 0.5, "1")], 0, 10)
+        >>> Index(table, {"x": "1"}, info={"cost_unit": "s"}).check_query(2, "5ms")
+        (2.0, 0.005, 'best')
         """
-        lo, hi = self.table.domain
-        size, budget = check_query(size, budget, lo, hi)
-        return size, budget, self.check_rule(rule)
+        state = self.__dict__  # one build's table and info
+        return _checked_query(state["table"], state["info"], size, budget, rule)
 
     def check_rule(self, rule: object) -> str:
         """``rule`` when this index can answer it, else an error naming why not.
@@ -547,13 +646,7 @@ class Index:
         RuleUnavailableError
             If ``rule`` is ``"one_se"`` and this index has no standard errors.
         """
-        check_rule(rule)
-        missing = self.info.get("no_standard_errors")
-        if rule == "one_se" and missing:
-            raise RuleUnavailableError(
-                f"rule 'one_se' needs each candidate's standard error, but {missing}; "
-                "answer with rule='best', or build into a new store to keep standard errors")
-        return rule
+        return _check_rule(self.info, rule)
 
     def explain(self, size: float, budget: float, rule: str = "best",
                 check_input: bool = True) -> Explanation:
@@ -605,7 +698,9 @@ class Index:
 
         ``X_rows`` holds every atom's columns (as in training); only the columns of the
         atoms the chosen model needs are passed to it, in :meth:`CostModel.columns_of`
-        order.  ``check_input=False``: the arguments were checked (:meth:`check_query`,
+        order.  A NaN marks a feature not computed (:meth:`polydom.Featurizer.transform`'s
+        layout) and is passed on; an infinite value, text or a bool is refused.
+        ``check_input=False``: the arguments were checked (:meth:`check_query`,
         :func:`polydom.curves.domain.check_rows`) already.
 
         Runtime complexity: O(log R + d log S) plus the model's prediction.
@@ -614,13 +709,13 @@ class Index:
         ------
         ValueError
             If nothing fits the budget, the chosen candidate has no model, ``X_rows`` has
-            the wrong number of columns or holds a value that is not finite, or as
-            :meth:`lookup`.
+            the wrong number of columns or holds an infinite value (or an integer beyond
+            the float range), or as :meth:`lookup`.
         """
         view = self._view()  # one build's table and columns, whatever refresh does
         if check_input:
             size, budget, rule = view.check_query(size, budget, rule)
-            X_rows = check_rows(X_rows, view.n_columns, "X_rows")
+            X_rows = check_rows(X_rows, view.n_columns, "X_rows", allow_nan=True)
         hit = view.lookup(size, budget, rule, check_input=False)
         if hit is None:
             raise InvalidArgumentError(f"no model fits budget {budget!r} at size {size!r}")
@@ -637,11 +732,11 @@ class Index:
         Raises
         ------
         ValueError
-            If the hit has no model, or ``X_rows`` is not rows of :attr:`n_columns` finite
-            numbers (not with ``check_input=False``).
+            If the hit has no model, or ``X_rows`` is not rows of :attr:`n_columns` numbers
+            that are not infinite (not with ``check_input=False``).
         """
         if check_input:
-            X_rows = check_rows(X_rows, self.n_columns, "X_rows")
+            X_rows = check_rows(X_rows, self.n_columns, "X_rows", allow_nan=True)
         model = hit.model
         if model is None:
             raise InvalidArgumentError(f"candidate {hit.key!r} has no fitted model to predict with")

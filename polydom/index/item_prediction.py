@@ -25,6 +25,10 @@ class ItemPrediction:
     ...                    budget=1.0)
     >>> p.seconds, p.over_budget, p.slack
     (0.75, False, 0.25)
+    >>> q = ItemPrediction(label=1, feature_seconds={"a": 0.046}, budget=25.0, cost_unit="ms",
+    ...                    per_second=1000.0)
+    >>> q.measured_cost, q.over_budget
+    (46.0, True)
 
     Attributes
     ----------
@@ -43,11 +47,12 @@ class ItemPrediction:
     planned_key : hashable or None
         Key of the candidate the index chose for (size, budget).
     predicted_cost : float
-        The index's predicted cost of the planned candidate at this size (0 when none).
+        The index's predicted cost of the planned candidate at this size (0 when none), in
+        ``cost_unit``.
     size : float
         Size of the item (NaN when not asked).
     budget : float
-        The budget asked for (inf when none).
+        The budget asked for (inf when none), in ``cost_unit``.
     anytime : bool
         Whether the any-time mode served it.
     wall_seconds : float
@@ -60,6 +65,12 @@ class ItemPrediction:
         Split nodes evaluated (tree models served on demand).
     stage : int
         The cascade stage that answered (0-based; -1 outside a cascade).
+    cost_unit : str
+        The unit of ``budget``, ``predicted_cost``, :attr:`measured_cost` and :attr:`slack`
+        (the index's ``info["cost_unit"]``; ``"s"`` outside an index).
+    per_second : float
+        Cost, in ``cost_unit``, of one measured second (1000 for ms; 1 for s, and for an
+        index whose unit is not one of time: its costs are then served as seconds).
     """
 
     label: Any
@@ -78,6 +89,8 @@ class ItemPrediction:
     raw_score: np.ndarray | None = field(default=None, repr=False)
     split_evaluations: int = 0
     stage: int = -1
+    cost_unit: str = "s"
+    per_second: float = 1.0
 
     @property
     def seconds(self) -> float:
@@ -85,14 +98,19 @@ class ItemPrediction:
         return float(sum(self.feature_seconds.values()))
 
     @property
+    def measured_cost(self) -> float:
+        """Measured feature time in ``cost_unit``: ``seconds * per_second``."""
+        return self.seconds * self.per_second
+
+    @property
     def over_budget(self) -> bool:
-        """Whether the measured feature time exceeded the budget."""
-        return self.seconds > self.budget
+        """Whether the measured feature time exceeded the budget (both in ``cost_unit``)."""
+        return self.measured_cost > self.budget
 
     @property
     def slack(self) -> float:
-        """``budget - seconds`` (negative when over budget)."""
-        return self.budget - self.seconds
+        """``budget - measured_cost`` in ``cost_unit`` (negative when over budget)."""
+        return self.budget - self.measured_cost
 
     @property
     def fallback(self) -> bool:

@@ -23,6 +23,7 @@ best entry: O(log S) more.
 from __future__ import annotations
 
 import math
+import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import pairwise
@@ -32,26 +33,13 @@ import numpy as np
 from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_queries, check_query, check_size
 from polydom.curves.poly import horner, values_equal
-from polydom.errors import InvalidArgumentError, RuleUnavailableError
+from polydom.errors import RuleUnavailableError
+from polydom.index.rules import RULES, check_rule
 
 __all__ = ["RULES", "RuleUnavailableError", "SkylineTable", "check_rule"]
 
 
-#: Lookup rules: the most accurate candidate that fits, or the cheapest within one standard
-#: error of it.
-RULES = ("best", "one_se")
-
-
-def check_rule(rule: object) -> str:
-    """``rule`` when it is one of :data:`RULES`, else ``ValueError`` naming it.
-
-    >>> check_rule("one_se")
-    'one_se'
-    """
-    if not (isinstance(rule, str) and rule in RULES):
-        raise InvalidArgumentError(
-            f"rule must be one of {', '.join(map(repr, RULES))}, got {rule!r}")
-    return rule
+_MAX_FLOAT = sys.float_info.max
 
 
 class SkylineTable:
@@ -72,6 +60,7 @@ class SkylineTable:
         self._candidates = list(candidates)
         self._lo = float(n_min)
         self._hi = float(n_max)
+        self._top = min(self._hi, _MAX_FLOAT)  # largest size accepted without a full check
         self._breaks = [float(b) for b in breaks]
         self._sky = [list(map(int, s)) for s in skylines]
         self.stats_ = dict(stats or {})
@@ -193,7 +182,12 @@ class SkylineTable:
     def lookup_position(self, size: float, budget: float, rule: str = "best",
                         check_input: bool = True) -> int:
         """Like :meth:`lookup`, returning the position in :attr:`candidates` (-1: none fits)."""
-        if check_input:
+        # Python floats inside the domain under "best" pass four comparisons (the hot
+        # path); anything else is checked and cast (:func:`polydom.curves.domain.check_query`)
+        if check_input and not (
+            type(size) is float and type(budget) is float and rule == "best"
+            and self._lo <= size <= self._top and 0.0 <= budget <= _MAX_FLOAT
+        ):
             size, budget = check_query(size, budget, self._lo, self._hi)
             check_rule(rule)
         r = bisect_right(self._breaks, size) - 1

@@ -1,16 +1,22 @@
-"""The model classes storage may keep as arrays + JSON: every registered learner's."""
+"""The model classes and blob codecs storage may decode: every registered learner's, by name.
+
+Registration passes paths (``"module:QualName"``), not classes: nothing here imports a
+learner, so opening a store stays light; storage imports a class or codec when a blob of it
+is first decoded (:mod:`storage.model_registry`).
+"""
 
 from __future__ import annotations
 
-from importlib import import_module
-
-import learners
-import learners.codecs
 import storage
 from learners.budgeted.former_names import FORMER_CLASS_PATHS
-from polydom.serving.cascade import Cascade
+from learners.codecs import CODECS
+from learners.registry import get_learner, registered_learners
 
 __all__ = ["register_learner_models"]
+
+#: Array-model classes of the project that no registered learner names.
+PROJECT_MODEL_CLASSES = ("learners.budgeted.contract:ColumnSubsetModel",
+                         "polydom.serving.cascade:Cascade")
 
 
 def register_learner_models() -> None:
@@ -21,20 +27,16 @@ def register_learner_models() -> None:
     (:data:`learners.codecs.CODECS`: LightGBM's text, checked by our grammar).  Blobs
     naming a class where it lived before the budgeted rooms
     (:data:`learners.budgeted.former_names.FORMER_CLASS_PATHS`) load too.  Idempotent;
-    classes whose optional dependency (LightGBM) is missing are left out.
+    imports no learner: a class or codec given by path loads when first used.
 
     Runtime complexity: O(registered classes).
     """
-    for codec in learners.codecs.CODECS:
-        storage.register_blob_codec(*codec)
-    storage.register_array_model(learners.ColumnSubsetModel)
+    for name, path in CODECS.items():
+        storage.register_blob_codec(name, path)
+    for path in PROJECT_MODEL_CLASSES:
+        storage.register_array_model(path)
     for former, current in FORMER_CLASS_PATHS.items():  # blobs written before the rooms
-        module, _, qualname = current.partition(":")
-        try:
-            storage.register_array_model(getattr(import_module(module), qualname), name=former)
-        except ImportError:
-            continue
-    for name in learners.registered_learners():
-        for cls in learners.get_learner(name).classes():
+        storage.register_array_model(current, name=former)
+    for name in registered_learners():
+        for cls in get_learner(name).model_classes:
             storage.register_array_model(cls)
-    storage.register_array_model(Cascade)

@@ -9,7 +9,6 @@ from typing import Any
 import storage
 from polydom.index.built import Index
 from polydom.pipeline.model_classes import register_learner_models
-from polydom.pipeline.recalibrate import recalibrate
 from storage import BuildRecord, IndexStore
 
 __all__ = ["open_index", "list_builds", "register_learner_models"]
@@ -22,6 +21,7 @@ def open_index(
     key: bytes | str | None = None,
     rebuild: bool = False,
     min_publication: int | None = None,
+    models: bool = True,
 ) -> Index:
     """Load a stored index: the latest complete build, or build ``build``.
 
@@ -48,6 +48,9 @@ def open_index(
     checked against their digest (sha256, or HMAC under ``key`` / ``POLYDOM_STORE_KEY`` for
     a signed store) and decoded without running code from the database; pickled models, and
     skops blobs holding classes outside the allow-list or functions, need ``trusted=True``.
+    Each model is decoded when it is first used (its codec and library imported then);
+    ``models=False`` attaches none (no model blob is read: what the command line's lookup,
+    inspect and plots need).
 
     Runtime complexity: O(K * d + N + E) for K candidates of degree d, N needs and E
     skyline entries (numpy work and one Python object per candidate), plus decoding the
@@ -70,28 +73,33 @@ def open_index(
     register_learner_models()
     with IndexStore(url, read_only=True, key=key) as store:
         index = store.load_index(build=build, trusted=trusted, rebuild=rebuild,
-                                 min_publication=min_publication)
+                                 min_publication=min_publication, models=models)
         resolved = store.url
     index.bind_recalibration(_recalibration(resolved, trusted, key))
     if build is not None:
         return index
-    return index.follow(_newest_build(resolved, trusted, key, rebuild,
+    return index.follow(_newest_build(resolved, trusted, key, rebuild, models,
                                       index.info.get("publication")))
 
 
 def _recalibration(url: Any, trusted: bool, key: bytes | str | None) -> Callable[..., Any]:
     """What :meth:`Index.recalibrate` calls: :func:`polydom.recalibrate` on this store,
-    starting from the index's own build."""
+    starting from the index's own build and publishing only over it (an index recalibrates
+    itself: a build published meanwhile is never replaced)."""
 
     def run(index: Index, **options: Any) -> Any:
+        from polydom.pipeline.recalibrate import recalibrate  # the write path: on first use
+
         options.setdefault("build", index.info.get("build_id"))
+        options.setdefault("replaces", index.info.get("build_id"))
         return recalibrate(url, key=key, trusted=trusted, **options)
 
     return run
 
 
 def _newest_build(
-    url: Any, trusted: bool, key: bytes | str | None, rebuild: bool, seen: int | None
+    url: Any, trusted: bool, key: bytes | str | None, rebuild: bool, models: bool,
+    seen: int | None,
 ) -> Callable[[Any], Index | None]:
     """What :meth:`Index.refresh` asks: the store's current build when it is not ``build_id``.
 
@@ -106,7 +114,7 @@ def _newest_build(
         with IndexStore(url, read_only=True, key=key) as store:
             if store.current_build_id() == build_id:
                 return None
-            index = store.load_index(trusted=trusted, rebuild=rebuild)
+            index = store.load_index(trusted=trusted, rebuild=rebuild, models=models)
             shown = store.display_url
         if index.info["build_id"] == build_id:
             return None
@@ -122,10 +130,12 @@ def _newest_build(
     return newest
 
 
-def list_builds(url: str | os.PathLike) -> list[BuildRecord]:
+def list_builds(url: str | os.PathLike, key: bytes | str | None = None) -> list[BuildRecord]:
     """Every build in the store at ``url``, oldest first (status, parameters, counts).
+
+    ``key`` as for :func:`open_index` (a signed store refuses a reader without its key).
 
     Runtime complexity: one query.
     """
-    with IndexStore(url, read_only=True) as store:
+    with IndexStore(url, read_only=True, key=key) as store:
         return store.list_builds()

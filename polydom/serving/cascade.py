@@ -265,7 +265,7 @@ class Cascade:
         return out
 
     def predict_item(
-        self, item: Any, featurizer: Any, budget: float = math.inf
+        self, item: Any, featurizer: Any, budget: float = math.inf, per_second: float = 1.0
     ) -> ItemPrediction:
         """Serve one raw item: compute stage 1's atoms, escalate while not confident.
 
@@ -284,7 +284,10 @@ class Cascade:
             Computes atoms by name (``compute(item, name) -> (vector, seconds)``) with
             ``columns`` and ``n_columns``, and gives the size (``size(item)``).
         budget : float, default inf
-            Feature time allowed for the item.
+            Feature time allowed for the item, in the unit of ``atom_costs``.
+        per_second : float, default 1.0
+            Cost of one measured second in that unit (1000 when costs are in ms;
+            :func:`polydom.curves.units.seconds_to_store`).
 
         Returns
         -------
@@ -322,7 +325,7 @@ class Cascade:
             if k == self.n_stages - 1 or proba.max() >= self.thresholds[k]:
                 break
             if math.isfinite(budget):
-                spent = sum(seconds.values())
+                spent = sum(seconds.values()) * per_second
                 ahead = sum(float(self.atom_costs[a](size)) for a in new[k + 1]
                             if a in self.atom_costs)
                 if spent + ahead > budget:

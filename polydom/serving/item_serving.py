@@ -19,6 +19,7 @@ import numpy as np
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget, check_size
+from polydom.curves.units import SECONDS, unit_name
 from polydom.errors import InvalidArgumentError
 from polydom.index.built import Index
 from polydom.index.item_prediction import ItemPrediction
@@ -46,6 +47,12 @@ class ItemServer:
     featurizer : Featurizer
         Computes the features; every feature of every candidate must be registered in it
         with the same columns as in ``index.columns``.
+
+    Budgets and predicted costs are in the index's cost unit (``info["cost_unit"]``); the
+    measured seconds of the features are converted into it (:mod:`polydom.curves.units`)
+    before they are compared with a budget.  An index whose unit is not one of time
+    (``"units"``, the default of a build that does not say) is served as if its costs were
+    seconds.
 
     Raises
     ------
@@ -85,6 +92,10 @@ class ItemServer:
         self._acc = np.array([c.accuracy for c in cands])
         self._has_model = np.array([c.payload is not None for c in cands], dtype=bool)
         self._cost_cache: dict[float, np.ndarray] = {}
+        self.cost_unit = unit_name(index.info)
+        seconds_per_unit = SECONDS.get(self.cost_unit.strip().lower())
+        #: Cost of one measured second in the index's unit (1000 for ms).
+        self.per_second = 1.0 if seconds_per_unit is None else 1.0 / seconds_per_unit
 
     # ------------------------------------------------------------------ helpers
     def feature_costs(self, size: float) -> np.ndarray:
@@ -114,8 +125,9 @@ class ItemServer:
     # ------------------------------------------------------------------ serving
     def predict(self, item: Any, budget: float, anytime: bool = False,
                 check_input: bool = True) -> ItemPrediction:
-        """Serve one item within ``budget`` seconds of feature time (``check_input=False``:
-        ``budget`` was checked, :func:`polydom.curves.domain.check_budget`, already).
+        """Serve one item within ``budget`` of feature time, in the index's cost unit
+        (``check_input=False``: ``budget`` was checked,
+        :func:`polydom.curves.domain.check_budget`, already).
 
         Plain mode: the index's choice for (size, budget) answers, after computing exactly
         the atomic features it needs (in registration order; a featurizer feature is an
@@ -179,7 +191,8 @@ class ItemServer:
                 # an adaptive model computes an atom only when its path needs it; a cascade
                 # escalates only while the budget allows
                 if isinstance(hit.model, Cascade):
-                    out = hit.model.predict_item(item, fz, budget=budget)
+                    out = hit.model.predict_item(item, fz, budget=budget,
+                                                 per_second=self.per_second)
                 else:
                     out = on_demand(item, fz)
                 computed.extend(out.computed)
@@ -199,7 +212,7 @@ class ItemServer:
             current = self._best_on(done)
             a = acc[current] if current >= 0 else -np.inf
             missing = (mask & ~done) @ costs
-            left = budget - sum(seconds.values())
+            left = budget - sum(seconds.values()) * self.per_second
             if first and hit is not None and hit.model is not None:
                 goal = self._position[hit.key]
             else:
@@ -234,9 +247,8 @@ class ItemServer:
         return self._result(cand, self._predict(cand, row), computed, seconds, planned_key,
                             predicted, size, budget, anytime, wall)
 
-    @staticmethod
     def _result(
-        cand: Candidate | None, label: Any, computed: list[str], seconds: dict[str, float],
+        self, cand: Candidate | None, label: Any, computed: list[str], seconds: dict[str, float],
         planned_key: Any, predicted: float, size: float, budget: float, anytime: bool,
         wall: float, stage: int = -1,
     ) -> ItemPrediction:
@@ -254,6 +266,8 @@ class ItemServer:
             anytime=anytime,
             wall_seconds=time.perf_counter() - wall,
             stage=stage,
+            cost_unit=self.cost_unit,
+            per_second=self.per_second,
         )
 
 

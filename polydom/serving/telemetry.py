@@ -43,6 +43,7 @@ import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.quantile_fit import check_quantile
+from polydom.curves.units import check_seconds, check_size_value
 from polydom.errors import InvalidArgumentError, TelemetryError
 from polydom.index.item_prediction import ItemPrediction
 
@@ -58,7 +59,8 @@ class TimingRecord(NamedTuple):
 
 
 def check_timing(feature: Any, size: Any, seconds: Any) -> TimingRecord:
-    """A :class:`TimingRecord` after checking it: a non-empty name, finite values >= 0.
+    """A :class:`TimingRecord` after checking it: a non-empty name, a finite size >= 0 and
+    seconds finite, > 0 and bounded (:func:`polydom.curves.units.check_seconds`).
 
     Runtime complexity: O(1).
 
@@ -69,18 +71,9 @@ def check_timing(feature: Any, size: Any, seconds: Any) -> TimingRecord:
     """
     if not isinstance(feature, str) or not feature:
         raise TelemetryError(f"timing feature must be a non-empty string, got {feature!r}")
-    out = []
-    for what, value in (("size", size), ("seconds", seconds)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer,
-                                                             np.floating)):
-            raise TelemetryError(f"timing {what} of {feature!r} must be a number, got {value!r}")
-        v = float(value)
-        if not (math.isfinite(v) and v >= 0):
-            raise TelemetryError(
-                f"timing {what} of {feature!r} must be finite and >= 0, got {value!r}"
-            )
-        out.append(v)
-    return TimingRecord(feature, out[0], out[1])
+    name = repr(feature) if len(feature) <= 80 else repr(feature[:77] + "...")
+    return TimingRecord(feature, check_size_value(size, f"timing size of {name}"),
+                        check_seconds(seconds, f"timing seconds of {name}"))
 
 
 class TimingBuffer:

@@ -2,8 +2,10 @@
 
 Each case runs the command in a fresh interpreter and lists ``sys.modules`` when it ends:
 ``--version`` and ``--help`` load no numpy, SQLAlchemy or storage; ``lookup``, ``inspect``,
-``builds list`` and ``plan`` read a store without scikit-learn, LightGBM, scipy, sympy or
-the learners; sympy loads only when cost text is parsed.
+``builds list`` and ``plan`` read a store without scikit-learn, LightGBM, scipy, sympy,
+the lattice or any learner's code (the learners' registry and codec table, plain names,
+load: storage learns from them what it may decode); sympy loads only when cost text is
+parsed.
 """
 
 from __future__ import annotations
@@ -19,9 +21,13 @@ import polydom
 ROOT = Path(__file__).resolve().parents[2]
 
 #: What a read of a store never needs.
-HEAVY = ("sympy", "sklearn", "lightgbm", "scipy", "pandas", "matplotlib", "learners", "skops")
-#: What printing the version or the help never needs.
-STORE = ("numpy", "sqlalchemy", "storage", "polydom.index", "polydom.pipeline")
+HEAVY = ("sympy", "sklearn", "lightgbm", "scipy", "pandas", "matplotlib", "skops", "lattice",
+         "learners.sklearn_learner", "learners.evaluation", "learners.budgeted.contract",
+         "learners.budgeted.cegb", "learners.budgeted.dag", "learners.budgeted.cstc",
+         "learners.budgeted.adapt", "learners.codecs.lightgbm_codec")
+#: What printing the version or the help never needs (the lookup rules, plain names, load).
+STORE = ("numpy", "sqlalchemy", "storage", "polydom.index.table", "polydom.index.built",
+         "polydom.pipeline", "learners")
 
 _RUN = """
 import sys

@@ -24,6 +24,9 @@ pytest.importorskip("uvicorn", reason="the serve extra (uvicorn) is not installe
 httpx = pytest.importorskip("httpx", reason="the serve extra (httpx) is not installed")
 pytest.importorskip("matplotlib", reason="matplotlib is not installed")
 
+import polydom  # noqa: E402
+from polydom.app.commands.browse import check_store_text  # noqa: E402
+from polydom.errors import InvalidArgumentError  # noqa: E402
 from storage import IndexStore  # noqa: E402
 from tests import serve_support as V  # noqa: E402
 from tests import storage_support as S  # noqa: E402
@@ -32,6 +35,8 @@ pytestmark = pytest.mark.timeout(240)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = "<script>alert(1)</script>"
+#: The crafted store's unit: a script, then matplotlib mathematics that does not parse.
+UNIT = SCRIPT + r" $\frac{$"
 
 
 def _publish(path: Path, unit: str) -> Path:
@@ -75,8 +80,9 @@ def _peak_rss_mb(pid: int) -> float:
 
 @pytest.fixture(scope="module")
 def crafted(tmp_path_factory):
-    """A live browse of a crafted store: its unit is a script, a view hands out a pointer."""
-    store = _publish(tmp_path_factory.mktemp("crafted") / "crafted.db", SCRIPT)
+    """A live browse of a crafted store: its unit is a script and broken mathematics (the
+    plots are drawn at start: they draw it as text), a view hands out a pointer."""
+    store = _publish(tmp_path_factory.mktemp("crafted") / "crafted.db", UNIT)
     _sql(store, "CREATE VIEW leak AS SELECT fts3_tokenizer('simple') AS pointer")
     with V.live_server(str(store), verb="browse") as address:
         with httpx.Client(timeout=120) as client:
@@ -100,6 +106,11 @@ def test_no_sql_function_hands_out_or_takes_a_pointer(crafted):
     # the store's own view calling it is refused the same way, on its page and in SQL
     assert client.get(f"{address}/leak.json").status_code == 400
     assert _query(client, address, "select * from leak").status_code == 400
+    # no other database of the server takes SQL from a browser (Datasette's own is root's)
+    root = address.rsplit("/", 1)[0]
+    for other, status in (("_internal", 403), ("_memory", 404)):
+        got = client.get(f"{root}/{other}.json", params={"sql": "select fts3_tokenizer('simple')"})
+        assert got.status_code == status, (other, got.text[:300])
     # the server lives on and still answers a plain query
     assert _query(client, address, "select count(*) as n from builds").json() == [{"n": 1}]
 
@@ -142,7 +153,25 @@ def test_the_stores_texts_are_escaped_in_every_page(crafted):
         assert got.status_code == 200, url
         assert SCRIPT not in got.text, url
     # the unit is shown, escaped
-    assert "costs in &lt;script&gt;alert(1)&lt;/script&gt;" in client.get(address).text
+    assert "costs in &lt;script&gt;alert(1)&lt;/script&gt; $\\frac{$." in client.get(address).text
+    plot = client.get(f"{root}/plots/serving_map.png")
+    assert plot.status_code == 200 and plot.content[:4] == b"\x89PNG"
+
+
+def test_a_huge_feature_or_learner_name_is_refused_before_drawing():
+    long = "f" * 300
+    for candidate in (polydom.Candidate(long, 0.9, polydom.CostCurve([1.0]),
+                                        frozenset({long})),
+                      polydom.Candidate("a", 0.9, polydom.CostCurve([1.0]), frozenset({"a"}),
+                                        learner=long)):
+        feature = next(iter(candidate.features))
+        index = polydom.Index(polydom.PolyDomIndex.build([candidate], 0.0, 10.0),
+                              {feature: polydom.CostCurve([1.0])}, {feature: [0]},
+                              {"alpha": 1.0})
+        with pytest.raises(InvalidArgumentError, match="name of 300 characters"):
+            check_store_text(index, "ms")
+    with pytest.raises(InvalidArgumentError, match="cost unit .* of 65 characters"):
+        check_store_text(index, "u" * 65)
 
 
 def _browse(store: Path, timeout: float) -> subprocess.CompletedProcess:

@@ -22,6 +22,7 @@ httpx = pytest.importorskip("httpx", reason="the serve extra (httpx) is not inst
 import polydom  # noqa: E402
 from polydom.app.service import explanation_json, key_text  # noqa: E402
 from polydom.app.tables import cost_unit  # noqa: E402
+from polydom.curves.curve_text import natural_key  # noqa: E402
 from tests import serve_support as V  # noqa: E402
 from tests import storage_support as S  # noqa: E402
 
@@ -50,9 +51,10 @@ def index(store):
 def _model_json(hit, unit):
     if hit is None:
         return None
-    return {"key": key_text(hit.key), "learner": hit.candidate.learner,
-            "features": sorted(hit.features), "accuracy": hit.accuracy, "cost": hit.cost,
-            "unit": unit}
+    return {"key": key_text(hit.key), "name": key_text(hit.key),
+            "learner": hit.candidate.learner, "features": sorted(hit.features, key=natural_key),
+            "accuracy": hit.accuracy, "accuracy_se": hit.candidate.accuracy_se,
+            "build": hit.build, "cost": hit.cost, "unit": unit}
 
 
 def test_lookup_answers_equal_the_in_process_lookup_on_random_queries(served, index):
@@ -120,10 +122,13 @@ def test_predict_items_equal_in_process_predict_item_with_times(served, index):
             mine = index.predict_item(item, budget, V.FEATURIZER)
             assert answer["label"] == (None if mine.label is None else mine.label.item())
             assert answer["key"] == (None if mine.key is None else key_text(mine.key))
-            assert answer["predicted_seconds"] == mine.predicted_cost
+            assert answer["predicted_cost"] == mine.predicted_cost
             assert answer["computed"] == list(mine.computed)
             assert answer["measured_seconds"] >= 0.0
-            assert answer["over_budget"] == (answer["measured_seconds"] > budget)
+            # the store's costs are in ms: the measured seconds are compared in ms
+            assert answer["unit"] == "ms"
+            assert answer["measured_cost"] == pytest.approx(1000 * answer["measured_seconds"])
+            assert answer["over_budget"] == (answer["measured_cost"] > budget)
 
 
 BAD_GETS = [

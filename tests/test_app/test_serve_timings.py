@@ -137,11 +137,13 @@ def test_served_timings_reach_the_store_and_recalibrate_a_build_the_service_foll
         again = client.post("/predict", json={"budget": 600.0, "items": items(5, seed=3)})
         assert again.json()["build"] == new_build
     # each atom's new curve is its old one scaled by the 0.95-quantile of the served
-    # ratios t / c(n) (the recalibration rule), computed here from the stored rows
+    # ratios t / c(n) (the recalibration rule), computed here from the stored rows: the
+    # timings are seconds, the store's curves ms (t in ms is 1000 t)
     before = polydom.open_index(store, build=first_build)
+    assert before.info["cost_unit"] == "ms"
     checked = 0
     for atom, curve in before.costs.items():
-        ratios = [t / float(curve(n)) for _, _, f, n, t in rows if f == atom]
+        ratios = [1000.0 * t / float(curve(n)) for _, _, f, n, t in rows if f == atom]
         if len(ratios) < 20:  # recalibrate's min_records: scaled by the others' median
             continue
         checked += 1
@@ -232,3 +234,16 @@ def test_record_timings_without_a_featurizer_is_a_usage_error(store, capsys):
     assert main(["serve", store, "--record-timings"]) == 2
     err = capsys.readouterr().err
     assert "--record-timings needs --featurizer" in err and err.count("\n") == 1
+
+
+def test_record_timings_on_a_store_without_a_unit_of_time_is_refused_at_start(tmp_path, capsys):
+    # timings are seconds; a store in "units" cannot compare them with its costs (before
+    # this check the service started, and every write of its timings failed later)
+    url = f"sqlite:///{tmp_path / 'units.db'}"
+    V.publish_random(url, seed=0)
+    assert polydom.open_index(url).info.get("cost_unit") is None
+    code = main(["serve", url, "--featurizer", "tests.serve_support:FEATURIZER",
+                 "--record-timings", "--port", "0"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "--record-timings: the store's costs are in 'units', not a unit of time" in err

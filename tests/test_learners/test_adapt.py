@@ -10,8 +10,8 @@ from sklearn.linear_model import LogisticRegression
 
 import polydom
 import storage
-from learners import AdaptClassifier, CEGBClassifier
-from learners.budgeted import efficient_frontier, sweep, sweep_adapt
+from learners import AdaptClassifier, CEGBClassifier, sweep
+from learners.budgeted.adapt import efficient_frontier, sweep_adapt
 from polydom import CostCurve
 
 COSTS = {"x0": 1.0, "x1": 1.0, "x2": 2.0, "x3": 2.0, "x4": 3.0, "x5": 3.0}

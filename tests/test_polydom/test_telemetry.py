@@ -19,7 +19,7 @@ from polydom.serving.telemetry import DriftMonitor, TimingBuffer, exceedance_thr
 def test_the_buffer_keeps_the_newest_records_and_counts_what_it_dropped():
     buf = TimingBuffer(capacity=3)
     for k in range(5):
-        buf.record("f", float(k), 0.001 * k)
+        buf.record("f", float(k), 0.001 * (k + 1))
     assert [r.size for r in buf.snapshot()] == [2.0, 3.0, 4.0]
     assert buf.dropped == 2 and buf.total == 5
     assert [r.size for r in buf.drain()] == [2.0, 3.0, 4.0]
@@ -29,6 +29,10 @@ def test_the_buffer_keeps_the_newest_records_and_counts_what_it_dropped():
 @pytest.mark.parametrize(("feature", "size", "seconds", "named"), [
     ("f", 10.0, math.nan, "seconds"),
     ("f", 10.0, -1e-3, "seconds"),
+    ("f", 10.0, 0.0, "seconds"),  # a scale of 0 no later timing could undo
+    ("f", 10.0, 10**400, "seconds"),  # OverflowError in float(): a TelemetryError here
+    ("f", 10**400, 1e-3, "size"),
+    ("f", 10.0, 1e6, "seconds"),  # longer than a day: beyond the bound
     ("f", -1.0, 1e-3, "size"),
     ("f", math.inf, 1e-3, "size"),
     ("", 10.0, 1e-3, "feature"),

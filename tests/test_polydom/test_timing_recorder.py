@@ -81,10 +81,10 @@ def test_a_full_buffer_keeps_the_newest_and_counts_the_oldest_dropped():
     rec = TimingRecorder(sink, capacity=3)
     v = view(1)
     for k in range(5):
-        rec.record(v, item(float(k), g0=float(k)))
+        rec.record(v, item(float(k), g0=float(k + 1)))
     assert rec.buffered == 3 and rec.dropped["full"] == 2
     rec.flush()
-    assert [r.seconds for r in sink.records] == [2.0, 3.0, 4.0]
+    assert [r.seconds for r in sink.records] == [3.0, 4.0, 5.0]
     assert accounted(rec) == rec.recorded == 5
 
 
@@ -146,7 +146,7 @@ def test_recording_threads_and_a_flushing_thread_lose_and_duplicate_nothing():
 
     def serve(t: int) -> None:
         for k in range(per_thread):
-            rec.record(v, item(float(t), g0=float(t * per_thread + k)))
+            rec.record(v, item(float(t), g0=float(t * per_thread + k + 1)))
 
     def flush() -> None:
         while not stop.is_set():
@@ -163,9 +163,9 @@ def test_recording_threads_and_a_flushing_thread_lose_and_duplicate_nothing():
     flusher.join()
     rec.flush()
     seconds = [r.seconds for r in sink.records]
-    assert sorted(seconds) == [float(k) for k in range(threads * per_thread)]
+    assert sorted(seconds) == [float(k + 1) for k in range(threads * per_thread)]
     for t in range(threads):  # each thread's records in the order it made them
-        mine = [s for s in seconds if t * per_thread <= s < (t + 1) * per_thread]
+        mine = [s for s in seconds if t * per_thread < s <= (t + 1) * per_thread]
         assert mine == sorted(mine)
     assert rec.stored == rec.recorded == threads * per_thread
     assert sum(rec.dropped.values()) == 0

@@ -14,8 +14,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 import storage
-from polydom.blobs.allowlist import unregister_model_class
-from storage.blobs import BlobDigest, dump_model, load_model, sha256_hex, skops_refusals
+from polydom.blobs.allowlist import skops_refusals, unregister_model_class
+from storage.blobs import BlobDigest, dump_model, load_model, sha256_hex
 
 X, Y = load_breast_cancer(return_X_y=True)
 X, Y = X[:120, :4], Y[:120]

@@ -21,13 +21,16 @@ from tests.storage_support import (
     run_build,
 )
 
+#: The build's info: costs in seconds, as the timings are (a store in "units" refuses them).
+SECONDS = {"alpha": 1.0, "cost_unit": "s"}
+
 
 @pytest.fixture(scope="module")
 def sqlite_template(tmp_path_factory):
     """One SQLite store built once for the module (its fits logged), copied per test."""
     folder = tmp_path_factory.mktemp("recalibrate")
     log = str(folder / "fits.log")
-    run_build(f"sqlite:///{folder / 'index.db'}", log)
+    run_build(f"sqlite:///{folder / 'index.db'}", log, info=SECONDS)
     return folder / "index.db", log
 
 
@@ -40,7 +43,7 @@ def built(store_url, tmp_path, sqlite_template):
         shutil.copyfile(sqlite_template[1], log)
         return store_url, log
     log = str(tmp_path / "fits.log")
-    run_build(store_url, log)
+    run_build(store_url, log, info=SECONDS)
     return store_url, log
 
 
@@ -67,7 +70,10 @@ def _count(store_url: str) -> int:
     (("g0", 10.0, float("nan")), "seconds"),
     (("g0", 10.0, -0.5), "seconds"),
     (("g0", N_MAX * 2, 0.5), r"outside build 1's domain \[0, 1000\]"),
-    (("g0", -1.0, 0.5), "outside"),
+    (("g0", -1.0, 0.5), r"size must be finite and >= 0, got -1.0"),
+    (("g0", 10.0, 0.0), "seconds must be finite, > 0"),  # a scale of 0: refused
+    (("g0", 10.0, 10**400), "seconds must be finite, > 0"),  # was an OverflowError
+    (("g0", 10**400, 0.5), "size must be finite"),
     (("nope", 10.0, 0.5), "unknown feature 'nope'"),
     (("g0", "10", 0.5), "size must be a number"),
 ])

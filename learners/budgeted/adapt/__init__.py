@@ -7,7 +7,7 @@
 from :func:`learners.budgeted.sweep.sweep`).  They load on first use.
 """
 
-from learners.budgeted.lazy_exports import lazy_exports
+from polydom.lazy_exports import lazy_exports
 
 __getattr__ = lazy_exports(__name__, {
     "AdaptClassifier": "learners.budgeted.adapt.classifier",

@@ -3,7 +3,7 @@
 :mod:`.classifier` holds both estimators; they load on first use (LightGBM).
 """
 
-from learners.budgeted.lazy_exports import lazy_exports
+from polydom.lazy_exports import lazy_exports
 
 __getattr__ = lazy_exports(__name__, {
     "CEGBClassifier": "learners.budgeted.cegb.classifier",

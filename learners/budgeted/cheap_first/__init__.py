@@ -3,7 +3,7 @@
 :mod:`.classifier` holds it; it loads on first use.
 """
 
-from learners.budgeted.lazy_exports import lazy_exports
+from polydom.lazy_exports import lazy_exports
 
 __getattr__ = lazy_exports(__name__, {
     "CheapFirstClassifier": "learners.budgeted.cheap_first.classifier",

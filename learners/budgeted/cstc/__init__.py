@@ -7,7 +7,7 @@ the feature map phi(x), :mod:`.tree` the CSTC estimators, :mod:`.cascade` the CS
 first use.
 """
 
-from learners.budgeted.lazy_exports import lazy_exports
+from polydom.lazy_exports import lazy_exports
 
 __getattr__ = lazy_exports(__name__, {
     "CSTCClassifier": "learners.budgeted.cstc.tree",

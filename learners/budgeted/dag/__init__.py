@@ -5,7 +5,7 @@
 the policies, :mod:`.classifier` the estimator (and its sweep hook).  They load on first use.
 """
 
-from learners.budgeted.lazy_exports import lazy_exports
+from polydom.lazy_exports import lazy_exports
 
 __getattr__ = lazy_exports(__name__, {
     "DAGClassifier": "learners.budgeted.dag.classifier",

@@ -274,7 +274,7 @@ def run_browse(args: argparse.Namespace) -> int:
     from polydom.app.browse_guard import read_schema, register_guard
     from polydom.app.commands.serve import bind
     from polydom.app.tables import cost_unit
-    from storage import IndexStore
+    from polydom.pipeline.open import open_index
 
     path = sqlite_file(args.url)
     tables, virtual = read_schema(path)
@@ -282,8 +282,7 @@ def run_browse(args: argparse.Namespace) -> int:
         raise InvalidArgumentError(
             f"polydom browse does not serve a store with virtual tables (a polydom store has "
             f"none): {printable(path)} holds {', '.join(map(printable, virtual))}")
-    with IndexStore(str(path), read_only=True, key=store_key(args)) as store:  # or refused
-        index = store.load_index(models=False)
+    index = open_index(str(path), key=store_key(args), models=False)  # or refused
     unit = cost_unit(index.info)
     check_store_text(index, unit)
     with tempfile.TemporaryDirectory(prefix="polydom-browse-") as scratch:

@@ -13,10 +13,10 @@ __all__ = ["add_build", "run_build"]
 def _description() -> str:
     """The help text, naming the registered learners (imports :mod:`learners`: called only
     when the help is printed)."""
-    import learners
+    from polydom.pipeline.learning import registered_learners
 
-    lattice = [n for n in learners.registered_learners("lattice") if n != "synthetic"]
-    budgeted = learners.registered_learners("budgeted")
+    lattice = [n for n in registered_learners("lattice") if n != "synthetic"]
+    budgeted = registered_learners("budgeted")
     return (
         "Explore the feature-set lattice for the data, features, learner and cost curves a "
         "config file names, and store the index.  Keys: data ('breast_cancer' or 'digits'), "

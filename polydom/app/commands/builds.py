@@ -41,13 +41,13 @@ def add_builds(subparsers: argparse._SubParsersAction) -> None:
 
 def run_builds(args: argparse.Namespace) -> int:
     """List builds, or delete builds and report how the store shrank."""
-    from storage import IndexStore
+    from polydom.pipeline.open import list_builds
+    from polydom.pipeline.stores import delete_builds
 
     if args.action == "list":
         if args.ids:
             raise InvalidArgumentError("builds list takes no build ids")
-        with IndexStore(args.url, read_only=True, key=store_key(args)) as store:
-            records = [build_record(b) for b in store.list_builds()]
+        records = [build_record(b) for b in list_builds(args.url, key=store_key(args))]
         if args.output == "json":
             write_json(records)
         elif args.output == "csv":
@@ -60,8 +60,7 @@ def run_builds(args: argparse.Namespace) -> int:
         return 0
     if args.output == "csv":
         raise InvalidArgumentError("builds delete prints no table: --csv is for builds list")
-    with IndexStore(args.url, create=False, key=store_key(args)) as store:
-        done = store.delete_builds(args.ids or None)
+    done = delete_builds(args.url, args.ids or None, key=store_key(args))
     if args.output == "json":
         write_json(done)
         return 0

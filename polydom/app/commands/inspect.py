@@ -120,17 +120,17 @@ def build_record(b: Any) -> dict[str, Any]:
 
 def run_inspect(args: argparse.Namespace) -> int:
     """Print builds, ranges and skylines (as text, JSON or CSV)."""
-    from storage import IndexStore
+    from polydom.pipeline.open import list_builds, open_index
+    from polydom.pipeline.stores import model_formats, shown_url
 
     index = None
-    with IndexStore(args.url, read_only=True, key=store_key(args)) as store:
-        builds = store.list_builds()
-        url = store.display_url
-        chosen = chosen_build(builds, args.build, url)
-        if chosen is not None:
-            index = store.load_index(build=chosen.build_id, models=False)
-            formats = {r["candidate_id"]: r["model_format"]
-                       for r in store.skyline_rows(chosen.build_id)}
+    key = store_key(args)
+    builds = list_builds(args.url, key=key)
+    url = shown_url(args.url, key=key)
+    chosen = chosen_build(builds, args.build, url)
+    if chosen is not None:
+        index = open_index(args.url, build=chosen.build_id, key=key, models=False)
+        formats = model_formats(args.url, chosen.build_id, key=key)
     ranges = args.ranges if args.ranges is not None else (
         TEXT_RANGES if args.output == "text" else 0)
     unit = entries = None

@@ -23,16 +23,12 @@ from polydom.app.tables import (
     cost_unit,
     format_table,
     learner_text,
-    sorted_names,
 )
-from polydom.curves.names import candidate_name
 from polydom.curves.units import CostUnit, budget_warning, cost_unit_for
 from polydom.errors import InvalidArgumentError
+from polydom.index.rules import RULES
 
 __all__ = ["add_lookup", "read_queries", "run_lookup"]
-
-#: The index's lookup rules (:data:`polydom.index.table.RULES`, not imported here: numpy).
-RULES = ("best", "one_se")
 
 #: Most queries read from one file or stream.
 MAX_QUERIES = 1_000_000
@@ -113,33 +109,37 @@ def read_queries(path: str) -> list[tuple[float, tuple[float, str | None]]]:
     return out
 
 
-def _answer(index: Any, formats: dict[int, Any], unit: CostUnit, size: float,
+def _answer(index: Any, formats: dict[int, str | None], unit: CostUnit, size: float,
             budget: float, rule: str) -> dict[str, Any]:
-    """One query's answer as a dict (costs in ``unit``).  O(log R + d log S) for R ranges
-    and skylines of S entries of degree d."""
-    table = index.table
-    position = table.lookup_position(size, budget, rule)
-    stored = [entry.cost(size) for entry in table.skyline(size)]
+    """One query's answer as a dict (costs in ``unit``): the fields of
+    :meth:`polydom.index.built.Hit.to_dict` (what ``GET /lookup`` answers), ``candidate``
+    (the name, as before), the cost curve and the model's format.  ``size``, ``budget`` and
+    ``rule`` were checked already (:meth:`polydom.Index.check_query`).
+
+    Runtime complexity: O(log R + d log S) for R ranges and skylines of S entries of
+    degree d.  ``formats`` maps ``id(candidate)`` to its model's format."""
+    hit = index.lookup(size, budget, rule, check_input=False)
+    stored = [entry.cost(size) for entry in index.table.skyline(size, check_input=False)]
     out: dict[str, Any] = {"build": index.info["build_id"], "size": size,
                            "budget": unit.shown(budget), "unit": unit.name, "rule": rule,
-                           "fits": position >= 0,
+                           "fits": hit is not None,
                            "warning": budget_warning(budget, stored, size, unit)}
-    if position < 0:
+    if hit is None:
         return out
-    cand = table.candidates[position]
-    curve = cand.cost * unit.scale
-    out.update(candidate=candidate_name(cand.key), learner=cand.learner,
-               features=sorted_names(cand.features), accuracy=cand.accuracy,
-               accuracy_se=None if index.info.get("no_standard_errors") else cand.accuracy_se,
-               cost=curve(size), cost_curve=curve.text(),
-               cost_coefficients=curve.coefficients.tolist(), model=formats.get(position))
+    curve = hit.candidate.cost * unit.scale
+    out.update(candidate=hit.name, **hit.to_dict())
+    out.update(cost=curve(size), unit=unit.name, cost_curve=curve.text(),
+               cost_coefficients=curve.coefficients.tolist(),
+               model=formats.get(id(hit.candidate)))
     return out
 
 
 def run_lookup(args: argparse.Namespace) -> int:
     """Print the hit of each query; for one query exit status 1 (and say so) when nothing
     fits."""
-    from storage import IndexStore
+    from polydom.curves.domain import check_query
+    from polydom.pipeline.open import open_index
+    from polydom.pipeline.stores import model_formats
 
     if args.queries is not None:
         if args.size is not None or args.budget is not None:
@@ -149,22 +149,23 @@ def run_lookup(args: argparse.Namespace) -> int:
         raise UsageError("give --size N and --budget C (or --queries FILE)")
     else:
         queries = [(args.size, args.budget)]
-    with IndexStore(args.url, read_only=True, key=store_key(args)) as store:
-        index = store.load_index(build=args.build, models=False,
-                                 min_publication=args.min_publication)
-        formats = {r["candidate_id"]: r["model_format"]
-                   for r in store.skyline_rows(index.info["build_id"])}
-    index.check_rule(args.rule)  # "one_se" on a store without standard errors: refused
+    key = store_key(args)
+    index = open_index(args.url, build=args.build, key=key, models=False,
+                       min_publication=args.min_publication)
+    formats = model_formats(args.url, index.info["build_id"], key=key)
+    formats = {id(c): formats.get(i) for i, c in enumerate(index.candidates)}
+    rule = index.check_rule(args.rule)  # once: "one_se" without standard errors refused
     unit = cost_unit_for(cost_unit(index.info), args.unit)
+    lo, hi = index.table.domain
     answers = []
     for number, (size, (value, written)) in enumerate(queries, 1):
         where = "--budget" if args.queries is None else f"query {number}"
-        budget = unit.to_store(value, written, where)
         try:
-            answers.append(_answer(index, formats, unit, size, budget, args.rule))
+            size, budget = check_query(size, unit.to_store(value, written, where), lo, hi)
         except ValueError as exc:
             raise InvalidArgumentError(
                 str(exc) if args.queries is None else f"{where}: {exc}") from None
+        answers.append(_answer(index, formats, unit, size, budget, rule))
     warnings = [a["warning"] for a in answers if a["warning"]]
     if warnings:
         more = f" ({len(warnings) - 1} more queries like it)" if len(warnings) > 1 else ""

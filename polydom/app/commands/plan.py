@@ -109,12 +109,11 @@ def _budget(args: argparse.Namespace, unit: CostUnit) -> float:
 
 def run_plan(args: argparse.Namespace) -> int:
     """Print (and plot) the workload plan."""
+    from polydom.pipeline.open import open_index
     from polydom.serving.plan import plan_workload, uniform_plan
-    from storage import IndexStore
 
     sizes, weights = read_sizes(args.sizes)
-    with IndexStore(args.url, read_only=True, key=store_key(args)) as store:
-        index = store.load_index(build=args.build, models=False)
+    index = open_index(args.url, build=args.build, key=store_key(args), models=False)
     unit = cost_unit_for(cost_unit(index.info), args.unit)
     budget = _budget(args, unit)
     plan = plan_workload(index, sizes, budget, weights=weights, max_bins=max(1, args.bins))

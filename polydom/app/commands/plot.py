@@ -46,11 +46,10 @@ def run_plot(args: argparse.Namespace) -> int:
         plot_serving_map,
         plot_skylines,
     )
-    from storage import IndexStore
+    from polydom.pipeline.open import open_index
 
     require_modules("matplotlib")
-    with IndexStore(args.url, read_only=True, key=store_key(args)) as store:
-        index = store.load_index(build=args.build, models=False)
+    index = open_index(args.url, build=args.build, key=store_key(args), models=False)
     unit = cost_unit_for(cost_unit(index.info), args.unit)
     folder = Path(args.out)
     if folder.exists() and not folder.is_dir():

@@ -20,7 +20,8 @@ from polydom.app.arguments import (
     positive_count,
     store_key,
 )
-from polydom.app.tables import printable
+from polydom.app.tables import cost_unit, printable
+from polydom.curves.units import seconds_to_store
 from polydom.errors import InvalidArgumentError
 
 __all__ = ["add_serve", "run_serve", "load_featurizer", "bind", "timing_recorder"]
@@ -173,6 +174,8 @@ def run_serve(args: argparse.Namespace) -> int:
     key = store_key(args)
     index = polydom.open_index(args.url, build=args.build, key=key,
                                min_publication=args.min_publication)
+    if recording:  # timings are seconds: a store whose unit is not one of time refuses them
+        seconds_to_store(cost_unit(index.info), "--record-timings")
     timings, drift = None, None
     if args.recalibrate_on_drift:
         from polydom.serving.drift_recalibration import DriftRecalibration

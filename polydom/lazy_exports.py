@@ -1,12 +1,16 @@
 """Names a package re-exports but imports on first use (PEP 562 module ``__getattr__``).
 
-The budgeted learners' rooms re-export their estimators through this so that importing a
-package (``learners.budgeted``, ``learners.budgeted.cegb``, ...) stays light and works
-without LightGBM; the heavy module loads when one of its names is first looked up.
+Every package face of the distribution (``polydom``, ``polydom.curves``, ``learners``,
+``learners.budgeted`` and its rooms, ``storage``) declares its lazy names in one table and
+gets its ``__getattr__`` from :func:`lazy_exports`, so that importing a package stays light
+(``import polydom`` loads no numpy; opening a store loads no learner; the budgeted packages
+work without LightGBM) and the heavy module loads when one of its names is first looked up.
+Floor 0: the standard library only.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import Any
@@ -16,7 +20,9 @@ __all__ = ["lazy_exports"]
 
 def lazy_exports(package: str, table: Mapping[str, str]) -> Callable[[str], Any]:
     """A module-level ``__getattr__`` for ``package`` that resolves ``name`` as
-    ``getattr(import_module(table[name]), name)``.
+    ``getattr(import_module(table[name]), name)``, or as the submodule itself when
+    ``table[name]`` is ``f"{package}.{name}"``; the value is then kept in the package's
+    namespace, so each name is looked up once.
 
     Runtime complexity: O(1) per lookup after the module's first import.
 
@@ -34,6 +40,11 @@ def lazy_exports(package: str, table: Mapping[str, str]) -> Callable[[str], Any]
         module = names.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(import_module(module), name)
+        loaded = import_module(module)
+        value = loaded if module == f"{package}.{name}" else getattr(loaded, name)
+        namespace = sys.modules.get(package)
+        if namespace is not None:
+            setattr(namespace, name, value)
+        return value
 
     return __getattr__
