@@ -290,8 +290,10 @@ def plot_workload_plan(
     path: str | Path,
     sizes: np.ndarray | None = None,
     weights: np.ndarray | None = None,
+    unit: str = "cost",
 ) -> Path:
-    """A workload plan: expected accuracy vs mean budget (plan and uniform), budget per size.
+    """A workload plan: expected accuracy vs mean budget (plan and uniform), budget per size;
+    budgets and costs in ``unit`` (the store's: the axes say it).
 
     ``plan`` is a :class:`polydom.WorkloadPlan`; ``frontier`` holds ``(budget, plan,
     uniform plan or None)`` for a range of budgets (the left panel); the right panel shows the
@@ -311,7 +313,7 @@ def plot_workload_plan(
         left.plot(*zip(*uni, strict=True), marker=".", label="uniform per-item budget")
     left.axvline(plan.budget, color="gray", linestyle=":", label=f"budget {plan.budget:.4g}")
     left.set_xscale("log")
-    left.set_xlabel("mean cost per item (budget)", fontsize=8)
+    left.set_xlabel(f"mean cost per item, the budget ({unit})", fontsize=8)
     left.set_ylabel("expected accuracy", fontsize=8)
     left.legend(fontsize=7)
     if sizes is not None:
@@ -327,10 +329,10 @@ def plot_workload_plan(
     right.axhline(plan.budget, color="C1", label="uniform budget")
     right.set_yscale("log")
     right.set_xlabel("item size n", fontsize=8)
-    right.set_ylabel("per-item budget", fontsize=8)
+    right.set_ylabel(f"per-item budget ({unit})", fontsize=8)
     right.legend(fontsize=7)
     fig.suptitle(f"{plan.method} plan: expected accuracy {plan.expected_accuracy:.4f}, "
-                 f"expected cost {plan.expected_cost:.4g} per item", fontsize=9)
+                 f"expected cost {plan.expected_cost:.4g} {unit} per item", fontsize=9)
     return _save(fig, axes, 2, path)
 
 
