@@ -329,7 +329,7 @@ def _npy_dtype(handle: Any) -> np.dtype:
     read = {(1, 0): np.lib.format.read_array_header_1_0,
             (2, 0): np.lib.format.read_array_header_2_0}.get(version)
     if read is None:
-        raise ValueError(f".npy format version {version} is not read here (1.0 or 2.0)")
+        raise ConfigError(f".npy format version {version} is not read here (1.0 or 2.0)")
     return read(handle)[2]
 
 

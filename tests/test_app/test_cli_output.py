@@ -168,7 +168,8 @@ def test_hit_names_its_learner_and_prints_without_float_noise():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=5))
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=False),
+                min_size=1, max_size=5))
 def test_rounded_curve_text_parses_back_within_its_digits(coefs):
     curve = polydom.CostCurve(coefs)
     back = polydom.CostCurve.parse(curve.text(digits=12))

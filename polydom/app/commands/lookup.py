@@ -183,13 +183,19 @@ def run_lookup(args: argparse.Namespace) -> int:
     elif args.queries is not None:
         print(format_table(
             ["size", f"budget ({clip(unit.name, 20)})", "candidate", "learner", "features",
-             "accuracy", f"cost ({clip(unit.name, 20)})"],
+             "accuracy", "std. error", f"cost ({clip(unit.name, 20)})"],
             [[a["size"], a["budget"], clip(a.get("candidate", "nothing fits"), 32),
               learner_text(a.get("learner")), _features(a), a.get("accuracy"),
-              a.get("cost")] for a in answers]))
+              _se_text(a), a.get("cost")] for a in answers]))
     else:
         return _print_one(answers[0], unit)
     return 0 if args.queries is not None or answers[0]["fits"] else 1
+
+
+def _se_text(answer: dict[str, Any]) -> Any:
+    """The standard error as the table prints it: ``-`` where none is stored or nothing fits."""
+    se = answer.get("accuracy_se")
+    return "-" if se is None else se
 
 
 def _features(answer: dict[str, Any]) -> str:
@@ -206,10 +212,11 @@ def _print_one(a: dict[str, Any], unit: CostUnit) -> int:
               f"{a['budget']:g} {name} at size {a['size']:g}")
         return 1
     print(format_table(
-        ["build", "candidate", "learner", "features", "accuracy", f"cost ({name})",
-         f"cost curve ({name})", "model"],
+        ["build", "candidate", "learner", "features", "accuracy", "std. error",
+         f"cost ({name})", f"cost curve ({name})", "model"],
         [[a["build"], clip(a["candidate"], 32), learner_text(a["learner"]), _features(a),
-          a["accuracy"], a["cost"], clip(a["cost_curve"], 60), a["model"] or "-"]]))
+          a["accuracy"], _se_text(a), a["cost"], clip(a["cost_curve"], 60),
+          a["model"] or "-"]]))
     if not a["features"]:
         print("the empty model answers: it uses no features (it predicts without looking at "
               "the item, e.g. the majority class)")
