@@ -134,6 +134,7 @@ def load_index(
     info["build_id"] = build_id
     info["sealed"] = sealed is not None
     info["info_sealed"] = info_sealed
+    info["seal"] = sealed  # names the build (and its store) served timings belong to
     if publication is not None:
         info["publication"] = publication
     if rebuilt:

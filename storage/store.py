@@ -277,12 +277,14 @@ class IndexStore:
         return build_records.sql_lookup(self.database, size, budget, build)
 
     def record_timings(
-        self, records: Iterable[Sequence[Any]], build_id: int | None = None
+        self, records: Iterable[Sequence[Any]], build_id: int | None = None,
+        seal: str | None = None,
     ) -> tuple[int, int]:
         """Store served ``(feature, size, seconds)`` records against a build, all or none.
 
         Each is checked first (an atomic feature of the build, a size in its domain, finite
-        seconds >= 0); see :func:`storage.telemetry.append_timings`.  Returns the ids of the
+        seconds > 0 and bounded; with ``seal``, the build's seal must be it); see
+        :func:`storage.telemetry.append_timings`.  Returns the ids of the
         first and last row written (``(0, -1)`` for no records).
 
         Runtime complexity: O(R) checks and one transaction of R rows.
@@ -292,7 +294,7 @@ class IndexStore:
         polydom.errors.TelemetryError
             A ``ValueError`` naming the first bad record; nothing is stored.
         """
-        return telemetry.append_timings(self.database, records, build_id)
+        return telemetry.append_timings(self.database, records, build_id, seal)
 
     def timings(
         self, since_id: int = 0, features: Iterable[str] | None = None, last: int | None = None

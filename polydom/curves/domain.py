@@ -210,13 +210,16 @@ def check_budgets(budgets: np.ndarray) -> np.ndarray:
     return b
 
 
-def check_rows(rows: Any, width: int, name: str = "rows") -> np.ndarray:
+def check_rows(rows: Any, width: int, name: str = "rows", allow_nan: bool = False
+               ) -> np.ndarray:
     """``rows`` as a 2-D float64 array of finite numbers, ``width`` columns each.
 
     The rows of a feature matrix handed to a model: every cell a real number (not a bool,
     not text, not None), finite (an integer too large for a float overflows and is refused
-    like ``inf``; NaN is refused), every row ``width`` long.  The error names the first bad
-    cell as ``rows[i][j]``.
+    like ``inf``), every row ``width`` long.  NaN is refused unless ``allow_nan``: in Python
+    it marks a feature not computed (:meth:`polydom.Featurizer.transform`'s full-width
+    rows), which a model that does not use that column never sees.  The error names the
+    first bad cell as ``rows[i][j]``.
 
     Runtime complexity: O(rows * width).
 
@@ -257,7 +260,7 @@ def check_rows(rows: Any, width: int, name: str = "rows") -> np.ndarray:
         arr = np.array([[check_real(v, name) for v in row] for row in arr.tolist()],
                        dtype=np.float64)
     arr = arr.astype(np.float64, copy=False)
-    bad = ~np.isfinite(arr)
+    bad = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
     if bad.any():
         i, j = (int(k) for k in np.argwhere(bad)[0])
         value = float(arr[i, j])

@@ -86,12 +86,20 @@ def store_timings(
     records: Iterable[Sequence[Any]],
     build: int | None = None,
     key: bytes | str | None = None,
+    seal: str | None = None,
 ) -> tuple[int, int]:
     """Store served ``(feature, size, seconds)`` records (all or none) for build ``build``.
 
     The public way to persist telemetry: drain a
     :class:`~polydom.serving.telemetry.TimingBuffer` off the hot path (another thread, a
     periodic job) and pass its records.  See :meth:`storage.IndexStore.record_timings`.
+
+    ``seal`` (default: ``build.seal`` when ``build`` is a
+    :class:`~polydom.serving.timing_recorder.ServedBuild`, as a
+    :class:`~polydom.serving.timing_recorder.TimingRecorder` passes it) is the seal of the
+    build that served the items (``index.info["seal"]``): the store's build ``build`` must
+    have that seal, so timings never land in another store that happens to have a build of
+    that id over the same features.
 
     Runtime complexity: O(R) checks and one transaction.
 
@@ -104,10 +112,13 @@ def store_timings(
     ------
     polydom.errors.TelemetryError
         A ``ValueError`` naming the first bad record (NaN, negative, an unknown feature, a
-        size outside the build's domain); nothing is stored.
+        size outside the build's domain), or the build when its seal is not ``seal``;
+        nothing is stored.
     """
+    if seal is None:
+        seal = getattr(build, "seal", None)
     with IndexStore(url, create=False, key=key) as store:
-        return store.record_timings(list(records), build)
+        return store.record_timings(list(records), build, seal=seal)
 
 
 def publish_index(
@@ -245,7 +256,7 @@ def recalibrate(
         new_atoms, report = _refit_atoms(index, rows, per_second, tau, min_records, refit,
                                          degree)
         info = {k: v for k, v in index.info.items()
-                if k not in ("build_id", "sealed", "read_from", "store")}
+                if k not in ("build_id", "sealed", "info_sealed", "seal", "read_from", "store")}
         info["recalibrated"] = {
             "from_build": from_build,
             "records": len(rows),

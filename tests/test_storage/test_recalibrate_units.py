@@ -128,3 +128,31 @@ def test_an_index_recalibrates_only_over_its_own_build(tmp_path):
     # while it ran)
     report = polydom.recalibrate(url, build=1)
     assert polydom.open_index(url).info["build_id"] == report.build_id
+
+
+def test_timings_name_their_build_and_store(tmp_path):
+    import functools
+
+    from polydom.index.item_prediction import ItemPrediction
+    from polydom.serving.timing_recorder import TimingRecorder
+
+    served = _build(tmp_path / "served.db", "s")
+    other = _build(tmp_path / "other.db", "ms")  # same features, a build 1 of its own
+    index = polydom.open_index(served)
+    assert polydom.open_index(other).info["build_id"] == index.info["build_id"] == 1
+    assert index.info["seal"] and index.info["seal"] != polydom.open_index(other).info["seal"]
+    # a recorder of the served index writing through --timings-store to the other store
+    recorder = TimingRecorder(functools.partial(polydom.store_timings, other))
+    recorder.record(index, ItemPrediction(label=1, feature_seconds={"a": 0.01}, size=5.0))
+    assert recorder.flush() == 0 and recorder.dropped["write_error"] == 1
+    with pytest.raises(TelemetryError, match="another store's build"):
+        polydom.store_timings(other, [("a", 5.0, 0.01)], build=1, seal=index.info["seal"])
+    assert polydom.open_index(other).info["build_id"] == 1
+    from storage import IndexStore
+
+    with IndexStore(other, read_only=True) as store:
+        assert store.timings() == []
+    # to its own store they go
+    mine = TimingRecorder(functools.partial(polydom.store_timings, served))
+    mine.record(index, ItemPrediction(label=1, feature_seconds={"a": 0.01}, size=5.0))
+    assert mine.flush() == 1
