@@ -292,7 +292,7 @@ def bench_open_parts(workdir: Path, n: int) -> None:
 
     import polydom
     from storage import SCHEMA_VERSION, index_arrays
-    from storage.candidate_fields import sealed_fields
+    from storage.candidate_fields import candidates_from, read_candidates, sealed_fields
 
     fields = sealed_fields(SCHEMA_VERSION)
     path = workdir / f"open_{n}.db"
@@ -331,9 +331,10 @@ def bench_open_parts(workdir: Path, n: int) -> None:
                                                 for q in queries])
         timed("check the rows", lambda: index_arrays.check_rows(arrays, *rows))
         curves = timed("cost curves", lambda: polydom.CostCurve.from_rows(arrays.coefficients))
-        cands = timed("candidates", lambda: polydom.Candidate.from_columns(
-            arrays.keys, arrays.accuracy, curves, arrays.features, None, arrays.needs,
-            arrays.learners))
+        feeds = timed("read the columns", lambda: read_candidates(
+            SCHEMA_VERSION, arrays.columns, "bench",
+            done=frozenset(f.name for f in fields if f.array == "key")))
+        cands = timed("candidates", lambda: candidates_from(feeds, curves, None, arrays.needs))
         timed("skyline table", lambda: polydom.PolyDomIndex(
             cands, arrays.n_min, arrays.n_max, arrays.breaks, arrays.skylines))
     finally:

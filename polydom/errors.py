@@ -25,6 +25,7 @@ StoreKeyError             ValueError          a store signed with another key (o
 SchemaVersionError        RuntimeError        a store of another schema version
 MinPublicationError       ValueError          a bad ``min_publication``
 BuildPublishedError       ValueError          a build another writer published first
+CurrentBuildChangedError  ValueError          a publish over a build no longer current
 DamagedStoreError         (none)              base of the four below: the store's fault
 IndexIntegrityError       ValueError          stored rows or arrays that fail their seal
 ModelIntegrityError       ValueError          a model blob that fails its digest
@@ -49,6 +50,7 @@ __all__ = [
     "BlobBoundsError",
     "BuildPublishedError",
     "ConfigError",
+    "CurrentBuildChangedError",
     "DamagedStoreError",
     "EvaluationError",
     "ExecutorError",
@@ -159,6 +161,11 @@ class UntrustedModelError(DamagedStoreError, ValueError):
 
 class MinPublicationError(PolydomError, ValueError):
     """``min_publication`` is not a positive integer, or is given with a pinned build."""
+
+
+class CurrentBuildChangedError(PolydomError, ValueError):
+    """A publish meant to replace one current build (a recalibration of it) found another
+    build current: one was published meanwhile, which it must not replace."""
 
 
 class BuildPublishedError(PolydomError, ValueError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,33 +21,34 @@ import sqlalchemy as sa
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.curves.names import candidate_name
-from polydom.errors import BuildPublishedError, InvalidArgumentError
+from polydom.errors import BuildPublishedError, CurrentBuildChangedError, InvalidArgumentError
 from polydom.index.built import Index
 from storage import index_arrays, publications
 from storage import schema as S
 from storage.blobs import dump_model
+from storage.build_records import TABLE_KINDS, build_row
 from storage.candidate_fields import (
+    CANDIDATE_FIELDS,
     StoredCandidate,
+    by_feed,
     candidate_row,
     sealed_fields,
     sealed_values,
 )
 from storage.codec import (
     canonical_json,
-    cost_expression,
     digest,
     feature_mask,
     ordered_names,
 )
-from storage.database import Database, now
-from storage.reader import (
-    TABLE_KINDS,
-    build_row,
+from storage.cost_model_rows import (
     cost_model_digest,
-    feature_order,
-    stored_cost_model,
-    verified_expansions,
+    cost_model_rows,
+    lattice_order,
+    read_cost_model,
 )
+from storage.database import Database, now
+from storage.expansion_seals import verified_expansions
 from storage.seal import index_seal, seal_header
 
 __all__ = [
@@ -63,6 +65,9 @@ __all__ = [
 #: Build parameters that do not change what training a feature set produces; builds that
 #: differ only in these share their expansions.
 TRAINING_NEUTRAL_PARAMS = frozenset({"alpha", "delta", "domain", "n_min", "n_max", "explore"})
+
+#: The candidates' column that links a candidate to the expansion whose model it uses.
+_LINK = by_feed(CANDIDATE_FIELDS)["expansion"].name
 
 #: ``id(model) -> (model, expansion_key, expansion id)``: models an expansion cache handed
 #: out or stored, so that :func:`publish` links candidates to their stored expansion.
@@ -120,10 +125,12 @@ def begin_build(
     costs: CostModel | Mapping[str, CostCurve | str],
     columns: Mapping[str, Sequence[int]] | None = None,
     learner: str | None = None,
+    cost_models: dict[int, CostModel] | None = None,
 ) -> int:
     """Register a build (or find the unfinished one with identical arguments).
 
-    See :meth:`storage.IndexStore.begin_build`.
+    See :meth:`storage.IndexStore.begin_build`.  ``cost_models`` gets ``build id -> the
+    cost model as stored``, so that :func:`publish` need not read it back.
 
     Runtime complexity: O(F * d + B) rows written for F atoms of degree d, B bundle members.
     """
@@ -157,6 +164,8 @@ def begin_build(
     expansion_key = digest({"params": training, **lattice})
     build_id = _find_or_insert(db, params, params_key, expansion_key, model, learner)
     _delete_failed(db, params_key)  # after the insert: its expansions may serve this build
+    if cost_models is not None:
+        cost_models[build_id] = model
     return build_id
 
 
@@ -165,11 +174,6 @@ def _find_or_insert(
     learner: str | None,
 ) -> int:
     """The unfinished build of ``params_key`` (a failed one restarts), or a new one."""
-    curves = model.atoms
-    names = list(curves)
-    cols = model.columns
-    bundles = {name: sorted(members, key=names.index) for name, members in model.bundles.items()}
-    coefs = {name: curves[name].coefficients.tolist() for name in names}
     b = S.builds
     with db.write() as conn:
         found = conn.execute(
@@ -197,57 +201,68 @@ def _find_or_insert(
                 created_at=now(),
             )
         ).inserted_primary_key[0]
-        conn.execute(
-            S.features.insert(),
-            [
-                {
-                    "build_id": build_id,
-                    "feature_id": i,
-                    "name": name,
-                    "columns": canonical_json(cols[name]),
-                    "cost": cost_expression(curves[name]),
-                    "degree": curves[name].degree,
-                }
-                for i, name in enumerate(names)
-            ],
-        )
-        conn.execute(
-            S.feature_costs.insert(),
-            [
-                {"build_id": build_id, "feature_id": i, "degree": k, "coefficient": c}
-                for i, name in enumerate(names)
-                for k, c in enumerate(coefs[name])
-            ],
-        )
-        if bundles:
-            conn.execute(
-                S.bundles.insert(),
-                [
-                    {"build_id": build_id, "bundle_id": j, "name": name}
-                    for j, name in enumerate(bundles)
-                ],
-            )
-            conn.execute(
-                S.bundle_atoms.insert(),
-                [
-                    {"build_id": build_id, "bundle_id": j, "feature_id": names.index(a)}
-                    for j, members in enumerate(bundles.values())
-                    for a in members
-                ],
-            )
+        for name, rows in cost_model_rows(int(build_id), model).items():
+            if rows:
+                conn.execute(S.metadata.tables[name].insert(), rows)
     return int(build_id)
 
 
-def publish(db: Database, known_models: KnownModels, build_id: int, index: Index) -> None:
+def publish(db: Database, known_models: KnownModels, build_id: int, index: Index,
+            cost_model: CostModel | None = None, replaces: int | None = None) -> None:
     """Write ``index`` as the result of the build and make it current, atomically.
 
-    See :meth:`storage.IndexStore.publish`.
+    ``cost_model`` is the build's cost model as :func:`begin_build` stored it (read back
+    from the store when None).  With ``replaces``, only if build ``replaces`` is still the
+    current build when the publishing transaction runs (compare and publish, under the
+    store's write lock), else :class:`polydom.errors.CurrentBuildChangedError` and nothing
+    is written.  See :meth:`storage.IndexStore.publish`.
 
     Runtime complexity: O(K * d + E) rows for K candidates and E skyline entries.
     """
     if not isinstance(index, Index):
         raise InvalidArgumentError(f"index must be a polydom.Index, got {type(index).__name__}")
     db.check_writable()
+    build, model, stored = _publishable(db, build_id, cost_model)
+    build_id = int(build.id)
+    _check_cost_model(index, model, build_id)
+    rows = _index_rows(db, known_models, build, index, model, stored)
+    table = index.table
+    info = _json_or_str(index.info)  # sealed: the unit, protocol, ... change answers
+    db.add_tables(("build_seals", "build_arrays", "publications", "expansion_seals"))
+    with db.write() as conn:
+        if replaces is not None:
+            current = conn.execute(
+                sa.select(S.builds.c.id).where(S.builds.c.is_current)).scalar()
+            if current != replaces:
+                raise CurrentBuildChangedError(
+                    f"build {build_id} of {db.display_url!r} was to replace build {replaces}, "
+                    f"but build {current} is current now (published meanwhile); not "
+                    "published")
+        sequence = publications.next_sequence(conn)
+        header = seal_header(
+            *table.domain, type(table).__name__, build.expansion_key, sequence,
+            cost_model_digest(cost_model_rows(build_id, model), S.SCHEMA_VERSION),
+            verified_expansions(db, conn, rows.linked, build.expansion_key), head=True,
+            info=info)
+        seal = index_seal(db.digest, header, rows.sealed, *rows.seal_groups())
+        arrays = index_arrays.encode(
+            build_id, seal, type(table).__name__, tuple(map(float, table.domain)),
+            [cand.key for cand in table.candidates], rows.fields, rows.sealed,
+            [cand.cost.coefficients for cand in table.candidates], rows.seal_groups()[1],
+            [r["n_lo"] for r in rows.ranges], table.skyline_positions, header,
+        )
+        _mark_complete(db, conn, build_id, index, info)
+        rows.insert(conn)
+        _make_current(db, conn, build_id, sequence, seal, arrays)
+    # fresh statistics, so that SQL over the views is planned for the new rows
+    db.analyze("candidates, candidate_costs, candidate_needs, ranges, skyline_entries")
+
+
+def _publishable(db: Database, build_id: int, cost_model: CostModel | None
+                 ) -> tuple[sa.Row, CostModel, dict[str | None, tuple[int, str | None]]]:
+    """The build's row, its cost model (``cost_model``, else read) and its training key's
+    stored expansions (``feature_mask -> (id, model format)``), after checking that the
+    build is being built."""
     with db.read() as conn:
         build = build_row(db, conn, build_id)
         build_id = int(build.id)
@@ -258,8 +273,8 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
                 f"open_index(url, build={build_id})")
         if build.status != "building":
             raise InvalidArgumentError(f"build {build_id} is already {build.status}")
-        stored_model = stored_cost_model(db, conn, build_id)
-        order = feature_order(db, conn, build_id)
+        if cost_model is None:
+            cost_model = read_cost_model(db, conn, build_id).model
         x = S.expansions
         stored = {
             r.feature_mask: (int(r.id), r.model_format)
@@ -269,25 +284,76 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
                 )
             )
         }
-    atoms = list(stored_model.atoms)
+    return build, cost_model, stored
+
+
+def _check_cost_model(index: Index, model: CostModel, build_id: int) -> None:
+    """Refuse an index over other features, cost curves or bundles than the build's."""
+    atoms = list(model.atoms)
     if list(index.costs) != atoms:
         raise InvalidArgumentError(
             f"index features {list(index.costs)} are not the features of build "
             f"{build_id} {atoms}"
         )
-    if list(index.costs.values()) != list(stored_model.atoms.values()):
+    if list(index.costs.values()) != list(model.atoms.values()):
         raise InvalidArgumentError(
             f"index cost curves {[str(index.costs[n]) for n in atoms]} differ from those "
             f"given to begin_build for build {build_id}"
         )
-    if index.cost_model.bundles != stored_model.bundles:
+    if index.cost_model.bundles != model.bundles:
         raise InvalidArgumentError(
             f"index bundles { {k: sorted(v) for k, v in index.cost_model.bundles.items()} } "
             f"differ from those given to begin_build for build {build_id}"
         )
-    atom_id = {name: i for i, name in enumerate(atoms)}
-    need_rows = []
-    for pos, cand in enumerate(index.table.candidates):
+
+
+@dataclass
+class _IndexRows:
+    """The rows of a published index: candidates (and their sealed values), cost
+    coefficients, needs, ranges, skyline entries, and the expansions its candidates use."""
+
+    fields: tuple
+    candidates: list[dict[str, Any]]
+    sealed: list[tuple]
+    costs: list[dict[str, Any]]
+    needs: list[dict[str, Any]]
+    ranges: list[dict[str, Any]]
+    entries: list[dict[str, Any]]
+    linked: list[int]
+
+    def seal_groups(self) -> tuple[list[tuple], ...]:
+        """Coefficient, need, range and entry rows as :func:`storage.seal.index_seal`
+        takes them."""
+        return (
+            [(r["candidate_id"], r["degree"], r["coefficient"]) for r in self.costs],
+            [(r["candidate_id"], r["feature_id"], r["probability"]) for r in self.needs],
+            [(r["range_id"], float(r["n_lo"]), float(r["n_hi"])) for r in self.ranges],
+            [(r["range_id"], r["rank"], r["candidate_id"]) for r in self.entries],
+        )
+
+    def insert(self, conn: sa.Connection) -> None:
+        """Insert every row."""
+        conn.execute(S.candidates.insert(), self.candidates)
+        conn.execute(S.candidate_costs.insert(), self.costs)
+        if self.needs:
+            conn.execute(S.candidate_needs.insert(), self.needs)
+        conn.execute(S.ranges.insert(), self.ranges)
+        conn.execute(S.skyline_entries.insert(), self.entries)
+
+
+def _index_rows(db: Database, known_models: KnownModels, build: sa.Row, index: Index,
+                model: CostModel, stored: dict) -> _IndexRows:
+    """Every row of ``index`` as the build's, its models linked to their expansions or
+    serialised (before the write transaction opens)."""
+    build_id = int(build.id)
+    table = index.table
+    kind = type(table).__name__
+    if kind not in TABLE_KINDS:
+        raise InvalidArgumentError(f"index.table must be one of {sorted(TABLE_KINDS)}, got {kind}")
+    atom_id = {name: i for i, name in enumerate(model.atoms)}
+    order = lattice_order(model)
+    need_rows, cand_rows, cost_rows = [], [], []
+    for pos, cand in enumerate(table.candidates):
         unknown = sorted(set(cand.needs) - atom_id.keys())
         if unknown:
             raise InvalidArgumentError(
@@ -299,110 +365,88 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
              "probability": float(p)}
             for a, p in cand.needs.items()
         )
-    table = index.table
-    kind = type(table).__name__
-    if kind not in TABLE_KINDS:
-        raise InvalidArgumentError(f"index.table must be one of {sorted(TABLE_KINDS)}, got {kind}")
-    cand_rows, cost_rows = [], []
     for pos, cand in enumerate(table.candidates):
         _check_text(db, cand.learner, f"learner of candidate {pos}")
         _check_text(db, candidate_name(cand.key), f"key of candidate {pos}")
         mask = feature_mask(cand.features, order)
-        expansion_id, model = None, None
-        known = known_models.get(id(cand.payload))
-        if (
-            cand.payload is not None
-            and known is not None
-            and known[0] is cand.payload
-            and known[1] == build.expansion_key
-        ):
-            expansion_id = known[2]
-        elif cand.payload is None and mask in stored and stored[mask][1] is None:
-            expansion_id = stored[mask][0]
-        else:
-            dumped = dump_model(cand.payload)
-            if dumped is not None:
-                model = (dumped[0], dumped[1], db.digest.of(dumped[0]))
+        expansion_id, blob = _model_link(db, known_models, build.expansion_key, cand,
+                                         stored.get(mask))
         cand_rows.append(candidate_row(build_id, StoredCandidate(
-            pos, cand, ordered_names(cand.features, order), mask, expansion_id, model)))
+            pos, cand, ordered_names(cand.features, order), mask, expansion_id, blob)))
         cost_rows.extend(
             {"build_id": build_id, "candidate_id": pos, "degree": k, "coefficient": float(c)}
             for k, c in enumerate(cand.cost.coefficients)
         )
-    range_rows = [
-        {"build_id": build_id, "range_id": r, "n_lo": lo, "n_hi": hi}
-        for r, (lo, hi) in enumerate(table.ranges)
-    ]
-    entry_rows = [
-        {"build_id": build_id, "range_id": r, "rank": k, "candidate_id": pos}
-        for r, sky in enumerate(table.skyline_positions)
-        for k, pos in enumerate(sky)
-    ]
-    n_min, n_max = table.domain
-    info = _json_or_str(index.info)  # sealed: the unit, protocol, ... change answers
     fields = sealed_fields(S.SCHEMA_VERSION)
-    sealed_rows = [sealed_values(r, fields) for r in cand_rows]
-    linked = sorted({r["expansion_id"] for r in cand_rows if r["expansion_id"] is not None})
-    db.add_tables(("build_seals", "build_arrays", "publications", "expansion_seals"))
+    return _IndexRows(
+        fields, cand_rows, [sealed_values(r, fields) for r in cand_rows], cost_rows, need_rows,
+        [{"build_id": build_id, "range_id": r, "n_lo": lo, "n_hi": hi}
+         for r, (lo, hi) in enumerate(table.ranges)],
+        [{"build_id": build_id, "range_id": r, "rank": k, "candidate_id": pos}
+         for r, sky in enumerate(table.skyline_positions) for k, pos in enumerate(sky)],
+        sorted({r[_LINK] for r in cand_rows} - {None}),
+    )
+
+
+def _model_link(db: Database, known_models: KnownModels, expansion_key: str, cand: Any,
+                stored: tuple[int, str | None] | None
+                ) -> tuple[int | None, tuple[bytes, str, str] | None]:
+    """``(expansion id, own model)`` of a candidate: the expansion its model came from
+    (handed out by this build's expansion cache), or a model-less stored expansion on its
+    feature set, else its own model blob ``(blob, format, digest)`` (None: no model)."""
+    known = known_models.get(id(cand.payload))
+    if (cand.payload is not None and known is not None and known[0] is cand.payload
+            and known[1] == expansion_key):
+        return known[2], None
+    if cand.payload is None and stored is not None and stored[1] is None:
+        return stored[0], None
+    dumped = dump_model(cand.payload)
+    if dumped is None:
+        return None, None
+    return None, (dumped[0], dumped[1], db.digest.of(dumped[0]))
+
+
+def _mark_complete(db: Database, conn: sa.Connection, build_id: int, index: Index,
+                   info: str) -> None:
+    """Mark the build complete with its domain, kind, ``info`` text and statistics, or raise
+    :class:`BuildPublishedError` when another writer published it meanwhile."""
     b = S.builds
-    with db.write() as conn:
-        sequence = publications.next_sequence(conn)
-        header = seal_header(
-            n_min, n_max, kind, build.expansion_key, sequence,
-            cost_model_digest(db, conn, build_id),
-            verified_expansions(db, conn, linked, build.expansion_key), head=True,
-            info=info)
-        seal = index_seal(
-            db.digest,
-            header,
-            sealed_rows,
-            [(r["candidate_id"], r["degree"], r["coefficient"]) for r in cost_rows],
-            [(r["candidate_id"], r["feature_id"], r["probability"]) for r in need_rows],
-            [(r["range_id"], float(r["n_lo"]), float(r["n_hi"])) for r in range_rows],
-            [(r["range_id"], r["rank"], r["candidate_id"]) for r in entry_rows],
-        )
-        arrays = index_arrays.encode(
-            build_id, seal, kind, (float(n_min), float(n_max)),
-            [cand.key for cand in table.candidates], fields, sealed_rows,
-            [cand.cost.coefficients for cand in table.candidates],
-            [(r["candidate_id"], r["feature_id"], r["probability"]) for r in need_rows],
-            [r["n_lo"] for r in range_rows], table.skyline_positions, header,
-        )
-        done = conn.execute(
-            b.update()
-            .where(b.c.id == build_id, b.c.status == "building")
-            .values(status="complete", completed_at=now(), n_min=n_min, n_max=n_max,
-                    index_kind=kind, info=info,
-                    stats=_json_or_str(table.stats_))
-        )
-        if done.rowcount != 1:
-            status = conn.execute(sa.select(b.c.status).where(b.c.id == build_id)).scalar()
-            if status != "complete":
-                raise InvalidArgumentError(
-                    f"build {build_id} of {db.display_url!r} is {status} "
-                    "(changed by another writer); not published")
-            raise BuildPublishedError(
-                f"build {build_id} of {db.display_url!r} was published meanwhile by another "
-                "writer (a build with identical arguments); open it with "
-                f"open_index(url, build={build_id})"
-            )
-        conn.execute(S.candidates.insert(), cand_rows)
-        conn.execute(S.candidate_costs.insert(), cost_rows)
-        if need_rows:
-            conn.execute(S.candidate_needs.insert(), need_rows)
-        conn.execute(S.ranges.insert(), range_rows)
-        conn.execute(S.skyline_entries.insert(), entry_rows)
-        conn.execute(b.update().where(b.c.is_current).values(is_current=False))
-        conn.execute(b.update().where(b.c.id == build_id).values(is_current=True))
-        conn.execute(S.publications.insert().values(
-            sequence=sequence, build_id=build_id, published_at=now()))
-        conn.execute(S.build_seals.insert().values(build_id=build_id, index_digest=seal))
-        publications.write_head(conn, db.digest, sequence, build_id, seal)
-        conn.execute(S.build_arrays.insert().values(
-            build_id=build_id, format=index_arrays.FORMAT, digest=db.digest.of(arrays),
-            blob=arrays))
-    # fresh statistics, so that SQL over the views is planned for the new rows
-    db.analyze("candidates, candidate_costs, candidate_needs, ranges, skyline_entries")
+    n_min, n_max = index.table.domain
+    done = conn.execute(
+        b.update()
+        .where(b.c.id == build_id, b.c.status == "building")
+        .values(status="complete", completed_at=now(), n_min=n_min, n_max=n_max,
+                index_kind=type(index.table).__name__, info=info,
+                stats=_json_or_str(index.table.stats_))
+    )
+    if done.rowcount == 1:
+        return
+    status = conn.execute(sa.select(b.c.status).where(b.c.id == build_id)).scalar()
+    if status != "complete":
+        raise InvalidArgumentError(
+            f"build {build_id} of {db.display_url!r} is {status} "
+            "(changed by another writer); not published")
+    raise BuildPublishedError(
+        f"build {build_id} of {db.display_url!r} was published meanwhile by another "
+        "writer (a build with identical arguments); open it with "
+        f"open_index(url, build={build_id})"
+    )
+
+
+def _make_current(db: Database, conn: sa.Connection, build_id: int, sequence: int,
+                  seal: str, arrays: bytes) -> None:
+    """Move the current flag to the build and write its publication, seal, head record
+    and index arrays."""
+    b = S.builds
+    conn.execute(b.update().where(b.c.is_current).values(is_current=False))
+    conn.execute(b.update().where(b.c.id == build_id).values(is_current=True))
+    conn.execute(S.publications.insert().values(
+        sequence=sequence, build_id=build_id, published_at=now()))
+    conn.execute(S.build_seals.insert().values(build_id=build_id, index_digest=seal))
+    publications.write_head(conn, db.digest, sequence, build_id, seal)
+    conn.execute(S.build_arrays.insert().values(
+        build_id=build_id, format=index_arrays.FORMAT, digest=db.digest.of(arrays),
+        blob=arrays))
 
 
 def _check_text(db: Database, value: str | None, what: str) -> None:
@@ -511,9 +555,9 @@ def delete_builds(
                 table = S.metadata.tables[name]
                 conn.execute(table.delete().where(table.c.build_id.in_(ids)))
         used = dict(conn.execute(
-            sa.select(c.c.expansion_id, sa.func.min(c.c.build_id))
-            .where(c.c.expansion_id.is_not(None), c.c.build_id.in_(remaining or [-1]))
-            .group_by(c.c.expansion_id)
+            sa.select(c.c[_LINK], sa.func.min(c.c.build_id))
+            .where(c.c[_LINK].is_not(None), c.c.build_id.in_(remaining or [-1]))
+            .group_by(c.c[_LINK])
         ).all())
         owner_by_key = {}
         for i in remaining:

@@ -11,17 +11,13 @@ from lattice.expansion import Expansion
 from polydom.errors import InvalidArgumentError
 from storage import schema as S
 from storage.blobs import dump_model, dump_predictions, load_model, load_predictions
+from storage.build_records import build_row
 from storage.builds import KnownModels
 from storage.candidate_fields import fold_scores_from_text, fold_scores_text
 from storage.codec import feature_mask, mask_features, ordered_names
+from storage.cost_model_rows import feature_order
 from storage.database import Database, now
-from storage.reader import (
-    build_row,
-    check_expansion,
-    expansion_digest,
-    expansion_select,
-    feature_order,
-)
+from storage.expansion_seals import check_expansion, expansion_digest, expansion_select
 
 __all__ = ["ExpansionCache"]
 

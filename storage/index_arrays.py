@@ -4,8 +4,10 @@ Opening a build from its rows turns every row into Python objects twice (SQLAlch
 then keys, feature sets, needs and the seal's canonical text).  :func:`encode` packs what a
 reader needs into a few numpy arrays, stored as one ``.npz`` archive (``numpy.savez``, read
 back with ``allow_pickle=False``: nothing in it can run code); :func:`decode` checks every
-array against the others and returns the columns :meth:`polydom.Candidate.from_columns` and
-the skyline table take.  The layout is ours because no library stores "candidates,
+array against the others and returns each field's column as stored (what
+:func:`storage.candidate_fields.read_candidates` turns into the columns
+:meth:`polydom.Candidate.from_columns` takes, as it does the rows' columns), the needs and
+the skylines.  The layout is ours because no library stores "candidates,
 cost coefficients, needs, ranges and skylines" as one unit; the container is numpy's.
 
 The candidates' columns are those of :mod:`storage.candidate_fields` that decide answers
@@ -44,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from polydom.blobs.bounds import BlobBoundsError, load_npz
-from storage.candidate_fields import CandidateField
+from storage.candidate_fields import CandidateField, by_feed
 from storage.codec import decode_key
 from storage.seal import IndexIntegrityError
 
@@ -61,10 +63,11 @@ _NONE = -1
 class IndexArrays:
     """The decoded columns of a build's index (see the module docstring).
 
-    ``columns`` holds every field's Python column (None where a row holds NULL),
-    ``features`` the feature sets as frozensets (equal sets are one object), ``needs`` one
-    dict per candidate (atom name -> probability, in atom order), ``skylines`` lists of
-    candidate positions, cheapest first, ``header`` what else the seal covers.
+    ``columns`` holds every field's column as stored (None where a row holds NULL), the
+    key field's as the keys themselves (what :func:`storage.candidate_fields.
+    read_candidates` reads, with the key field ``done``), ``needs`` one dict per candidate
+    (atom name -> probability, in atom order), ``skylines`` lists of candidate positions,
+    cheapest first, ``header`` what else the seal covers.
     """
 
     build_id: int
@@ -74,12 +77,7 @@ class IndexArrays:
     n_max: float
     keys: list[Hashable]
     columns: dict[str, list]
-    accuracy: np.ndarray
     coefficients: np.ndarray
-    features: list[frozenset]
-    learners: list[str | None]
-    expansion_id: np.ndarray
-    own_models: dict[int, str]
     needs: list[dict[str, float]]
     breaks: list[float]
     skylines: list[list[int]]
@@ -187,8 +185,8 @@ def decode(
     ``atoms`` are the build's atomic features in their stored order (need rows name them
     by position); ``fields`` the sealed fields the blob must hold, in order.  Every array is
     checked against the others (lengths, index ranges, order), so a blob that decodes is a
-    well-formed index; values (accuracies in [0, 1], finite coefficients, probabilities) are
-    checked by the constructors they feed.
+    well-formed index; values (accuracies in [0, 1], finite coefficients, probabilities,
+    feature sets) are checked by the readers and constructors they feed.
 
     Runtime complexity: O(K * (L + fields) + N + E) numpy work, plus O(K + N + R) to build
     the Python columns.
@@ -200,7 +198,59 @@ def decode(
         ``build_id`` with these fields.
     """
     what = f"build {build_id}: its index arrays"
+
+    def bad(reason: str) -> IndexIntegrityError:
+        return IndexIntegrityError(f"{what}: {reason}; refusing to open it")
+
     names = {f.name: f.array for f in fields if f.array != "key"}
+    arrays, meta, keys = _load(blob, what, names)
+    texts = _check_meta(meta, build_id, fields, names, bad)
+    k = len(keys) if isinstance(keys, list) else -1
+    if not _strings(keys) or k == 0:
+        raise bad(f"{k} keys")
+    _check_lengths(arrays, k, len(atoms), names, texts, bad)
+    if meta["keys"] == "str":
+        key_list: list[Hashable] = keys
+    else:
+        try:
+            key_list = [decode_key(t) for t in keys]
+        except ValueError as exc:
+            raise bad(f"a key does not decode ({exc})") from None
+    columns = _columns(arrays, names, texts)
+    feeds = by_feed(fields)
+    if "expansion" in feeds and "model_digest" in feeds:
+        eid = arrays[feeds["expansion"].name]
+        own = [i for i, d in enumerate(columns[feeds["model_digest"].name]) if d is not None]
+        if (eid[own] >= 0).any():
+            raise bad("a candidate has both an expansion's model and its own")
+    columns.update({f.name: key_list for f in fields if f.array == "key"})
+    offsets, sky = arrays["sky_offsets"].tolist(), arrays["sky_candidates"].tolist()
+    return IndexArrays(
+        build_id=build_id,
+        seal=meta["seal"],
+        kind=meta["kind"],
+        n_min=float(arrays["domain"][0]),
+        n_max=float(arrays["domain"][1]),
+        keys=key_list,
+        columns=columns,
+        coefficients=arrays["coefficients"],
+        needs=_needs(arrays, k, atoms),
+        breaks=arrays["breaks"].tolist(),
+        skylines=[sky[a:b] for a, b in zip(offsets, offsets[1:], strict=False)],
+        header=meta["header"],
+        raw={"key_mode": meta["keys"], "key_text": arrays["keys"].tobytes().decode(),
+             "key_json": None if meta["keys"] == "str" else keys,
+             "fields": list(fields), "arrays": {n: arrays[n] for n in names},
+             **{name: arrays[name] for name in ("need_candidate", "need_atom",
+                                                "need_probability", "sky_offsets",
+                                                "sky_candidates")}},
+    )
+
+
+def _load(blob: bytes, what: str, names: dict[str, str]) -> tuple[dict[str, np.ndarray],
+                                                                  Any, Any]:
+    """The arrays of the blob (each of the dtype kind and dimensions it must have), its
+    meta JSON and its keys JSON."""
     try:
         stored = load_npz(blob, what)
         arrays = {name: stored[name] for name in [*_SHAPES, *names]}
@@ -219,10 +269,13 @@ def decode(
         if a.dtype.kind != kind or a.ndim != ndim:
             raise IndexIntegrityError(f"{what}: {name!r} has dtype {a.dtype} and {a.ndim} "
                                       f"dimensions, not kind {kind!r} and {ndim}")
+    return arrays, meta, keys
 
-    def bad(reason: str) -> IndexIntegrityError:
-        return IndexIntegrityError(f"{what}: {reason}; refusing to open it")
 
+def _check_meta(meta: Any, build_id: int, fields: Sequence[CandidateField],
+                names: dict[str, str], bad: Any) -> dict[str, list[str]]:
+    """The distinct texts of the ``"text"`` fields, after checking that ``meta`` is the
+    header of this layout, of build ``build_id``, with exactly ``fields``."""
     if not isinstance(meta, dict) or meta.get("version") != _VERSION:
         raise bad(f"unknown layout {meta.get('version') if isinstance(meta, dict) else meta!r}")
     if meta.get("build_id") != build_id:
@@ -237,9 +290,12 @@ def decode(
             and isinstance(meta.get("kind"), str) and meta.get("keys") in ("str", "json")
             and (meta.get("seal") is None or isinstance(meta.get("seal"), str))):
         raise bad("their header is malformed")
-    k = len(keys) if isinstance(keys, list) else -1
-    if not _strings(keys) or k == 0:
-        raise bad(f"{k} keys")
+    return texts
+
+
+def _check_lengths(arrays: dict[str, np.ndarray], k: int, n_atoms: int,
+                   names: dict[str, str], texts: dict[str, list[str]], bad: Any) -> None:
+    """Every array's length and index range against the others, for ``k`` candidates."""
     for name, kind in names.items():
         if arrays[name].shape != (k,):
             raise bad(f"{name!r} has {arrays[name].shape[0]} entries for {k} candidates")
@@ -251,8 +307,8 @@ def decode(
     if not nc.shape == na.shape == npr.shape:
         raise bad("need columns differ in length")
     _within(nc, 0, k, "need_candidate", bad)
-    _within(na, 0, len(atoms), "need_atom", bad)
-    if len(nc) > 1 and (np.diff(nc * len(atoms) + na) <= 0).any():
+    _within(na, 0, n_atoms, "need_atom", bad)
+    if len(nc) > 1 and (np.diff(nc * n_atoms + na) <= 0).any():
         raise bad("needs are not sorted by candidate and atom, or repeat one")
     breaks, offsets, sky = arrays["breaks"], arrays["sky_offsets"], arrays["sky_candidates"]
     r = breaks.shape[0]
@@ -260,16 +316,13 @@ def decode(
             or (np.diff(offsets) < 0).any()):
         raise bad(f"skyline offsets do not cover {r} ranges and {len(sky)} entries")
     _within(sky, 0, k, "sky_candidates", bad)
-    domain = arrays["domain"]
-    if domain.shape != (2,):
-        raise bad(f"domain of shape {domain.shape}")
-    if meta["keys"] == "str":
-        key_list: list[Hashable] = keys
-    else:
-        try:
-            key_list = [decode_key(t) for t in keys]
-        except ValueError as exc:
-            raise bad(f"a key does not decode ({exc})") from None
+    if arrays["domain"].shape != (2,):
+        raise bad(f"domain of shape {arrays['domain'].shape}")
+
+
+def _columns(arrays: dict[str, np.ndarray], names: dict[str, str],
+             texts: dict[str, list[str]]) -> dict[str, list]:
+    """Each non-key field's column as stored (None for NaN, -1 and a text position -1)."""
     columns: dict[str, list] = {}
     for name, kind in names.items():
         a = arrays[name]
@@ -280,50 +333,18 @@ def decode(
         else:
             values = [*texts[name], None]  # position -1: None
             columns[name] = [values[i] for i in a.tolist()]
-    sets: dict[str, frozenset] = {}
-    for text in texts.get("features_json", []):
-        try:
-            feature_names = json.loads(text)
-        except ValueError:
-            feature_names = None
-        if not _strings(feature_names):
-            raise bad(f"feature set {text!r} is not a JSON list of names")
-        sets[text] = frozenset(feature_names)
-    eid = arrays["expansion_id"]
-    own = {i: d for i, d in enumerate(columns["model_sha256"]) if d is not None}
-    if (eid[list(own)] >= 0).any():
-        raise bad("a candidate has both an expansion's model and its own")
+    return columns
+
+
+def _needs(arrays: dict[str, np.ndarray], k: int, atoms: Sequence[str]
+           ) -> list[dict[str, float]]:
+    """One ``atom name -> probability`` dict per candidate, in atom order."""
     atom_names = list(atoms)
     needs: list[dict[str, float]] = [{} for _ in range(k)]
-    for c, a, p in zip(nc.tolist(), na.tolist(), npr.tolist(), strict=True):
+    for c, a, p in zip(arrays["need_candidate"].tolist(), arrays["need_atom"].tolist(),
+                       arrays["need_probability"].tolist(), strict=True):
         needs[c][atom_names[a]] = p
-    cands = sky.tolist()
-    cuts = offsets.tolist()
-    return IndexArrays(
-        build_id=build_id,
-        seal=meta["seal"],
-        kind=meta["kind"],
-        n_min=float(domain[0]),
-        n_max=float(domain[1]),
-        keys=key_list,
-        columns=columns,
-        accuracy=arrays["accuracy"],
-        coefficients=arrays["coefficients"],
-        features=[sets[t] for t in columns["features_json"]],
-        learners=columns["learner"],
-        expansion_id=eid,
-        own_models=own,
-        needs=needs,
-        breaks=breaks.tolist(),
-        skylines=[cands[a:b] for a, b in zip(cuts, cuts[1:], strict=False)],
-        header=meta["header"],
-        raw={"key_mode": meta["keys"], "key_text": arrays["keys"].tobytes().decode(),
-             "key_json": None if meta["keys"] == "str" else keys,
-             "fields": list(fields), "arrays": {n: arrays[n] for n in names},
-             **{name: arrays[name] for name in ("need_candidate", "need_atom",
-                                                "need_probability", "sky_offsets",
-                                                "sky_candidates")}},
-    )
+    return needs
 
 
 def check_rows(

@@ -49,7 +49,7 @@ import functools
 
 import sqlalchemy as sa
 
-from storage.candidate_fields import candidate_columns
+from storage.candidate_fields import candidate_columns, view_columns
 
 __all__ = [
     "ADDED_TABLES",
@@ -59,6 +59,7 @@ __all__ = [
     "TABLES",
     "VIEWS",
     "metadata",
+    "skyline_all_sql",
 ]
 
 #: Version of the layout below; a store of another version is refused when opened, except
@@ -322,24 +323,31 @@ TABLES = [t.name for t in metadata.sorted_tables]
 ADDED_TABLES = ("build_seals", "build_arrays", "expansion_predictions", "publications",
                 "expansion_seals", "served_timings")
 
-_SKYLINE_ALL = """
+#: Where the views put ``cost_at_n_lo`` (computed from ``candidate_costs``) among the
+#: candidate columns the fields declare (:func:`storage.candidate_fields.view_columns`).
+_COST_AT_N_LO = (7, """(SELECT SUM(cc.coefficient * power(r.n_lo, cc.degree))
+          FROM candidate_costs cc
+         WHERE cc.build_id = c.build_id AND cc.candidate_id = c.candidate_id)""",
+                 "cost_at_n_lo")
+
+
+def skyline_all_sql(schema_version: int) -> str:
+    """The SELECT of the ``skyline_all`` view of a store of ``schema_version``: a skyline
+    entry's build, range and rank, then the candidate columns its fields declare
+    (:class:`storage.candidate_fields.ViewColumn`) and its cost at ``n_lo``.
+
+    Runtime complexity: O(fields).
+    """
+    shown = sorted([*view_columns(schema_version), _COST_AT_N_LO])
+    columns = ",\n".join(f"       {expression} AS {name}" for _, expression, name in shown)
+    return f"""
 SELECT e.build_id AS build_id,
        e.range_id AS range_id,
        r.n_lo AS n_lo,
        r.n_hi AS n_hi,
        e.rank AS rank,
        c.candidate_id AS candidate_id,
-       c.key AS candidate,
-       c.learner AS learner,
-       c.features AS features,
-       c.accuracy AS accuracy,
-       c.accuracy_se AS accuracy_se,
-       c.fold_scores AS fold_scores,
-       c.cost AS cost,
-       (SELECT SUM(cc.coefficient * power(r.n_lo, cc.degree))
-          FROM candidate_costs cc
-         WHERE cc.build_id = c.build_id AND cc.candidate_id = c.candidate_id) AS cost_at_n_lo,
-       COALESCE(c.model_format, x.model_format) AS model_format
+{columns}
   FROM skyline_entries e
   JOIN ranges r ON r.build_id = e.build_id AND r.range_id = e.range_id
   JOIN candidates c ON c.build_id = e.build_id AND c.candidate_id = e.candidate_id
@@ -347,6 +355,7 @@ SELECT e.build_id AS build_id,
   LEFT JOIN expansions x ON x.id = c.expansion_id
  WHERE b.status = 'complete'
 """
+
 
 _SKYLINE = """
 SELECT s.* FROM skyline_all s JOIN builds b ON b.id = s.build_id WHERE b.is_current
@@ -374,7 +383,8 @@ SELECT b.id AS build_id,
 """
 
 #: View name -> SELECT text, created in this order.
-VIEWS = {"skyline_all": _SKYLINE_ALL, "skyline": _SKYLINE, "build_summary": _BUILD_SUMMARY}
+VIEWS = {"skyline_all": skyline_all_sql(SCHEMA_VERSION), "skyline": _SKYLINE,
+         "build_summary": _BUILD_SUMMARY}
 
 #: Lookup in plain SQL over the ``skyline_all`` view, parameters ``:b`` (build id), ``:n``
 #: (size, inside the build's domain) and ``:budget``: in the range holding ``n`` (the last

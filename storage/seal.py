@@ -1,8 +1,10 @@
 """The seal of a published build: one digest over every row that decides its lookups.
 
 :func:`publish <storage.builds.publish>` computes it from the rows it writes and stores it in
-``build_seals``; :func:`load_index <storage.reader.load_index>` recomputes it from the rows
-it reads and refuses the build when they differ (an accuracy or a cost coefficient edited in
+``build_seals`` and in the build's index arrays; :func:`load_index
+<storage.reader.load_index>` checks the arrays against it (and the rows against the arrays),
+or recomputes it from the rows of a build without arrays, and refuses the build when they
+differ (an accuracy or a cost coefficient edited in
 SQL, a skyline entry moved).  The digest is a sha256, or an HMAC under the store key (then
 only a key holder can reseal edited rows).  Floats enter as ``repr`` (exact for the stored
 doubles), rows in key order, so both sides compute the same text.
@@ -18,13 +20,13 @@ from storage.blobs import BlobDigest
 from storage.codec import canonical_json
 
 __all__ = [
-    "LEGACY_SEALED_COLUMNS",
     "SEAL_VERSION",
     "IndexIntegrityError",
     "expansion_seal",
     "index_seal",
     "info_digest",
     "rows_digest",
+    "seal_digest",
     "seal_header",
 ]
 
@@ -32,10 +34,6 @@ __all__ = [
 #: :mod:`storage.candidate_fields`) covered the candidates, coefficients, needs, ranges and
 #: entries and ``(n_min, n_max, index_kind)``; version 2 also covers the header below.
 SEAL_VERSION = 2
-
-#: The candidate columns a version-1 seal covers, in its order.
-LEGACY_SEALED_COLUMNS = ("key_json", "accuracy", "features_json", "learner", "expansion_id",
-                         "model_sha256")
 
 
 def index_seal(
@@ -53,11 +51,11 @@ def index_seal(
     depend on: domain, index kind, the training key of its expansions, its publication
     number, the digest of its cost model rows, the seals of the expansions its candidates
     use); for a version-1 seal the sequence ``(n_min, n_max, index_kind)``.  ``candidates``
-    rows are ``(candidate_id, *sealed fields)`` (:func:`storage.candidate_fields.sealed_fields`;
-    version 1: :data:`LEGACY_SEALED_COLUMNS`); ``coefficients`` rows ``(candidate_id, degree,
-    coefficient)``; ``needs`` rows ``(candidate_id, feature_id, probability)``; ``ranges`` rows
-    ``(range_id, n_lo, n_hi)``; ``entries`` rows ``(range_id, rank, candidate_id)``.  Each
-    group is sorted here.
+    rows are ``(candidate_id, *sealed fields)`` (:func:`storage.candidate_fields.
+    sealed_fields`; version 1: :func:`storage.candidate_fields.legacy_sealed_fields`);
+    ``coefficients`` rows ``(candidate_id, degree, coefficient)``; ``needs`` rows
+    ``(candidate_id, feature_id, probability)``; ``ranges`` rows ``(range_id, n_lo, n_hi)``;
+    ``entries`` rows ``(range_id, rank, candidate_id)``.  Each group is sorted here.
 
     Runtime complexity: O(R log R) for R rows in all.
     """
@@ -138,6 +136,16 @@ def expansion_seal(digest: BlobDigest, row: Sequence[Any]) -> str:
     Runtime complexity: O(len(row)).
     """
     return digest.of(canonical_json([_value(v) for v in row], "expansion").encode())
+
+
+def seal_digest(db: Any) -> BlobDigest:
+    """How the seals and index arrays of ``db`` (a :class:`storage.database.Database`) are
+    digested: under the store key for a signed store (checked: a signed build is opened with
+    its key or not at all), else plain sha256."""
+    if db.store_key_id is not None:
+        db.check_key()
+        return db.digest
+    return BlobDigest()
 
 
 def _rows(group: Iterable[Sequence[Any]]) -> list[list[Any]]:

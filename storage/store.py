@@ -14,8 +14,8 @@ rows of a published build are never changed afterwards, so a reader sees the old
 the new one, never a mix.
 
 This class is the facade: the database and its transactions are :mod:`storage.database`,
-the write path :mod:`storage.builds`, the read path :mod:`storage.reader`, the expansions
-:mod:`storage.expansion_cache`.
+the write path :mod:`storage.builds`, the read path :mod:`storage.reader`, listings and
+SQL :mod:`storage.build_records`, the expansions :mod:`storage.expansion_cache`.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from typing import Any
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.index.built import Index
-from storage import builds, reader, telemetry
+from storage import build_records, builds, reader, telemetry
+from storage.build_records import BuildRecord
 from storage.builds import KnownModels
 from storage.database import Database
-from storage.reader import BuildRecord
 from storage.telemetry import StoredTiming
 
 __all__ = ["IndexStore"]
@@ -78,6 +78,8 @@ class IndexStore:
         self.dialect = self.database.dialect
         self.engine = self.database.engine
         self._known_models: KnownModels = {}
+        #: build id -> its cost model as begin_build stored it (publish reads no rows back)
+        self._cost_models: dict[int, CostModel] = {}
 
     def __repr__(self) -> str:
         return f"IndexStore({self.display_url!r})"
@@ -131,7 +133,8 @@ class IndexStore:
         int
             The build id.
         """
-        return builds.begin_build(self.database, params, costs, columns, learner)
+        return builds.begin_build(self.database, params, costs, columns, learner,
+                                  self._cost_models)
 
     def expansion_cache(self, build_id: int, trusted: bool = False) -> Any:
         """The expansions of a build as a mapping ``frozenset(names) -> Expansion``.
@@ -145,8 +148,12 @@ class IndexStore:
 
         return ExpansionCache(self.database, self._known_models, build_id, trusted)
 
-    def publish(self, build_id: int, index: Index) -> None:
+    def publish(self, build_id: int, index: Index, replaces: int | None = None) -> None:
         """Write ``index`` as the result of the build and make it current, atomically.
+
+        With ``replaces`` (a build id), only while that build is still current, checked in
+        the publishing transaction: a build published meanwhile is never replaced
+        (:class:`polydom.errors.CurrentBuildChangedError`, nothing written).
 
         Candidates whose model came from this build's expansion cache (or that have no
         model and a stored expansion on the same feature set) are linked to that expansion;
@@ -167,7 +174,8 @@ class IndexStore:
             If the build does not exist or is already complete, or ``index`` is not a
             :class:`polydom.Index` over the build's features.
         """
-        builds.publish(self.database, self._known_models, build_id, index)
+        builds.publish(self.database, self._known_models, build_id, index,
+                       self._cost_models.get(build_id), replaces)
 
     def fail_build(self, build_id: int, error: BaseException | str) -> None:
         """Mark an unfinished build ``failed`` with its error (see
@@ -240,14 +248,14 @@ class IndexStore:
 
         Runtime complexity: one indexed query.
         """
-        return reader.current_build_id(self.database)
+        return build_records.current_build_id(self.database)
 
     def list_builds(self) -> list[BuildRecord]:
         """Every build, oldest first, with its status and row counts.
 
         Runtime complexity: one query over the ``build_summary`` view.
         """
-        return reader.list_builds(self.database)
+        return build_records.list_builds(self.database)
 
     def skyline_rows(self, build: int | None = None) -> list[dict[str, Any]]:
         """Rows of the ``skyline_all`` view for one complete build (current by default).
@@ -255,7 +263,7 @@ class IndexStore:
         Reads no model blobs.  Each row: ``range_id, n_lo, n_hi, rank, candidate_id,
         candidate, features, accuracy, cost, cost_at_n_lo, model_format``.
         """
-        return reader.skyline_rows(self.database, build)
+        return build_records.skyline_rows(self.database, build)
 
     def sql_lookup(self, size: float, budget: float, build: int | None = None) -> int:
         """:meth:`polydom.PolyDomIndex.lookup_position` answered by SQL over the views.
@@ -266,15 +274,17 @@ class IndexStore:
 
         Runtime complexity: one query (index range scan over the build's skyline rows).
         """
-        return reader.sql_lookup(self.database, size, budget, build)
+        return build_records.sql_lookup(self.database, size, budget, build)
 
     def record_timings(
-        self, records: Iterable[Sequence[Any]], build_id: int | None = None
+        self, records: Iterable[Sequence[Any]], build_id: int | None = None,
+        seal: str | None = None,
     ) -> tuple[int, int]:
         """Store served ``(feature, size, seconds)`` records against a build, all or none.
 
         Each is checked first (an atomic feature of the build, a size in its domain, finite
-        seconds >= 0); see :func:`storage.telemetry.append_timings`.  Returns the ids of the
+        seconds > 0 and bounded; with ``seal``, the build's seal must be it); see
+        :func:`storage.telemetry.append_timings`.  Returns the ids of the
         first and last row written (``(0, -1)`` for no records).
 
         Runtime complexity: O(R) checks and one transaction of R rows.
@@ -284,7 +294,7 @@ class IndexStore:
         polydom.errors.TelemetryError
             A ``ValueError`` naming the first bad record; nothing is stored.
         """
-        return telemetry.append_timings(self.database, records, build_id)
+        return telemetry.append_timings(self.database, records, build_id, seal)
 
     def timings(
         self, since_id: int = 0, features: Iterable[str] | None = None, last: int | None = None

@@ -18,8 +18,9 @@ import sqlalchemy as sa
 from polydom.curves.units import check_seconds, check_size_value, seconds_to_store, unit_name
 from polydom.errors import InvalidArgumentError, TelemetryError
 from storage import schema as S
+from storage.build_records import build_row
+from storage.cost_model_rows import atom_order
 from storage.database import Database, now
-from storage.reader import atom_order, build_row
 
 __all__ = ["StoredTiming", "TelemetryError", "append_timings", "read_timings"]
 
@@ -51,6 +52,20 @@ def check_id(value: Any, name: str, least: int, error: type[Exception]) -> int:
     return int(value)
 
 
+def _check_seal(db: Database, conn: sa.Connection, build_id: int, seal: str) -> None:
+    """Refuse timings measured against a build whose seal is ``seal`` when the store's build
+    ``build_id`` has another seal (or none): they belong to another store's build."""
+    mine = None
+    if "build_seals" in db.tables:
+        mine = conn.execute(sa.select(S.build_seals.c.index_digest).where(
+            S.build_seals.c.build_id == build_id)).scalar()
+    if mine != seal:
+        raise TelemetryError(
+            f"timings of the build sealed {str(seal)[:12]!r}... are not for build {build_id} "
+            f"of {db.display_url!r} (sealed {str(mine)[:12]!r}...): another store's build; "
+            "nothing stored")
+
+
 def _unit(info: str | None, build_id: int) -> None:
     """Refuse timings for a build whose cost unit is not a unit of time."""
     try:
@@ -64,7 +79,8 @@ def _unit(info: str | None, build_id: int) -> None:
 
 
 def append_timings(
-    db: Database, records: Iterable[Sequence[Any]], build_id: int | None = None
+    db: Database, records: Iterable[Sequence[Any]], build_id: int | None = None,
+    seal: str | None = None,
 ) -> tuple[int, int]:
     """Store ``(feature, size, seconds)`` records against a build, all or none.
 
@@ -82,6 +98,9 @@ def append_timings(
     records : iterable of (str, float, float)
     build_id : int, optional
         The build that served the items (default: the current build).
+    seal : str, optional
+        The seal of the build that served them (``index.info["seal"]``): the store's build
+        must have it, else nothing is stored (timings of another store's build).
 
     Returns
     -------
@@ -102,6 +121,8 @@ def append_timings(
         if build.status != "complete":
             raise TelemetryError(f"build {build.id} is {build.status}, not a published build")
         _unit(build.info, int(build.id))
+        if seal is not None:
+            _check_seal(db, conn, int(build.id), seal)
         atoms = set(atom_order(conn, int(build.id)))
         lo, hi = float(build.n_min), float(build.n_max)
     rows = []

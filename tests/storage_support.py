@@ -203,7 +203,7 @@ def reseal_expansions(url: str) -> None:
     what an attacker does after editing an expansion of an unsigned store."""
     from storage import schema as S
     from storage.database import Database
-    from storage.reader import expansion_digest, expansion_select
+    from storage.expansion_seals import expansion_digest, expansion_select
 
     db = Database(url, create=False)
     try:

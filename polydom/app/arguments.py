@@ -1,8 +1,11 @@
 """The command line's shared argument types and options, one definition each.
 
 Every verb module registers its parser with these, so a size, a count, a build id, a store
-key, a unit or an output format is checked and worded the same way by every command.  This
-module imports the standard library only: building the parser must stay instant.
+key, a unit or an output format is checked and worded the same way by every command; a number
+is read by :func:`polydom.curves.domain.real_from_text`, the checker the Python functions and
+the HTTP service share.  This module imports the standard library and polydom's numpy-free
+checkers (:mod:`polydom.curves.domain`, :mod:`polydom.curves.units`) only: building the
+parser must stay instant.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import math
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from polydom.curves.domain import real_from_text
 from polydom.curves.units import split_quantity
 from polydom.errors import InvalidArgumentError
 
@@ -72,21 +76,27 @@ def _checked(text: str, convert: type, expected: str, ok: Callable[[Any], bool],
     return value
 
 
+def _real(text: str) -> float:
+    """``text`` as a float (:func:`polydom.curves.domain.real_from_text`, the checker every
+    door shares); ``ValueError`` when it spells no number."""
+    return real_from_text(text, "argument")
+
+
 def non_negative(text: str) -> float:
     """A finite number >= 0 (a size, a budget, a rate)."""
-    return _checked(text, float, "a number", lambda v: math.isfinite(v) and v >= 0.0,
+    return _checked(text, _real, "a number", lambda v: math.isfinite(v) and v >= 0.0,
                     "a finite number >= 0")
 
 
 def positive(text: str) -> float:
     """A finite number > 0 (a period in seconds)."""
-    return _checked(text, float, "a number", lambda v: math.isfinite(v) and v > 0.0,
+    return _checked(text, _real, "a number", lambda v: math.isfinite(v) and v > 0.0,
                     "a finite number > 0")
 
 
 def fraction(text: str) -> float:
     """A number strictly between 0 and 1 (a quantile)."""
-    return _checked(text, float, "a number in (0, 1)", lambda v: 0.0 < v < 1.0,
+    return _checked(text, _real, "a number in (0, 1)", lambda v: 0.0 < v < 1.0,
                     "a number in (0, 1)")
 
 

@@ -254,6 +254,40 @@ def _cost_model(
         raise ConfigError(str(exc).splitlines()[0]) from None
 
 
+def _checked_model(
+    config: Mapping, columns: Mapping[str, list[int]], costs: Mapping[str, CostCurve],
+    column_costs: Mapping[int, CostCurve], n_min: float, n_max: float,
+) -> CostModel:
+    """The build's one :class:`CostModel`, made and checked here, at the door: every cost
+    the config gave (parsed once, by :func:`feature_costs`) non-negative on the domain.  The
+    model remembers the domain it was checked on, so ``build_index``, the lattice, the index
+    and the store take the object as it is, without checking its curves again.
+
+    Runtime complexity: O(atoms * degree**3).
+    """
+    model = _cost_model(config, columns, costs, column_costs)
+    bad = model.negative_atom(n_min, n_max)
+    if bad is not None:
+        name = bad
+        if config.get("atoms", "features") == "columns":  # atom x{j}: its column or feature
+            j = model.columns[bad][0]
+            feature = next(f for f, cols in columns.items() if j in cols)
+            own = column_costs.get(j)
+            name = feature if own is None or own is costs.get(feature) else f"column {j}"
+        _refuse_negative(name, model.atoms[bad], n_min, n_max)
+    if config.get("atoms", "features") == "features":
+        atoms = {id(c) for c in model.atoms.values()}
+        for j, curve in column_costs.items():  # columns summed into a feature's atom
+            if id(curve) not in atoms and not curve.is_nonnegative(n_min, n_max):
+                _refuse_negative(f"column {j}", curve, n_min, n_max)
+    return model
+
+
+def _refuse_negative(name: str, curve: CostCurve, n_min: float, n_max: float) -> None:
+    raise ConfigError(f"cost of {name!r} ({curve}) is negative somewhere on the domain "
+                      f"[{n_min:g}, {n_max:g}]")
+
+
 class Config(dict):
     """A config read from a file: its keys, and ``folder``, the file's folder (relative
     paths in the config are relative to it)."""
@@ -440,11 +474,7 @@ def build_from_config(
         n_min, n_max = float(dom[0]), float(dom[1])
         if not (0 <= n_min <= n_max):
             raise ConfigError(f"domain must have 0 <= n_min <= n_max, got {dom!r}")
-    named_curves = [*costs.items(), *((f"column {j}", c) for j, c in column_costs.items())]
-    for name, curve in named_curves:
-        if not curve.is_nonnegative(n_min, n_max):
-            raise ConfigError(f"cost of {name!r} ({curve}) is negative somewhere on the domain "
-                              f"[{n_min:g}, {n_max:g}]")
+    model = _checked_model(config, columns, costs, column_costs, n_min, n_max)
     if not isinstance(unit, str) or not unit.strip():
         raise ConfigError(f"cost_unit must be a non-empty text such as 's', got {unit!r}")
     foreign = config.get("foreign_database", False)
@@ -457,7 +487,6 @@ def build_from_config(
         protocol.splits(y)
     except EvaluationError as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
-    model = _cost_model(config, columns, costs, column_costs)
     learner = sklearn_learner(estimator, X, y, features=model, cv=protocol,
                               name=config["learner"])
     spec = executor if executor is not None else config.get("executor")

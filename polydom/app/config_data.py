@@ -235,6 +235,11 @@ def _read_parquet(path: Path, origin: str, target: Any) -> Dataset:
         label_type = schema.field(at).type
         text = not (pt.is_integer(label_type) or pt.is_floating(label_type)
                     or pt.is_boolean(label_type))
+        if text and not (pt.is_string(label_type) or pt.is_large_string(label_type)
+                         or pt.is_binary(label_type) or pt.is_large_binary(label_type)
+                         or pt.is_dictionary(label_type)):
+            raise ConfigError(f"target {names[at]!r} of {origin!r} holds {label_type}; labels "
+                              "must be numbers or text")
         if text:
             size = sum(meta.row_group(g).column(at).total_uncompressed_size
                        for g in range(meta.num_row_groups))
@@ -329,7 +334,7 @@ def _npy_dtype(handle: Any) -> np.dtype:
     read = {(1, 0): np.lib.format.read_array_header_1_0,
             (2, 0): np.lib.format.read_array_header_2_0}.get(version)
     if read is None:
-        raise ValueError(f".npy format version {version} is not read here (1.0 or 2.0)")
+        raise ConfigError(f".npy format version {version} is not read here (1.0 or 2.0)")
     return read(handle)[2]
 
 

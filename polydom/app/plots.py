@@ -138,7 +138,7 @@ def plot_skylines(
     unbounded last range).  Points carry a number, placed alternately below and above the
     step line so that neighbours do not overlap; a key under the panels names, for each
     number, the learner that produced the model and its features in full.  The accuracy
-    axis starts just below the least accurate non-empty set.  The title says what ``n``
+    axis spans every point drawn (the empty model's too), not 0 to 1.  The title says what ``n``
     is (``size_label``).  Returns the path.
 
     Runtime complexity: O(R * S) for R ranges drawn with S candidates each.
@@ -177,9 +177,7 @@ def plot_skylines(
             ax.annotate(str(numbers[c.key]), (x, y), fontsize=8,
                         xytext=(4, -11) if rank % 2 == 0 else (-10, 5),
                         textcoords="offset points", annotation_clip=True)
-        useful = [a for c, a in zip(sky, acc, strict=True) if c.features]
-        if useful:
-            ax.set_ylim(min(useful) - 0.03, max(useful) + 0.02)
+        _accuracy_limits(ax, acc)  # every point drawn, the empty model's included
         if cost and min(cost) > 0 and max(cost) / min(cost) > 50:
             ax.set_xscale("log")
             _plain_ticks(ax.xaxis)
@@ -290,8 +288,10 @@ def plot_workload_plan(
     path: str | Path,
     sizes: np.ndarray | None = None,
     weights: np.ndarray | None = None,
+    unit: str = "cost",
 ) -> Path:
-    """A workload plan: expected accuracy vs mean budget (plan and uniform), budget per size.
+    """A workload plan: expected accuracy vs mean budget (plan and uniform), budget per size;
+    budgets and costs in ``unit`` (the store's: the axes say it).
 
     ``plan`` is a :class:`polydom.serving.WorkloadPlan`; ``frontier`` holds ``(budget, plan,
     uniform plan or None)`` for a range of budgets (the left panel); the right panel shows the
@@ -311,7 +311,7 @@ def plot_workload_plan(
         left.plot(*zip(*uni, strict=True), marker=".", label="uniform per-item budget")
     left.axvline(plan.budget, color="gray", linestyle=":", label=f"budget {plan.budget:.4g}")
     left.set_xscale("log")
-    left.set_xlabel("mean cost per item (budget)", fontsize=8)
+    left.set_xlabel(f"mean cost per item, the budget ({unit})", fontsize=8)
     left.set_ylabel("expected accuracy", fontsize=8)
     left.legend(fontsize=7)
     if sizes is not None:
@@ -327,10 +327,10 @@ def plot_workload_plan(
     right.axhline(plan.budget, color="C1", label="uniform budget")
     right.set_yscale("log")
     right.set_xlabel("item size n", fontsize=8)
-    right.set_ylabel("per-item budget", fontsize=8)
+    right.set_ylabel(f"per-item budget ({unit})", fontsize=8)
     right.legend(fontsize=7)
     fig.suptitle(f"{plan.method} plan: expected accuracy {plan.expected_accuracy:.4f}, "
-                 f"expected cost {plan.expected_cost:.4g} per item", fontsize=9)
+                 f"expected cost {plan.expected_cost:.4g} {unit} per item", fontsize=9)
     return _save(fig, axes, 2, path)
 
 

@@ -71,6 +71,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from polydom.app.output import json_ready
+from polydom.curves.curve_text import natural_key
 from polydom.curves.domain import check_budget, check_rows, check_size, real_from_text
 from polydom.curves.names import candidate_name
 from polydom.curves.units import cost_unit_for, parse_budget, unit_name
@@ -254,7 +255,7 @@ class _DriftCollector(Collector):
 def _entry(entry: SkylineEntry, unit: str, se: bool = True) -> dict[str, Any]:
     cand = entry.candidate
     return {"rank": entry.rank, "key": key_text(cand.key), "learner": cand.learner,
-            "features": sorted(cand.features), "accuracy": cand.accuracy,
+            "features": sorted(map(str, cand.features), key=natural_key), "accuracy": cand.accuracy,
             "accuracy_se": cand.accuracy_se if se else None,
             "cost": entry.cost, "unit": unit, "fits": entry.fits}
 

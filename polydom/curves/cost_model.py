@@ -14,6 +14,14 @@ atoms' columns), whatever learner trained it.
 
 A plain mapping ``{name: curve}`` is a cost model of atoms only
 (:meth:`CostModel.coerce`), so code written before bundles keeps working.
+
+*Checked once, then trusted.*  A model is checked when it is made (names, curves, bundles,
+columns) and, on a size domain, the first time :meth:`CostModel.check_nonnegative` (or
+:meth:`CostModel.negative_atom`) finds every atom non-negative there; the model remembers
+that domain, so a later check on a domain inside it is O(1), and :meth:`with_columns` keeps
+both.  A build makes its model once at the door (a config, ``build_index``) and passes the
+object on: the lattice's ``FeatureSpace``, the index and the store take it as it is (the
+``check_input=False`` pattern of scikit-learn, carried by the object).
 """
 
 from __future__ import annotations
@@ -64,7 +72,7 @@ class CostModel:
         columns of an unknown atom, a negative column, two atoms claiming one column.
     """
 
-    __slots__ = ("_atoms", "_bundles", "_columns", "_order", "_coef")
+    __slots__ = ("_atoms", "_bundles", "_columns", "_order", "_coef", "_nonnegative_on")
 
     def __init__(
         self,
@@ -105,38 +113,13 @@ class CostModel:
                         f"bundle {name!r} names unknown atom(s) {unknown}; atoms: {list(curves)}"
                     )
                 self._bundles[name] = members
-        self._columns: dict[str, tuple[int, ...]] = {}
-        if columns is not None:
-            if not isinstance(columns, Mapping):
-                raise InvalidArgumentError(
-                    f"columns must be a mapping atom -> columns, got {columns!r}")
-            owner: dict[int, str] = {}
-            for name, cols in columns.items():
-                if name not in curves:
-                    raise InvalidArgumentError(
-                        f"columns given for {name!r}, which is not an atom; atoms: {list(curves)}"
-                    )
-                if isinstance(cols, (str, int, np.integer)) or not isinstance(cols, Iterable):
-                    raise InvalidArgumentError(
-                        f"columns of atom {name!r} must be a list, got {cols!r}")
-                out = []
-                for c in cols:
-                    c = check_column(c, f"a column of atom {name!r}")
-                    if c < 0:
-                        raise InvalidArgumentError(
-                            f"columns of atom {name!r} must be integers >= 0, got {c!r}"
-                        )
-                    if c in owner:
-                        raise InvalidArgumentError(
-                            f"column {c} is claimed by two atoms, {owner[c]!r} and {name!r}"
-                        )
-                    owner[c] = name
-                    out.append(c)
-                self._columns[name] = tuple(out)
+        self._columns = _checked_columns(columns, curves)
         width = max((c.coefficients.size for c in curves.values()), default=1)
         self._coef = np.zeros((len(curves), width))
         for i, c in enumerate(curves.values()):
             self._coef[i, : c.coefficients.size] = c.coefficients
+        #: The widest domain on which every atom was found non-negative (None: not yet).
+        self._nonnegative_on: tuple[float, float] | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -155,9 +138,16 @@ class CostModel:
     def with_columns(self, columns: Mapping[str, Iterable[int]]) -> CostModel:
         """The same atoms and bundles with ``columns`` (replacing any columns).
 
+        The atoms, bundles and any domain they were checked on are taken as they are (they
+        do not change); only ``columns`` are checked.
+
         Runtime complexity: O(atoms + columns).
         """
-        return CostModel(self._atoms, self._bundles or None, columns)
+        out = object.__new__(CostModel)
+        out._atoms, out._bundles, out._order = self._atoms, self._bundles, self._order
+        out._coef, out._nonnegative_on = self._coef, self._nonnegative_on
+        out._columns = _checked_columns(columns, self._atoms)
+        return out
 
     # ------------------------------------------------------------------ views
     @property
@@ -335,17 +325,42 @@ class CostModel:
             out.update(cols)
         return sorted(out)
 
-    def check_nonnegative(self, n_min: float, n_max: float) -> None:
-        """Raise ``ValueError`` naming the first atom whose curve is negative on the domain.
+    def negative_atom(self, n_min: float, n_max: float) -> str | None:
+        """The first atom whose curve is negative somewhere on ``[n_min, n_max]``, or None.
 
-        Runtime complexity: O(atoms * degree**3).
+        None is remembered: a later call (or :meth:`check_nonnegative`) on a domain inside
+        one already found non-negative returns at once.
+
+        Runtime complexity: O(1) on a domain inside a checked one, else O(atoms * degree**3).
+
+        >>> cm = CostModel({"a": "1", "b": "5 - n"})
+        >>> cm.negative_atom(0.0, 4.0), cm.negative_atom(0.0, 9.0)
+        (None, 'b')
         """
+        checked = self._nonnegative_on
+        if checked is not None and checked[0] <= n_min and n_max <= checked[1]:
+            return None
+        seen: set[int] = set()  # atoms sharing one curve (a feature's columns): once
         for name, curve in self._atoms.items():
-            if not curve.is_nonnegative(n_min, n_max):
-                raise InvalidArgumentError(
-                    f"cost curve of atom {name!r} = {curve} is negative somewhere on "
-                    f"[{n_min!r}, {n_max!r}]"
-                )
+            if id(curve) not in seen and not curve.is_nonnegative(n_min, n_max):
+                return name
+            seen.add(id(curve))
+        if checked is None or n_max - n_min >= checked[1] - checked[0]:
+            self._nonnegative_on = (n_min, n_max)  # the curves never change: a fact, kept
+        return None
+
+    def check_nonnegative(self, n_min: float, n_max: float) -> None:
+        """Raise ``ValueError`` naming the first atom whose curve is negative on the domain
+        (:meth:`negative_atom`: O(1) on a domain inside one already checked).
+
+        Runtime complexity: O(1) or O(atoms * degree**3).
+        """
+        name = self.negative_atom(n_min, n_max)
+        if name is not None:
+            raise InvalidArgumentError(
+                f"cost curve of atom {name!r} = {self._atoms[name]} is negative somewhere on "
+                f"[{n_min!r}, {n_max!r}]"
+            )
 
     def atom_coefficients(self) -> np.ndarray:
         """Coefficients of every atom's curve, one row per atom (atom order), lowest degree
@@ -363,3 +378,35 @@ class CostModel:
                 out[i, self._order[a]] = True
         return out
 
+
+
+def _checked_columns(
+    columns: Mapping[str, Iterable[int]] | None, curves: Mapping[str, CostCurve]
+) -> dict[str, tuple[int, ...]]:
+    """``columns`` checked against the atoms ``curves``: each an atom's, integers >= 0, no
+    column claimed by two atoms.  O(atoms + columns)."""
+    out: dict[str, tuple[int, ...]] = {}
+    if columns is None:
+        return out
+    if not isinstance(columns, Mapping):
+        raise InvalidArgumentError(f"columns must be a mapping atom -> columns, got {columns!r}")
+    owner: dict[int, str] = {}
+    for name, cols in columns.items():
+        if name not in curves:
+            raise InvalidArgumentError(
+                f"columns given for {name!r}, which is not an atom; atoms: {list(curves)}")
+        if isinstance(cols, (str, int, np.integer)) or not isinstance(cols, Iterable):
+            raise InvalidArgumentError(f"columns of atom {name!r} must be a list, got {cols!r}")
+        kept = []
+        for c in cols:
+            c = check_column(c, f"a column of atom {name!r}")
+            if c < 0:
+                raise InvalidArgumentError(
+                    f"columns of atom {name!r} must be integers >= 0, got {c!r}")
+            if c in owner:
+                raise InvalidArgumentError(
+                    f"column {c} is claimed by two atoms, {owner[c]!r} and {name!r}")
+            owner[c] = name
+            kept.append(c)
+        out[name] = tuple(kept)
+    return out

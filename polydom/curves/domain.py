@@ -12,7 +12,8 @@ float reads as infinite and is refused as such), numbers written as text (a quer
 command-line word), arrays of queries, rows of features, feature names and column indices.
 A wrong *type* raises :class:`~polydom.errors.ArgumentTypeError` (a ``TypeError``), a wrong
 *value* :class:`~polydom.errors.InvalidArgumentError` (a ``ValueError``); both name the
-argument and show the value.
+argument and show the value.  Importing this module loads no numpy (the command line's
+argument types import it before parsing): numpy loads with the first array checked.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from polydom.errors import ArgumentTypeError, InvalidArgumentError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "check_budget",
@@ -41,6 +43,12 @@ __all__ = [
     "real_from_text",
     "shown",
 ]
+
+
+def _is_bool(value: Any) -> bool:
+    """Whether ``value`` is a bool (Python's or numpy's): not a number here."""
+    np = sys.modules.get("numpy")
+    return isinstance(value, bool) or (np is not None and isinstance(value, np.bool_))
 
 
 def shown(value: Any, limit: int = 80) -> str:
@@ -62,10 +70,12 @@ def check_real(value: Any, name: str) -> float:
     >>> check_real(2, "size")
     2.0
     """
-    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+    np = sys.modules.get("numpy")  # not loaded: no value can be a numpy one
+    if np is not None and isinstance(value, np.ndarray) and value.ndim == 0 and (
+            value.dtype.kind in "iuf"):
         value = value.item()
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        if isinstance(value, np.ndarray):
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        if np is not None and isinstance(value, np.ndarray):
             raise ArgumentTypeError(
                 f"{name} must be a single real number, got an array of shape {value.shape}"
             )
@@ -157,6 +167,7 @@ def check_query(size: Any, budget: Any, lo: float, hi: float) -> tuple[float, fl
 
 def _real_array(values: Any, name: str) -> np.ndarray:
     """``values`` as a float64 array of real numbers (``TypeError`` / ``ValueError`` else)."""
+    import numpy as np  # numpy loads with the first array checked
     if isinstance(values, (str, bytes)):
         raise ArgumentTypeError(f"{name} must be an array of real numbers, got {shown(values)}")
     try:
@@ -176,6 +187,7 @@ def _real_array(values: Any, name: str) -> np.ndarray:
 
 def check_sizes(sizes: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """Vector form of :func:`check_size` (float64); the error names the first bad element."""
+    import numpy as np  # numpy loads with the first array checked
     n = _real_array(sizes, "sizes")
     bad = ~(np.isfinite(n) & (n >= lo) & (n <= hi))
     if bad.any():
@@ -189,6 +201,7 @@ def check_sizes(sizes: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 def check_budgets(budgets: np.ndarray) -> np.ndarray:
     """Vector form of :func:`check_budget` (float64); the error names the first bad element."""
+    import numpy as np  # numpy loads with the first array checked
     b = _real_array(budgets, "budgets")
     bad = ~(np.isfinite(b) & (b >= 0.0))
     if bad.any():
@@ -197,13 +210,16 @@ def check_budgets(budgets: np.ndarray) -> np.ndarray:
     return b
 
 
-def check_rows(rows: Any, width: int, name: str = "rows") -> np.ndarray:
+def check_rows(rows: Any, width: int, name: str = "rows", allow_nan: bool = False
+               ) -> np.ndarray:
     """``rows`` as a 2-D float64 array of finite numbers, ``width`` columns each.
 
     The rows of a feature matrix handed to a model: every cell a real number (not a bool,
     not text, not None), finite (an integer too large for a float overflows and is refused
-    like ``inf``; NaN is refused), every row ``width`` long.  The error names the first bad
-    cell as ``rows[i][j]``.
+    like ``inf``), every row ``width`` long.  NaN is refused unless ``allow_nan``: in Python
+    it marks a feature not computed (:meth:`polydom.Featurizer.transform`'s full-width
+    rows), which a model that does not use that column never sees.  The error names the
+    first bad cell as ``rows[i][j]``.
 
     Runtime complexity: O(rows * width).
 
@@ -217,6 +233,7 @@ def check_rows(rows: Any, width: int, name: str = "rows") -> np.ndarray:
     ValueError
         When the rows are ragged or empty, not ``width`` wide, or a cell is not finite.
     """
+    import numpy as np  # numpy loads with the first array checked
     if isinstance(rows, (str, bytes)):
         raise ArgumentTypeError(f"{name} must be a 2-D array of numbers, got {shown(rows)}")
     try:
@@ -236,14 +253,14 @@ def check_rows(rows: Any, width: int, name: str = "rows") -> np.ndarray:
         # cell by cell: numpy reads True as 1.0 and, next to text, every number as text
         for i, row in enumerate(arr.tolist() if isinstance(rows, np.ndarray) else rows):
             for j, v in enumerate(row):
-                if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+                if _is_bool(v) or not isinstance(v, numbers.Real):
                     raise ArgumentTypeError(
                         f"{name}[{i}][{j}] must be a real number, got {shown(v)}")
     if arr.dtype.kind == "O":  # Python ints beyond int64: each a float, or inf beyond
         arr = np.array([[check_real(v, name) for v in row] for row in arr.tolist()],
                        dtype=np.float64)
     arr = arr.astype(np.float64, copy=False)
-    bad = ~np.isfinite(arr)
+    bad = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
     if bad.any():
         i, j = (int(k) for k in np.argwhere(bad)[0])
         value = float(arr[i, j])
@@ -265,6 +282,7 @@ def check_queries(sizes: Any, budgets: Any, lo: float, hi: float) -> tuple[np.nd
     ValueError
         When either is ragged, a value is out of range, or the shapes do not broadcast.
     """
+    import numpy as np  # numpy loads with the first array checked
     n = check_sizes(sizes, lo, hi)
     b = check_budgets(budgets)
     try:
@@ -291,7 +309,7 @@ def check_feature_name(name: Any, what: str = "feature name") -> str:
 
 def check_column(value: Any, what: str) -> int:
     """``value`` as an int when it is an integer column index (not bool, not 2.0 or "3")."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if _is_bool(value) or not isinstance(value, numbers.Integral):
         raise ArgumentTypeError(
             f"{what} must be an integer column index, got {shown(value)} "
             f"({type(value).__name__})"

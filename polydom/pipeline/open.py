@@ -10,7 +10,7 @@ import storage
 from polydom.index.built import Index
 from polydom.pipeline.model_classes import register_learner_models
 from storage import IndexStore
-from storage.reader import BuildRecord
+from storage.build_records import BuildRecord
 
 __all__ = ["open_index", "list_builds", "register_learner_models"]
 
@@ -85,12 +85,14 @@ def open_index(
 
 def _recalibration(url: Any, trusted: bool, key: bytes | str | None) -> Callable[..., Any]:
     """What :meth:`Index.recalibrate` calls: :func:`polydom.recalibrate` on this store,
-    starting from the index's own build."""
+    starting from the index's own build and publishing only over it (an index recalibrates
+    itself: a build published meanwhile is never replaced)."""
 
     def run(index: Index, **options: Any) -> Any:
         from polydom.pipeline.recalibrate import recalibrate  # the write path: on first use
 
         options.setdefault("build", index.info.get("build_id"))
+        options.setdefault("replaces", index.info.get("build_id"))
         return recalibrate(url, key=key, trusted=trusted, **options)
 
     return run

@@ -38,7 +38,7 @@ import numpy as np
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.quantile_fit import check_quantile, fit_quantile_curve
 from polydom.curves.units import seconds_to_store, unit_name
-from polydom.errors import InvalidArgumentError, TelemetryError
+from polydom.errors import CurrentBuildChangedError, InvalidArgumentError, TelemetryError
 from polydom.index.built import Index
 from polydom.pipeline.model_classes import register_learner_models
 from storage import IndexStore
@@ -86,12 +86,20 @@ def store_timings(
     records: Iterable[Sequence[Any]],
     build: int | None = None,
     key: bytes | str | None = None,
+    seal: str | None = None,
 ) -> tuple[int, int]:
     """Store served ``(feature, size, seconds)`` records (all or none) for build ``build``.
 
     The public way to persist telemetry: drain a
     :class:`~polydom.serving.telemetry.TimingBuffer` off the hot path (another thread, a
     periodic job) and pass its records.  See :meth:`storage.IndexStore.record_timings`.
+
+    ``seal`` (default: ``build.seal`` when ``build`` is a
+    :class:`~polydom.serving.timing_recorder.ServedBuild`, as a
+    :class:`~polydom.serving.timing_recorder.TimingRecorder` passes it) is the seal of the
+    build that served the items (``index.info["seal"]``): the store's build ``build`` must
+    have that seal, so timings never land in another store that happens to have a build of
+    that id over the same features.
 
     Runtime complexity: O(R) checks and one transaction.
 
@@ -104,10 +112,13 @@ def store_timings(
     ------
     polydom.errors.TelemetryError
         A ``ValueError`` naming the first bad record (NaN, negative, an unknown feature, a
-        size outside the build's domain); nothing is stored.
+        size outside the build's domain), or the build when its seal is not ``seal``;
+        nothing is stored.
     """
+    if seal is None:
+        seal = getattr(build, "seal", None)
     with IndexStore(url, create=False, key=key) as store:
-        return store.record_timings(list(records), build)
+        return store.record_timings(list(records), build, seal=seal)
 
 
 def publish_index(
@@ -115,17 +126,25 @@ def publish_index(
     index: Index,
     note: Mapping[str, Any],
     key: bytes | str | None = None,
+    replaces: int | None = None,
 ) -> int:
     """Store an index derived without training (calibrated, recalibrated) as the current build.
 
     ``note`` (JSON-serialisable: where it came from) becomes the build's parameters, with a
-    stamp so that every call registers a new build; the models are stored with it.
+    stamp so that every call registers a new build; the models are stored with it.  With
+    ``replaces``, only while build ``replaces`` is still current (checked in the publishing
+    transaction); else the new build is marked failed and
+    :class:`polydom.errors.CurrentBuildChangedError` raised.
 
     Runtime complexity: one publish, O(K * d + E) rows plus the models.
     """
     with IndexStore(url, key=key) as store:
         build_id = store.begin_build({**note, "stamp": time.time_ns()}, index.cost_model)
-        store.publish(build_id, index)
+        try:
+            store.publish(build_id, index, replaces=replaces)
+        except CurrentBuildChangedError as exc:
+            store.fail_build(build_id, exc)
+            raise
     index.info["build_id"] = build_id
     return build_id
 
@@ -155,6 +174,7 @@ def recalibrate(
     build: int | None = None,
     key: bytes | str | None = None,
     trusted: bool = False,
+    replaces: int | None = None,
 ) -> RecalibrationReport:
     """Refit the curves of a stored build from its served timings and publish a new build.
 
@@ -188,6 +208,11 @@ def recalibrate(
         The build to start from (default the current one).
     key, trusted
         As :func:`polydom.open_index`.
+    replaces : int, optional
+        The build the result may replace as the current one (default: the build current
+        when the recalibration starts).  The publish compares it with the current build
+        in its own transaction: a build published while the recalibration ran is never
+        replaced.
 
     Returns
     -------
@@ -197,13 +222,23 @@ def recalibrate(
     ------
     ValueError
         If the store has no timings to use, or an argument is out of range.
+    polydom.errors.TelemetryError
+        If the build's cost unit is not a unit of time (timings are seconds).
+    polydom.errors.CurrentBuildChangedError
+        If build ``replaces`` is no longer current when the result is published (nothing
+        is published; the begun build is marked failed).
     """
     since_id = _check_count(since_id, "since_id", 0)
+    if replaces is not None:
+        replaces = _check_count(replaces, "replaces", 1)
     min_records = _check_count(min_records, "min_records", 1)
     register_learner_models()
     with IndexStore(url, create=False, key=key) as store:
+        current = store.current_build_id()
         index = store.load_index(build=build, trusted=trusted)
         from_build = int(index.info["build_id"])
+        if replaces is None:
+            replaces = from_build if build is None else current
         unit = unit_name(index.info)
         try:
             per_second = seconds_to_store(unit, f"build {from_build} of {store.display_url!r}")
@@ -221,7 +256,7 @@ def recalibrate(
         new_atoms, report = _refit_atoms(index, rows, per_second, tau, min_records, refit,
                                          degree)
         info = {k: v for k, v in index.info.items()
-                if k not in ("build_id", "sealed", "read_from", "store")}
+                if k not in ("build_id", "sealed", "info_sealed", "seal", "read_from", "store")}
         info["recalibrated"] = {
             "from_build": from_build,
             "records": len(rows),
@@ -238,7 +273,7 @@ def recalibrate(
         "recalibrated_from": from_build,
         "timings": [since_id, rows[-1][0]],
         "learner": f"recalibrated from build {from_build}",
-    }, key=key)
+    }, key=key, replaces=replaces)
     return RecalibrationReport(from_build, build_id, len(rows), rows[-1][0], report["scales"],
                                report["refit"], report["borrowed"], dict(recalibrated.costs))
 

@@ -42,7 +42,7 @@ from polydom.index.built import Index
 from polydom.index.item_prediction import ItemPrediction
 from polydom.serving.telemetry import TimingBuffer, TimingRecord
 
-__all__ = ["DROP_REASONS", "TimingRecorder", "TimingSink"]
+__all__ = ["DROP_REASONS", "ServedBuild", "TimingRecorder", "TimingSink"]
 
 LOG = logging.getLogger("polydom.telemetry")
 
@@ -53,6 +53,30 @@ DROP_REASONS = ("full", "invalid", "evicted", "write_error")
 TimingSink = Callable[[list[TimingRecord], Any], Any]
 
 
+class ServedBuild(int):
+    """The id of the build that served some timings (an ``int``, what every sink takes),
+    carrying that build's seal (``index.info["seal"]``, None for an unsealed build):
+    :func:`polydom.store_timings` checks the store's build has that seal, so the timings
+    name the build *and* the store they belong to.
+
+    >>> b = ServedBuild(3, "ab12")
+    >>> b == 3, b.seal
+    (True, 'ab12')
+    """
+
+    seal: str | None
+
+    def __new__(cls, build_id: int, seal: str | None) -> ServedBuild:
+        self = super().__new__(cls, build_id)
+        self.seal = seal
+        return self
+
+    def __repr__(self) -> str:
+        return f"ServedBuild({int(self)}, seal={self.seal!r})"
+
+    __str__ = int.__repr__  # in messages: the build id
+
+
 class TimingRecorder:
     """Bounded per-build buffers of served feature timings, flushed to a sink on demand.
 
@@ -60,8 +84,9 @@ class TimingRecorder:
     ----------
     sink : callable
         ``sink(records, build_id)`` stores a list of
-        :class:`~polydom.serving.telemetry.TimingRecord` for a build (``build_id`` None
-        for an index that came from no store); it raises when the write fails.
+        :class:`~polydom.serving.telemetry.TimingRecord` for a build (``build_id`` a
+        :class:`ServedBuild`: the build's id, with its seal; None for an index that came
+        from no store); it raises when the write fails.
         ``functools.partial(polydom.store_timings, url, key=key)`` writes to a store.
     capacity : int, default 100000
         Records kept per build between flushes.
@@ -125,6 +150,8 @@ class TimingRecorder:
             Timings buffered.
         """
         build = view.info.get("build_id")
+        if isinstance(build, int) and not isinstance(build, bool):
+            build = ServedBuild(build, view.info.get("seal"))
         lo, hi = view.table.domain
         costs = view.costs
         size = prediction.size

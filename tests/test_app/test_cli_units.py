@@ -48,3 +48,23 @@ def test_a_bare_budget_ten_times_the_dearest_cost_is_named(store_s, capsys):
     assert "costs are in s (store unit 's') and so are bare budgets" in err and err.count("\n") == 1
     assert main(["lookup", store_s, "--size", "5", "--budget", "0.05"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_the_plan_plot_labels_its_unit(store_s, tmp_path, monkeypatch):
+    from polydom.app import plots
+
+    saved = []
+    original = plots._save
+
+    def keep(fig, axes, used, path):
+        saved.append(fig)
+        return original(fig, axes, used, path)
+
+    monkeypatch.setattr(plots, "_save", keep)
+    sizes = tmp_path / "sizes.txt"
+    sizes.write_text("1\n5\n9\n")
+    assert main(["plan", store_s, "--sizes", str(sizes), "--budget", "5ms",
+                 "--plot", str(tmp_path / "plan.png")]) == 0
+    labels = {label for fig in saved for ax in fig.axes
+              for label in (ax.get_xlabel(), ax.get_ylabel())}
+    assert "per-item budget (s)" in labels and "mean cost per item, the budget (s)" in labels

@@ -112,13 +112,21 @@ def test_plain_encoded_labels_are_bounded_by_their_uncompressed_size(tmp_path, m
     assert data.y.tolist() == labels
 
 
-def test_parquet_text_feature_columns_are_refused_naming_them(tmp_path):
+def test_parquet_columns_of_other_types_are_refused_naming_them(tmp_path):
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     pq.write_table(pa.table({"x": ["1.5", "2"], "y": [0, 1]}), tmp_path / "t.parquet")
     with pytest.raises(ConfigError, match=r"data 't.parquet' column 'x' holds string; feature "
                                           "columns must hold real numbers"):
         _load(tmp_path, "t.parquet", "y")
+    pq.write_table(pa.table({"x": [1.0, 2.0], "y": [[0], [1]]}), tmp_path / "l.parquet")
+    with pytest.raises(ConfigError, match=r"target 'y' of 'l.parquet' holds list<.*>; "
+                                          "labels must be numbers or text"):
+        _load(tmp_path, "l.parquet", "y")
+    pq.write_table(pa.table({"x": [1.0, 2.0, 3.0], "y": ["a", None, "b"]}),
+                   tmp_path / "n.parquet")
+    with pytest.raises(ConfigError, match=r"target 'y' of 'n.parquet' row 2: a missing label"):
+        _load(tmp_path, "n.parquet", "y")
 
 
 def test_long_text_labels_and_too_many_classes_are_named(tmp_path):

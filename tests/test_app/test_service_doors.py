@@ -222,17 +222,28 @@ def test_polydom_serve_refuses_a_featurizer_that_does_not_fit_in_one_line(damage
     lambda i: i.lookup(1.0, -(10**400)),
     lambda i: i.explain(1.0, 10**400),
     lambda i: i.predict(np.array([[1e308 * 10] + ROW[1:]]), 10.0, 100.0),
-    lambda i: i.predict([[float("nan")] + ROW[1:]], 10.0, 100.0),
+    lambda i: i.predict([ROW[:5] + [-float("inf")]], 10.0, 100.0),
     lambda i: i.predict([[10**400] + ROW[1:]], 10.0, 100.0),
     lambda i: i.predict_item({"size": 10**400, "x": ROW}, 100.0, _featurizer()),
     lambda i: i.predict_item({"size": 1.0, "x": ROW}, 10**400, _featurizer()),
 ], ids=["lookup-size", "lookup-budget", "lookup-negative", "explain", "predict-inf",
-        "predict-nan", "predict-huge-int", "item-size", "item-budget"])
+        "predict-minus-inf", "predict-huge-int", "item-size", "item-budget"])
 def test_the_python_door_raises_a_named_error_on_bad_numbers(model_index, call):
     with pytest.raises(InvalidArgumentError) as err:
         call(model_index)
     assert isinstance(err.value, PolydomError) and "\n" not in str(err.value)
     assert len(str(err.value)) < 200  # a 400-digit number is shown cut
+
+
+def test_python_rows_may_mark_a_feature_not_computed_with_nan(model_index):
+    """Featurizer.transform's full-width rows hold NaN where a feature was not computed: a
+    model that does not use those columns predicts as before."""
+    rows = _featurizer().transform([{"size": 1, "x": ROW}], features=["a"])
+    assert np.isnan(rows[0, 3:]).all()
+    cheap = model_index.lookup(10.0, 12.0)
+    assert cheap.name == "a"  # the model on group a only
+    np.testing.assert_array_equal(model_index.predict(rows, 10.0, 12.0),
+                                  cheap.model.predict(X[:1, :3]))
 
 
 # ------------------------------------------------------------------ each check once

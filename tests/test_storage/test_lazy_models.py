@@ -46,7 +46,7 @@ def _decodes(monkeypatch) -> list[str]:
         return original(*args, **kwargs)
 
     monkeypatch.setattr(storage.blobs, "load_model", counted)
-    monkeypatch.setattr("storage.reader.load_model", counted)
+    monkeypatch.setattr("storage.lazy_models.load_model", counted)
     return calls
 
 

@@ -3,6 +3,7 @@ would poison the index (issue 31 item 4): timings are seconds whatever the store
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 
 import numpy as np
@@ -10,8 +11,9 @@ import pytest
 
 import learners
 import polydom
+import polydom.pipeline.recalibrate
 from polydom.app.cli import main
-from polydom.errors import TelemetryError
+from polydom.errors import CurrentBuildChangedError, TelemetryError
 
 #: Seconds per unit of each store.
 UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
@@ -93,3 +95,65 @@ def test_a_since_id_beyond_a_database_integer_is_one_line(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "since_id" in err
     assert "OverflowError" not in err
+
+
+def test_a_build_published_while_a_recalibration_runs_is_never_replaced(tmp_path,
+                                                                         monkeypatch):
+    R = importlib.import_module("polydom.pipeline.recalibrate")  # the module, not the function
+    url = _build(tmp_path / "s.db", "s")
+    polydom.store_timings(url, _timings())
+    refit = R._refit_atoms
+
+    def meanwhile(*args, **kwargs):  # another writer publishes while the curves are refit
+        polydom.pipeline.recalibrate.publish_index(url, polydom.open_index(url), {"note": "published meanwhile"})
+        return refit(*args, **kwargs)
+
+    monkeypatch.setattr(R, "_refit_atoms", meanwhile)
+    with pytest.raises(CurrentBuildChangedError, match="build 2 is current now") as err:
+        polydom.recalibrate(url)
+    assert "\n" not in str(err.value)
+    assert polydom.open_index(url).info["build_id"] == 2  # the newer build stays current
+    statuses = {b.build_id: b.status for b in polydom.list_builds(url)}
+    assert statuses == {1: "complete", 2: "complete", 3: "failed"}
+
+
+def test_an_index_recalibrates_only_over_its_own_build(tmp_path):
+    url = _build(tmp_path / "s.db", "s")
+    polydom.store_timings(url, _timings())
+    old = polydom.open_index(url, build=1)
+    polydom.pipeline.recalibrate.publish_index(url, polydom.open_index(url), {"note": "newer"})
+    with pytest.raises(CurrentBuildChangedError):
+        old.recalibrate()
+    assert polydom.open_index(url).info["build_id"] == 2
+    # asked for explicitly, an older build may replace the current one (nothing changed
+    # while it ran)
+    report = polydom.recalibrate(url, build=1)
+    assert polydom.open_index(url).info["build_id"] == report.build_id
+
+
+def test_timings_name_their_build_and_store(tmp_path):
+    import functools
+
+    from polydom.index.item_prediction import ItemPrediction
+    from polydom.serving.timing_recorder import TimingRecorder
+
+    served = _build(tmp_path / "served.db", "s")
+    other = _build(tmp_path / "other.db", "ms")  # same features, a build 1 of its own
+    index = polydom.open_index(served)
+    assert polydom.open_index(other).info["build_id"] == index.info["build_id"] == 1
+    assert index.info["seal"] and index.info["seal"] != polydom.open_index(other).info["seal"]
+    # a recorder of the served index writing through --timings-store to the other store
+    recorder = TimingRecorder(functools.partial(polydom.store_timings, other))
+    recorder.record(index, ItemPrediction(label=1, feature_seconds={"a": 0.01}, size=5.0))
+    assert recorder.flush() == 0 and recorder.dropped["write_error"] == 1
+    with pytest.raises(TelemetryError, match="another store's build"):
+        polydom.store_timings(other, [("a", 5.0, 0.01)], build=1, seal=index.info["seal"])
+    assert polydom.open_index(other).info["build_id"] == 1
+    from storage import IndexStore
+
+    with IndexStore(other, read_only=True) as store:
+        assert store.timings() == []
+    # to its own store they go
+    mine = TimingRecorder(functools.partial(polydom.store_timings, served))
+    mine.record(index, ItemPrediction(label=1, feature_seconds={"a": 0.01}, size=5.0))
+    assert mine.flush() == 1

@@ -46,7 +46,9 @@ def add_lookup(subparsers: argparse._SubParsersAction) -> None:
         "carries its unit (770ms, 0.5s, 20us).  Exit status for one query: 0 when a model "
         "fits (the empty model, which uses no features, included: it is named as such), 1 "
         "when nothing fits (\"nothing fits: ...\"); for --queries 0 (each answer says "
-        "whether something fits); 2 on an error.  Models are not loaded.",
+        "whether something fits, or names the error of a query it cannot answer, such as a "
+        "size outside the index's domain); 2 when the file or the store is bad.  Models are "
+        "not loaded.",
     )
     add_store_options(p)
     add_min_publication_option(p)
@@ -160,11 +162,21 @@ def run_lookup(args: argparse.Namespace) -> int:
     answers = []
     for number, (size, (value, written)) in enumerate(queries, 1):
         where = "--budget" if args.queries is None else f"query {number}"
+        budget = None
         try:
-            size, budget = check_query(size, unit.to_store(value, written, where), lo, hi)
+            budget = unit.to_store(value, written, where)
+            size, budget = check_query(size, budget, lo, hi)
         except ValueError as exc:
-            raise InvalidArgumentError(
-                str(exc) if args.queries is None else f"{where}: {exc}") from None
+            if args.queries is None:
+                raise InvalidArgumentError(str(exc)) from None
+            # one bad query of many: its answer names the error, the others are answered
+            error = str(exc) if str(exc).startswith(where) else f"{where}: {exc}"
+            print(error, file=sys.stderr)
+            answers.append({"build": index.info["build_id"], "size": size,
+                            "budget": None if budget is None else unit.shown(budget),
+                            "unit": unit.name, "rule": rule, "fits": False,
+                            "warning": None, "error": error})
+            continue
         answers.append(_answer(index, formats, unit, size, budget, rule))
     warnings = [a["warning"] for a in answers if a["warning"]]
     if warnings:
@@ -174,22 +186,29 @@ def run_lookup(args: argparse.Namespace) -> int:
         write_json(answers[0] if args.queries is None else answers)
     elif args.output == "csv":
         write_csv(["size", "budget", "unit", "fits", "candidate", "learner", "features",
-                   "accuracy", "accuracy_se", "cost", "cost_curve", "model", "build"],
+                   "accuracy", "accuracy_se", "cost", "cost_curve", "model", "build", "error"],
                   [[a["size"], a["budget"], a["unit"], a["fits"], a.get("candidate"),
                     a.get("learner"), "+".join(a.get("features", ())), a.get("accuracy"),
                     a.get("accuracy_se"), a.get("cost"), a.get("cost_curve"), a.get("model"),
-                    a["build"]]
+                    a["build"], a.get("error")]
                    for a in answers])
     elif args.queries is not None:
         print(format_table(
             ["size", f"budget ({clip(unit.name, 20)})", "candidate", "learner", "features",
-             "accuracy", f"cost ({clip(unit.name, 20)})"],
-            [[a["size"], a["budget"], clip(a.get("candidate", "nothing fits"), 32),
+             "accuracy", "std. error", f"cost ({clip(unit.name, 20)})"],
+            [[a["size"], a["budget"],
+              clip(a.get("candidate", "error" if "error" in a else "nothing fits"), 32),
               learner_text(a.get("learner")), _features(a), a.get("accuracy"),
-              a.get("cost")] for a in answers]))
+              _se_text(a), a.get("cost")] for a in answers]))
     else:
         return _print_one(answers[0], unit)
     return 0 if args.queries is not None or answers[0]["fits"] else 1
+
+
+def _se_text(answer: dict[str, Any]) -> Any:
+    """The standard error as the table prints it: ``-`` where none is stored or nothing fits."""
+    se = answer.get("accuracy_se")
+    return "-" if se is None else se
 
 
 def _features(answer: dict[str, Any]) -> str:
@@ -206,10 +225,11 @@ def _print_one(a: dict[str, Any], unit: CostUnit) -> int:
               f"{a['budget']:g} {name} at size {a['size']:g}")
         return 1
     print(format_table(
-        ["build", "candidate", "learner", "features", "accuracy", f"cost ({name})",
-         f"cost curve ({name})", "model"],
+        ["build", "candidate", "learner", "features", "accuracy", "std. error",
+         f"cost ({name})", f"cost curve ({name})", "model"],
         [[a["build"], clip(a["candidate"], 32), learner_text(a["learner"]), _features(a),
-          a["accuracy"], a["cost"], clip(a["cost_curve"], 60), a["model"] or "-"]]))
+          a["accuracy"], _se_text(a), a["cost"], clip(a["cost_curve"], 60),
+          a["model"] or "-"]]))
     if not a["features"]:
         print("the empty model answers: it uses no features (it predicts without looking at "
               "the item, e.g. the majority class)")

@@ -186,5 +186,6 @@ def _plot(args: argparse.Namespace, index: Any, plan: Any, sizes: Any, weights: 
         except ValueError:
             u = None
         frontier.append((float(b), p, u))
-    path = plot_workload_plan(plan, frontier, args.plot, sizes, weights)
+    path = plot_workload_plan(plan, frontier, args.plot, sizes, weights,
+                              printable(cost_unit(index.info)))
     print(f"wrote {printable(path)}", file=sys.stdout if args.output == "text" else sys.stderr)
