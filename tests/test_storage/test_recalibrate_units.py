@@ -105,7 +105,8 @@ def test_a_build_published_while_a_recalibration_runs_is_never_replaced(tmp_path
     refit = R._refit_atoms
 
     def meanwhile(*args, **kwargs):  # another writer publishes while the curves are refit
-        polydom.pipeline.recalibrate.publish_index(url, polydom.open_index(url), {"note": "published meanwhile"})
+        polydom.pipeline.recalibrate.publish_index(url, polydom.open_index(url),
+                                                   {"note": "published meanwhile"})
         return refit(*args, **kwargs)
 
     monkeypatch.setattr(R, "_refit_atoms", meanwhile)
