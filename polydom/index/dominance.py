@@ -71,7 +71,10 @@ def cost_le_many(
     # in sign below 0), scaled before the sums so that it overflows only where a term does
     scaled = ZERO_TOL * np.abs(target)[None, :] + ZERO_TOL * np.abs(coefs[undecided])
     tol = scaled @ np.abs(powers)
-    plausible = undecided[np.all(d_vals >= -tol, axis=1)]
+    # a difference that overflows to -inf (or to NaN: terms of both signs overflowed) is no
+    # evidence of "<=": an infinite tolerance would otherwise excuse it
+    holds = (d_vals >= -tol) & ~np.isneginf(d_vals) & ~np.isnan(d_vals)
+    plausible = undecided[np.all(holds, axis=1)]
     for row in plausible:
         result[row] = difference_nonnegative(
             diff[row], lo, hi, ZERO_TOL * np.abs(target) + ZERO_TOL * np.abs(coefs[row])

@@ -181,6 +181,9 @@ def _print_text(url: str, builds: Sequence[Any], chosen: Any, index: Any,
     if index.info.get("no_standard_errors"):
         print(f"standard errors: not stored (a store of schema version "
               f"{index.info.get('schema_version')}); lookups answer rule 'best' only")
+    if index.info.get("sealed") and index.info.get("info_sealed") is False:
+        print(f"info of build {chosen.build_id} (cost unit, evaluation): not covered by its "
+              "seal (published before the info was sealed)")
     print(f"skylines of build {chosen.build_id}: {n_ranges} ranges, {index.table.entries} "
           f"entries; costs in {clip(unit.name, 40)}")
     print(format_table(
