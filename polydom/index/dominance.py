@@ -119,10 +119,12 @@ def prune_dominated(
     order = sorted(range(k), key=lambda i: (-acc[i], rank[i]))
 
     # A curve that costs no more everywhere costs no more at n_min: the kept candidates
-    # dearer there (beyond twice the tolerance cost_le_many grants) are never tested.
+    # dearer there (beyond twice the tolerance cost_le_many grants) are never tested.  A
+    # value that overflowed (NaN in the comparison) is no evidence: such a one is tested.
     start = _sample_points(n_min, n_max)[0] ** np.arange(width)
-    at_start = coef @ start
-    slack = 2.0 * ZERO_TOL * (np.abs(coef) @ np.abs(start))
+    with np.errstate(over="ignore", invalid="ignore"):
+        at_start = coef @ start
+        slack = 2.0 * ZERO_TOL * (np.abs(coef) @ np.abs(start))
     kept: list[int] = []
     kept_arr = np.empty(k, dtype=np.int64)  # kept, as an array (its first len(kept) slots)
     by_accuracy: dict[float, list[int]] = {}
@@ -131,7 +133,9 @@ def prune_dominated(
             held = kept_arr[: len(kept)]
             # Kept candidates come first in (accuracy desc, key) order, so one that costs no
             # more everywhere dominates x (ties of accuracy and curve go to the smaller key).
-            near = held[at_start[x] - at_start[held] >= -(slack[x] + slack[held])]
+            with np.errstate(invalid="ignore"):
+                dearer = at_start[x] - at_start[held] < -(slack[x] + slack[held])
+            near = held[~dearer]
             if near.size and cost_le_many(coef[near], coef[x], n_min, n_max, first=True).any():
                 continue
             # x may dominate kept candidates of the same accuracy (strictly cheaper somewhere).
