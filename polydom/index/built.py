@@ -808,7 +808,7 @@ class Index:
 
     def predict_item(
         self, item: Any, budget: float, featurizer: Any, anytime: bool = False,
-        telemetry: Any = None,
+        telemetry: Any = None, overrun: float | None = None,
     ) -> ItemPrediction:
         """Serve one raw item within ``budget``: the featurizer computes, the index chooses.
 
@@ -818,15 +818,16 @@ class Index:
         featurizer's (``featurizer.serve(index, item, budget, anytime)``), so the index
         depends on no serving code.  ``telemetry`` (a
         :class:`polydom.serving.telemetry.TimingBuffer`) records every computed feature's
-        ``(feature, size, seconds)``.
+        ``(feature, size, seconds)``.  ``overrun`` chooses from the index swept at that
+        overrun rate (:meth:`at_overrun`; default this index's).
 
         Runtime complexity: O(log R + d log S) plus the chosen feature routines.
 
         Raises
         ------
         ValueError
-            If ``featurizer`` cannot serve items (no ``serve`` method), or as
-            :func:`polydom.predict_item`.
+            If ``featurizer`` cannot serve items (no ``serve`` method), ``overrun`` is not a
+            rate this index holds, or as :func:`polydom.predict_item`.
         """
         serve = getattr(featurizer, "serve", None)
         if not callable(serve):
@@ -834,6 +835,7 @@ class Index:
                 f"featurizer must be a polydom.Featurizer (with serve(index, item, budget, "
                 f"anytime)), got {featurizer!r}"
             )
+        view = self._view() if overrun is None else self.at_overrun(overrun)
         if telemetry is None:
-            return serve(self._view(), item, budget, anytime=anytime)
-        return serve(self._view(), item, budget, anytime=anytime, telemetry=telemetry)
+            return serve(view, item, budget, anytime=anytime)
+        return serve(view, item, budget, anytime=anytime, telemetry=telemetry)
