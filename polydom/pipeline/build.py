@@ -14,6 +14,7 @@ import lattice
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_model import CostModel
 from polydom.curves.domain import check_domain, shown
+from polydom.curves.units import check_unit_text
 from polydom.errors import (
     ArgumentTypeError,
     BuildPublishedError,
@@ -302,6 +303,7 @@ def _check_arguments(costs: Any, learner: Any, store: Any, cost_unit: Any) -> No
     if not isinstance(cost_unit, str) or not cost_unit.strip():
         raise ArgumentTypeError(
             f"cost_unit must be a non-empty string such as 's', got {cost_unit!r}")
+    check_unit_text(cost_unit)
 
 
 def _check_explore_options(options: Mapping[str, Any]) -> None:
