@@ -13,6 +13,7 @@ import lattice
 import learners
 import learners.columns
 import polydom
+import polydom.index.polydom_index
 from polydom import Candidate, CostCurve, IndexAll, NaiveLookup, PolyDomIndex
 from polydom.curves.parse import MAX_DEGREE, MAX_PARSE_LENGTH
 from tests.strategies import examples

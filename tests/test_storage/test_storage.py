@@ -22,6 +22,7 @@ import lattice.expansion
 import polydom
 import polydom.errors
 import storage
+import storage.codec
 from storage import IndexStore
 from tests.storage_support import (
     BUILD_PARAMS,

@@ -12,6 +12,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 import polydom
 import storage
+import storage.model_registry
 from polydom.index import resolve_payload
 from storage import IndexStore
 from storage.blobs import dump_model, load_model, sha256_hex
