@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 import polydom
+import polydom.pipeline.recalibrate
 from polydom.app.insitu_run import (
     ServedRow,
     build_in_situ,
@@ -271,7 +272,7 @@ def drift(name, data, built, budgets, args, out):
     fz.timer = time.process_time
     folder = Path(tempfile.mkdtemp(prefix="adherence_"))
     url = f"sqlite:///{folder / 'drift.db'}"
-    polydom.publish_index(url, built.guarded, {"adherence_bench": name})
+    polydom.pipeline.recalibrate.publish_index(url, built.guarded, {"adherence_bench": name})
     reader = polydom.open_index(url)
     drift_watch = DriftRecalibration(reader, min_interval=0.0, collect=args.collect)
     recorder = TimingRecorder(drift_watch.sink(functools.partial(polydom.store_timings, url)))

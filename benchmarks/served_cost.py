@@ -22,6 +22,7 @@ import sys
 import time
 
 import learners
+import learners.registry
 import polydom
 from tests.costed_population import COSTS, GROUPS, population
 
@@ -36,7 +37,7 @@ def prototypes(seed: int) -> dict[str, tuple[object, list[float]]]:
         "cstc": (learners.CSTCClassifier(depth=2, random_state=seed), [1e-3, 1e-2, 0.1, 1.0]),
         "dag": (learners.DAGClassifier(n_subsets=4, cv=3, random_state=seed),
                 [1e-3, 1e-2, 0.05]),
-        "adapt": (learners.get_learner("adapt").make(seed), [1e-3, 1e-2]),
+        "adapt": (learners.registry.get_learner("adapt").make(seed), [1e-3, 1e-2]),
     }
 
 

@@ -97,7 +97,7 @@ def sweep(
         to the candidates' curves (the served model's mean over the rows of ``X``, or the
         maximum with ``"worst"``), and
         set as the training parameter ``split_cost`` at each reference size.
-    executor : None, str, lattice.Executor or distributed.Client
+    executor : None, str, lattice.executor.Executor or distributed.Client
         Where the fits run (:func:`lattice.make_executor`): one task per (reference size,
         setting, split); the data shipped to each worker once.  The candidates are the
         same, in the same order, with every executor.

@@ -21,7 +21,7 @@ Used by ``polydom demo --workload plaid`` and ``benchmarks/adherence_bench.py``.
    workload, the curves were fitted on other items (the profiled subset), and the machine
    was in the same state in both passes (the training pass runs before the lattice's
    trainings, the calibration pass after them: minutes apart on a large build).
-6. serve test items with :func:`polydom.predict_item` and count overruns.
+6. serve test items with :func:`polydom.serving.predict_item` and count overruns.
 """
 
 from __future__ import annotations

@@ -232,9 +232,9 @@ def plot_accuracy_vs_budget(
     bottom edge); and the over-budget rate (fraction
     of items whose measured time exceeded the budget).  One line per method, each with its
     own marker and line style, so methods that coincide stay visible.  ``rows`` are
-    :class:`polydom.AdherenceRow`; budgets and times are multiplied by ``scale`` (1e3:
-    seconds shown as ms).  The accuracy axis spans the accuracies drawn (not 0 to 1);
-    ``size_label`` says what the size ``n`` of each column is.  Returns the path.
+    :class:`polydom.serving.adherence.AdherenceRow`; budgets and times are multiplied by
+    ``scale`` (1e3: seconds shown as ms).  The accuracy axis spans the accuracies drawn (not
+    0 to 1); ``size_label`` says what the size ``n`` of each column is.  Returns the path.
 
     Runtime complexity: O(len(rows)).
     """
@@ -293,7 +293,7 @@ def plot_workload_plan(
     """A workload plan: expected accuracy vs mean budget (plan and uniform), budget per size;
     budgets and costs in ``unit`` (the store's: the axes say it).
 
-    ``plan`` is a :class:`polydom.WorkloadPlan`; ``frontier`` holds ``(budget, plan,
+    ``plan`` is a :class:`polydom.serving.WorkloadPlan`; ``frontier`` holds ``(budget, plan,
     uniform plan or None)`` for a range of budgets (the left panel); the right panel shows the
     plan's per-item budget for each bin of sizes against the uniform budget, over the size
     histogram of ``sizes`` (and ``weights``) when given.  Returns the path.

@@ -814,10 +814,10 @@ class Index:
 
         Takes the size from ``featurizer.size(item)``, computes only the chosen model's
         features (timed) and returns an :class:`ItemPrediction`; see
-        :func:`polydom.predict_item` for the plain and any-time modes.  The work is the
+        :func:`polydom.serving.predict_item` for the plain and any-time modes.  The work is the
         featurizer's (``featurizer.serve(index, item, budget, anytime)``), so the index
         depends on no serving code.  ``telemetry`` (a
-        :class:`polydom.serving.telemetry.TimingBuffer`) records every computed feature's
+        :class:`polydom.serving.TimingBuffer`) records every computed feature's
         ``(feature, size, seconds)``.  ``overrun`` chooses from the index swept at that
         overrun rate (:meth:`at_overrun`; default this index's).
 
@@ -827,7 +827,7 @@ class Index:
         ------
         ValueError
             If ``featurizer`` cannot serve items (no ``serve`` method), ``overrun`` is not a
-            rate this index holds, or as :func:`polydom.predict_item`.
+            rate this index holds, or as :func:`polydom.serving.predict_item`.
         """
         serve = getattr(featurizer, "serve", None)
         if not callable(serve):

@@ -12,6 +12,8 @@ from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer
 
 import learners
+import learners.budgeted.contract
+import learners.registry
 import polydom
 from learners.budgeted.contract import check_budgeted, check_feature_costs, params_json
 
@@ -27,13 +29,13 @@ def data():
     return X[:180, :6], y[:180]
 
 
-@pytest.mark.parametrize("name", learners.registered_learners("budgeted"))
+@pytest.mark.parametrize("name", learners.registry.registered_learners("budgeted"))
 def test_every_registered_budgeted_learner_satisfies_the_contract_under_its_name(name):
-    proto = learners.get_learner(name).make(0)
+    proto = learners.registry.get_learner(name).make(0)
     check_budgeted(proto)
-    assert isinstance(proto, learners.BudgetedLearner)
+    assert isinstance(proto, learners.budgeted.contract.BudgetedLearner)
     assert proto.learner_name == name
-    for cls in learners.get_learner(name).classes():
+    for cls in learners.registry.get_learner(name).classes():
         assert cls.learner_name == name
 
 
@@ -52,11 +54,11 @@ def test_an_object_missing_members_is_refused_naming_them():
         learners.sweep(Half(), [0.1], np.zeros((4, 2)), np.zeros(4), {"x0": "1", "x1": "1"})
 
 
-@pytest.mark.parametrize("name", learners.registered_learners("budgeted"))
+@pytest.mark.parametrize("name", learners.registry.registered_learners("budgeted"))
 def test_every_learner_checks_feature_costs_the_same_way(name, data):
     X, y = data
     groups = {"a": [0, 1, 2], "b": [3, 4, 5]}
-    proto = learners.get_learner(name).make(0, feature_groups=groups)
+    proto = learners.registry.get_learner(name).make(0, feature_groups=groups)
     with pytest.raises(ValueError, match=r"feature_costs names unknown (feature|sensor)s "
                                          r"\['nope'\]"):
         clone(proto).set_params(feature_costs={"a": 1.0, "b": 1.0, "nope": 2.0}).fit(X, y)
@@ -156,7 +158,7 @@ def test_build_index_compares_repeated_protocols_split_for_split(data):
     repeated = learners.EvaluationProtocol(folds=2, seed=0, repeats=2)
     proto = learners.CEGBClassifier(feature_groups=GROUPS, n_estimators=3, num_leaves=4)
     lattice_learner = learners.SklearnLearner(
-        learners.get_learner("logistic").make(0), X, y, features=model, cv=repeated)
+        learners.registry.get_learner("logistic").make(0), X, y, features=model, cv=repeated)
     same = learners.sweep(proto, [0.01], X, y, model, evaluation=repeated)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import learners
+import learners.registry
 import polydom
 from tests.costed_population import COSTS, GROUPS, population
 
@@ -26,7 +27,8 @@ def _prototypes(seed: int) -> dict[str, tuple[object, list[float], dict]]:
         "cstc": (learners.CSTCClassifier(depth=2, random_state=seed), [1e-3, 1e-2, 0.1], {}),
         "dag": (learners.DAGClassifier(n_subsets=3, cv=2, random_state=seed), [1e-3, 0.02],
                 {}),
-        "adapt": (learners.get_learner("adapt").make(seed), [1e-3], {"p_fulls": (0.3, 0.7)}),
+        "adapt": (learners.registry.get_learner("adapt").make(seed), [1e-3],
+                  {"p_fulls": (0.3, 0.7)}),
     }
 
 

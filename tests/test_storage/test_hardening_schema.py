@@ -12,6 +12,7 @@ import pytest
 
 import polydom
 import storage
+import storage.database
 from polydom.errors import ForeignDatabaseError, PolydomError
 
 ATOMS = {"a": "1", "b": "n"}

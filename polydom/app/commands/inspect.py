@@ -103,7 +103,7 @@ def _skyline_entries(index: Any, formats: dict[int, Any], unit: CostUnit,
 
 
 def build_record(b: Any) -> dict[str, Any]:
-    """A build's record (:class:`storage.BuildRecord`) as a dict for JSON and CSV: its
+    """A build's record (:class:`storage.build_records.BuildRecord`) as a dict for JSON and CSV: its
     ``learner`` is the learner's short name (its registry name), ``learner_description``
     what the build stored to decide which trainings it may reuse, ``publication`` its number
     in the store's publication log (for ``--min-publication``).  O(1)."""
