@@ -211,7 +211,8 @@ def _checked_inputs(
     lo, hi = check_domain(n_min, n_max)
     model.check_nonnegative(lo, hi)  # bad input: nothing stored
     if extra:  # the extra candidates alone may cross too often: refused before training
-        check_sweep_work(coefficient_matrix([c.cost for c in extra]), lo, hi, max_crossings)
+        check_sweep_work(coefficient_matrix([c.cost for c in extra]), lo, hi, max_crossings,
+                         [c.accuracy for c in extra])
     if store is not None and cache is not None:
         raise InvalidArgumentError("give either cache or store, not both")
     return model, extra
