@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import functools
 import os
 import subprocess
@@ -44,7 +45,14 @@ from pathlib import Path
 import numpy as np
 
 import polydom
-from polydom.app.insitu_run import build_in_situ, choose_budgets, serve_side_by_side, split_items
+import polydom.pipeline.recalibrate
+from polydom.app.insitu_run import (
+    ServedRow,
+    build_in_situ,
+    choose_budgets,
+    serve_side_by_side,
+    split_items,
+)
 from polydom.app.tables import format_table
 from polydom.serving.drift_recalibration import DriftRecalibration
 from polydom.serving.timing_recorder import TimingRecorder
@@ -93,6 +101,55 @@ def cpu_hog(on: bool):
     finally:
         hog.terminate()
         hog.wait()
+
+
+def _part(run, pos):
+    """Sizes and per-atom timings of the items at ``pos`` of an in-situ run."""
+    return run.sizes[pos], {a: t[pos] for a, t in run.timings.items()}
+
+
+def replay(built, joint, parts, labels, budgets, seed):
+    """Guard and oracle replayed on recorded, exchangeable timings (no serving): the guard
+    fitted on the calibration items of the joint pass, the oracle on the fit half, both
+    answering for the served half's sizes; an item overruns when its recorded time of the
+    chosen set exceeds the budget; its label comes from the chosen model on its row."""
+    guard = built.index.calibrated(*_part(joint, parts[0]), TARGETS[0], levels=TARGETS[1:],
+                                   seed=seed)
+    oracle = built.index.calibrated(*_part(joint, parts[1]), TARGETS[0], levels=TARGETS[1:],
+                                    seed=seed)
+    sizes, timings = _part(joint, parts[2])
+    rows = joint.rows[parts[2]]
+    out = []
+    for q in TARGETS:
+        for name, index in ((f"guard {q:g}", guard.at_overrun(q)),
+                            (f"oracle {q:g}", oracle.at_overrun(q))):
+            for b in budgets:
+                over, right = [], []
+                for i, n in enumerate(sizes):
+                    hit = index.lookup(float(n), b)
+                    if hit is None:
+                        over.append(False)
+                        right.append(False)
+                        continue
+                    paid = sum(p * timings[a][i] for a, p in hit.candidate.needs.items())
+                    over.append(paid > b)
+                    label = index.predict(rows[i: i + 1], float(n), b)[0]
+                    right.append(label == labels[i])
+                out.append(ServedRow(name, b, len(sizes), float(np.mean(over)),
+                                     float(np.mean(right)), float("nan"), float("nan")))
+    return out
+
+
+def pooled(rounds):
+    """Rows of several serving rounds of the same items, averaged per (method, budget)."""
+    out = []
+    for row in rounds[0]:
+        same = [r for rows in rounds for r in rows
+                if r.method == row.method and r.budget == row.budget]
+        out.append(dataclasses.replace(row, items=sum(r.items for r in same),
+                                over=float(np.mean([r.over for r in same])),
+                                accuracy=float(np.mean([r.accuracy for r in same]))))
+    return out
 
 
 def slowed(fz: polydom.Featurizer, factor: float) -> polydom.Featurizer:
@@ -144,11 +201,15 @@ def run_config(name, data, args, out, timer, hog, cache):
                               target_overrun=TARGETS[0], profile_items=args.profile_items,
                               alpha=args.alpha, max_iter=200, cache=cache, seed=args.seed,
                               levels=TARGETS[1:])
-        own = fz.featurize_in_situ([items[i] for i in fit_half],
-                                   predict=lambda row: built.standin.predict(row[None, :]),
-                                   seed=args.seed + 4)
-        oracle = built.index.calibrated(own.sizes, own.timings, TARGETS[0], levels=TARGETS[1:],
-                                        seed=args.seed)
+        # one in-situ pass over the calibration and test items, shuffled together: the
+        # oracle's evidence (its fit half) and the replay's exchangeable timings
+        joint_ids = np.concatenate([cal, fit_half, serve_half])
+        joint = fz.featurize_in_situ([items[i] for i in joint_ids],
+                                     predict=lambda row: built.standin.predict(row[None, :]),
+                                     seed=args.seed + 4)
+        parts = np.split(np.arange(joint_ids.size), [len(cal), len(cal) + len(fit_half)])
+        oracle = built.index.calibrated(*_part(joint, parts[1]), TARGETS[0],
+                                        levels=TARGETS[1:], seed=args.seed)
         guard = built.guarded
         methods = {}
         for q in TARGETS:
@@ -156,8 +217,10 @@ def run_config(name, data, args, out, timer, hog, cache):
             methods[f"oracle {q:g}"] = oracle.at_overrun(q)
         budgets = choose_budgets(guard, np.array([fz.size(items[i]) for i in serve_half]),
                                  args.budgets)
-        rows = serve_side_by_side(methods, [items[i] for i in serve_half], labels[serve_half],
-                                  budgets, fz, seed=args.seed)
+        rows = pooled([serve_side_by_side(methods, [items[i] for i in serve_half],
+                                          labels[serve_half], budgets, fz, seed=args.seed + r)
+                       for r in range(args.rounds)])
+    replayed = replay(built, joint, parts, labels[serve_half], budgets, args.seed)
     over = guard.info["overrun"]
     chosen = over["chosen"]
     held = [v for v in over["held_out"] if v is not None]
@@ -166,7 +229,8 @@ def run_config(name, data, args, out, timer, hog, cache):
     out(f"{len(train)} training items ({built.index.info['expansions']} sets trained, "
         f"{len(built.index.candidates)} candidates kept), evidence {over['items']} items "
         f"({len(cal)} held out + {over['items'] - len(cal)} unprofiled training items); "
-        f"oracle fitted on {len(fit_half)} test items, both serve the other {len(serve_half)}; "
+        f"oracle fitted on {len(fit_half)} test items, both serve the other {len(serve_half)} "
+        f"({args.rounds} rounds); "
         f"guard scores: {chosen.count('ratio')} ratio, {chosen.count('excess')} excess; "
         f"held-out cross-check (selection split) overrun median "
         f"{np.median(held) if held else float('nan'):.3f} at target {TARGETS[0]}")
@@ -182,7 +246,22 @@ def run_config(name, data, args, out, timer, hog, cache):
             f"(<= {q + 0.02:.2f}: {'yes' if ok_over else 'NO'}), oracle worst "
             f"{max(r.over for r in o):.3f}; mean accuracy guard {acc_g:.3f}, oracle "
             f"{acc_o:.3f} (within 0.02: {'yes' if ok_acc else 'NO'})")
-        checks.append((name, timer, hog, q, worst, acc_g, acc_o, ok_over, ok_acc))
+        checks.append((name, timer, hog, q, worst, acc_g, acc_o, ok_over, ok_acc, "live"))
+    out(f"  replay (the same method on exchangeable timings: calibration and test items timed "
+        f"in one shuffled in-situ pass; guard fitted on the {len(cal)} calibration items, "
+        f"oracle on the {len(fit_half)} fit-half items, the served half replayed: over = its "
+        f"recorded time of the chosen set above the budget):")
+    out(table(replayed, list(methods), budgets))
+    for q in TARGETS:
+        g = [r for r in replayed if r.method == f"guard {q:g}"]
+        o = [r for r in replayed if r.method == f"oracle {q:g}"]
+        worst = max(r.over for r in g)
+        acc_g, acc_o = np.mean([r.accuracy for r in g]), np.mean([r.accuracy for r in o])
+        ok_over, ok_acc = worst <= q + 0.02, acc_g >= acc_o - 0.02
+        out(f"  replay, target {q:g}: guard worst over-budget rate {worst:.3f} (oracle "
+            f"{max(r.over for r in o):.3f}); mean accuracy guard {acc_g:.3f}, oracle "
+            f"{acc_o:.3f}")
+        checks.append((name, timer, hog, q, worst, acc_g, acc_o, ok_over, ok_acc, "replay"))
     out(f"  [{time.perf_counter() - t0:.0f} s]")
     return built, budgets, checks
 
@@ -193,7 +272,7 @@ def drift(name, data, built, budgets, args, out):
     fz.timer = time.process_time
     folder = Path(tempfile.mkdtemp(prefix="adherence_"))
     url = f"sqlite:///{folder / 'drift.db'}"
-    polydom.publish_index(url, built.guarded, {"adherence_bench": name})
+    polydom.pipeline.recalibrate.publish_index(url, built.guarded, {"adherence_bench": name})
     reader = polydom.open_index(url)
     drift_watch = DriftRecalibration(reader, min_interval=0.0, collect=args.collect)
     recorder = TimingRecorder(drift_watch.sink(functools.partial(polydom.store_timings, url)))
@@ -247,6 +326,8 @@ def main(argv=None):
     p.add_argument("--alpha", type=float, default=1.1)
     p.add_argument("--test-items", type=int, default=150,
                    help="served test items (as many more fit the oracle)")
+    p.add_argument("--rounds", type=int, default=2,
+                   help="times each served item is served at each budget (each a new timing)")
     p.add_argument("--no-drift", action="store_true")
     args = p.parse_args(argv)
     args.series = None
@@ -268,11 +349,11 @@ def main(argv=None):
                 if name == "plaid" and timer == "cpu" and not hog and not args.no_drift:
                     drift(name, data, built, budgets, args, out)
     out("\n### checks")
-    out(format_table(["workload", "timer", "hog", "target", "worst over", "<= target+0.02",
-                      "mean acc guard", "mean acc oracle", "within 0.02"],
-                     [[n, t, "yes" if h else "no", q, round(w, 3), "yes" if a else "NO",
+    out(format_table(["workload", "timer", "hog", "serving", "target", "worst over",
+                      "<= target+0.02", "mean acc guard", "mean acc oracle", "within 0.02"],
+                     [[n, t, "yes" if h else "no", k, q, round(w, 3), "yes" if a else "NO",
                        round(g, 3), round(o, 3), "yes" if b else "NO"]
-                      for n, t, h, q, w, g, o, a, b in checks]))
+                      for n, t, h, q, w, g, o, a, b, k in checks]))
     out(f"\ntotal {time.perf_counter() - t0:.0f} s; load average {_load()}")
 
 

@@ -11,9 +11,9 @@ Methods: the static index (lookup per item budget), any-time serving (the index,
 measured time), cascades fitted per mean budget on calibration rows, and the index holding
 those cascades as candidates.  Each is run at several budgets; we report accuracy against the
 *realised* mean cost per item and the normalised area under that curve
-(:func:`polydom.normalized_area`) over a stated cost range.  Then a workload plan (one model
-or cascade per side, for a skewed side distribution) against a uniform per-item budget with the
-same total, expected and realised.
+(:func:`polydom.serving.curve_area.normalized_area`) over a stated cost range.  Then a workload
+plan (one model or cascade per side, for a skewed side distribution) against a uniform
+per-item budget with the same total, expected and realised.
 
 Each test item's features are computed and timed once; every method replays those measured
 times (so the methods are compared on identical measurements, not on timer noise).
@@ -38,9 +38,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from learners import SklearnLearner
-from polydom import CostProfile, Featurizer, build_index, normalized_area
+from polydom import Featurizer, build_index
 from polydom.app.workloads.images import image_featurizer, load_digits_workload
+from polydom.curves.fitting import CostProfile
 from polydom.serving.cascade_fit import fit_cascade, score_stages, with_cascades
+from polydom.serving.curve_area import normalized_area
 from polydom.serving.item_serving import ItemServer
 from polydom.serving.plan import plan_workload, uniform_plan
 
@@ -314,7 +316,7 @@ def report(sets, argv, total):
            "method is plotted at its *realised* mean cost per item on held-out items.  "
            "Normalised area: the mean, over the stated cost range on a log scale, of the best "
            "accuracy a method reached at that mean cost or less "
-           "(`polydom.normalized_area`).", ""]
+           "(`polydom.serving.curve_area.normalized_area`).", ""]
     for s in sets:
         out += [f"### {s['name']}", "", s["note"] + ".", "",
                 curves_table(s["results"], s["lo"], s["hi"], s["log"], s["unit"], s["scale"]),

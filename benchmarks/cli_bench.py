@@ -7,6 +7,11 @@ command is also timed from that tree in the same rounds, side by side.  The load
 before and after is printed: the machine is shared, compare within a table.
 
     PYTHONPATH=$PWD python benchmarks/cli_bench.py --repeats 9 [--baseline /path/to/checkout]
+        [--stores /tmp/open_bench_stores]
+
+With ``--stores DIR``, ``polydom lookup`` is also timed on the four stores of
+``benchmarks/open_bench.py`` (a lattice, a tree, a CEGB and a DAG store, built in ``DIR`` once
+and reused).
 """
 
 from __future__ import annotations
@@ -24,22 +29,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def small_store(folder: Path) -> str:
-    """A store of two features and four candidates (a synthetic learner: no training)."""
-    import learners
-    import polydom
+SMALL_STORE = """
+import sys, learners, polydom
+accuracy = {frozenset(): 0.5, frozenset({"x1"}): 0.7, frozenset({"x2"}): 0.75,
+            frozenset({"x1", "x2"}): 0.9}
+polydom.build_index({"x1": "1 + n", "x2": "2 + 0.5*n"},
+                    learners.SyntheticLearner(accuracy.__getitem__), n_max=100.0,
+                    store=sys.argv[1], cost_unit="ms")
+"""
 
+
+def small_store(folder: Path, tree: Path = ROOT) -> str:
+    """A store of two features and four candidates (a synthetic learner: no training),
+    written by the code of ``tree`` (each tree reads a store of its own schema)."""
+    folder.mkdir(parents=True, exist_ok=True)
     url = f"sqlite:///{folder / 'small.db'}"
-    accuracy = {frozenset(): 0.5, frozenset({"x1"}): 0.7, frozenset({"x2"}): 0.75,
-                frozenset({"x1", "x2"}): 0.9}
-    polydom.build_index({"x1": "1 + n", "x2": "2 + 0.5*n"},
-                        learners.SyntheticLearner(accuracy.__getitem__), n_max=100.0,
-                        store=url, cost_unit="ms")
+    subprocess.run([sys.executable, "-c", SMALL_STORE, url], cwd=tree, check=True,
+                   capture_output=True, env=child_env(tree))
     return url
 
 
-def commands(url: str) -> list[tuple[str, list[str]]]:
-    """(label, argv after ``python``) of every timed command."""
+def commands(url: str, stores: dict[str, str]) -> list[tuple[str, list[str]]]:
+    """(label, argv after ``python``) of every timed command on the small store at ``url``;
+    ``stores``: more stores (name -> URL) each looked up."""
     cli = ["-m", "polydom.app.cli"]
     return [
         ("python -c pass", ["-c", "pass"]),
@@ -48,7 +60,17 @@ def commands(url: str) -> list[tuple[str, list[str]]]:
         ("polydom --help", [*cli, "--help"]),
         ("polydom lookup", [*cli, "lookup", url, "--size", "10", "--budget", "12"]),
         ("polydom inspect", [*cli, "inspect", url]),
+        *((f"polydom lookup ({name} store)", [*cli, "lookup", where, "--size", "10",
+                                              "--budget", "30"])
+          for name, where in stores.items()),
     ]
+
+
+def child_env(tree: Path) -> dict[str, str]:
+    """The environment of a timed child: ``tree`` on the path, and bytecode written (as a
+    user's installation has it: without, every edited module compiles at every start)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPATH": str(tree)}
 
 
 def timed(argv: list[str], tree: Path) -> tuple[float, float]:
@@ -56,7 +78,7 @@ def timed(argv: list[str], tree: Path) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([sys.executable, *argv], cwd=tree, check=False, capture_output=True,
-                   env={**os.environ, "PYTHONPATH": str(tree)})
+                   env=child_env(tree))
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -67,17 +89,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--baseline", type=Path, help="another checkout timed side by side")
+    parser.add_argument("--stores", type=Path,
+                        help="also look up the four stores of benchmarks/open_bench.py, kept "
+                        "in this folder (built there once)")
     args = parser.parse_args()
     trees = {"this tree": ROOT}
     if args.baseline is not None:
         trees["baseline"] = args.baseline.resolve()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as folder:
-        url = small_store(Path(folder))
-        runs = [(label, name, tree, argv) for label, argv in commands(url)
-                for name, tree in trees.items()
-                if name == "this tree" or label.startswith("polydom")]
+        from open_bench import build_stores  # benchmarks/ is the script's folder
+
+        runs = []
+        for name, tree in trees.items():  # each tree reads stores it wrote
+            here = Path(folder) / name.replace(" ", "_")
+            stores = {}
+            if args.stores is not None:
+                stores = build_stores(args.stores / name.replace(" ", "_"), tree)
+            runs += [(label, name, tree, argv)
+                     for label, argv in commands(small_store(here, tree), stores)
+                     if name == "this tree" or label.startswith("polydom")]
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for _, _, tree, argv in runs:  # one untimed round: bytecode written
+            timed(argv, tree)
         for _ in range(args.repeats):
             for label, name, tree, argv in runs:
                 times.setdefault((label, name), []).append(timed(argv, tree))

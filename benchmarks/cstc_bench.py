@@ -49,21 +49,15 @@ from sklearn.tree import DecisionTreeClassifier
 
 import lattice
 import polydom
-from learners import (
-    CEGBClassifier,
-    ColumnSubsetModel,
-    CSCCClassifier,
-    CSTCClassifier,
-    CSTCRegressor,
-    SklearnLearner,
-    sweep,
-)
+from learners import CEGBClassifier, CSCCClassifier, CSTCClassifier, SklearnLearner, sweep
+from learners.budgeted.contract import ColumnSubsetModel
 from learners.budgeted.cstc import (
     QUADRANT_COSTS,
     QUADRANT_GROUPS,
     quadrant_classification,
     quadrant_regression,
 )
+from learners.budgeted.cstc.tree import CSTCRegressor
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SEED = 0

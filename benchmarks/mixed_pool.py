@@ -48,6 +48,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import learners
+import learners.registry
 import polydom
 
 BUDGETS = (5.0, 12.0, 31.0, 60.0, 200.0, 260.0)
@@ -98,7 +99,8 @@ def run_split(seed: int, n_estimators: int, folds: int, repeats: int = 1) -> dic
     lattice_learner = learners.SklearnLearner(
         make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)), X_tr, y_tr,
         features=model, cv=protocol)
-    proto = learners.get_learner("cegb").make(seed, n_estimators=n_estimators, num_leaves=8)
+    proto = learners.registry.get_learner("cegb").make(seed, n_estimators=n_estimators,
+                                                       num_leaves=8)
     cegb = learners.sweep(proto, TRADEOFFS, X_tr, y_tr, model, evaluation=protocol)
     cache: dict = {}  # the lattice trains once for both of its indexes
     indexes = {

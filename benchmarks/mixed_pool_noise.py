@@ -37,6 +37,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import learners
+import learners.registry
 import polydom
 
 
@@ -51,7 +52,8 @@ def run_split(seed: int, n_estimators: int, folds: int, repeats: int) -> list[di
     lattice_learner = learners.SklearnLearner(
         make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)), X_tr, y_tr,
         features=model, cv=protocol)
-    proto = learners.get_learner("cegb").make(seed, n_estimators=n_estimators, num_leaves=8)
+    proto = learners.registry.get_learner("cegb").make(seed, n_estimators=n_estimators,
+                                                       num_leaves=8)
     cegb = learners.sweep(proto, TRADEOFFS, X_tr, y_tr, model, evaluation=protocol)
     index = polydom.build_index(model, lattice_learner, extra_candidates=cegb)
     out = []

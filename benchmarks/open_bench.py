@@ -7,8 +7,9 @@ decision trees (``tree``), the logistic lattice with two CEGB candidates (``cegb
 two DAG candidates (``dag``).  Then, in turns (one run of every command, then the next round,
 so that load changes hit every command alike), ``--repeats`` fresh interpreters each run
 ``python -c pass`` and, per store, ``import polydom; polydom.open_index(url).lookup(10, B)``.
-Wall medians and their ratio to ``python -c pass`` in the same run are printed, with the load
-average (the machine may be shared: compare within a table).
+Wall and CPU (user + system of the child) medians and their ratios to ``python -c pass`` in
+the same run are printed, with the load average (on a shared machine the CPU ratio is the
+steadier one: compare within a table).
 
 A second table, from one fresh process per store (not timed), counts the modules loaded after
 the open and the lookup, and names the libraries and learner modules the first
@@ -18,7 +19,7 @@ and asked to predict 20 rows.
 
 With ``--baseline DIR`` (another checkout, e.g. main before a change: ``git worktree add
 /tmp/base main``) the open and lookup are also timed from that tree, side by side, on the
-same stores.
+same four stores built by that tree (a tree reads the stores of its own schema).
 
     PYTHONPATH=$PWD python benchmarks/open_bench.py --repeats 9 [--baseline /tmp/base]
         [--stores /tmp/open_bench_stores]
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -88,12 +90,20 @@ print(json.dumps({"open": sorted(after_open), "predict": sorted(set(sys.modules)
 """
 
 
+def child_env(tree: Path) -> dict[str, str]:
+    """The environment of a timed child: ``tree`` on the path, and bytecode written (as a
+    user's installation has it: without, every edited module compiles at every start)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPATH": str(tree)}
+
+
 def build_stores(folder: Path, tree: Path = ROOT) -> dict[str, str]:
     """Build the four stores in ``folder`` with the code of ``tree`` (those already there are
 kept); their SQLAlchemy URLs.
 
     Runtime complexity: four small builds (seconds each).
     """
+    folder.mkdir(parents=True, exist_ok=True)
     urls = {}
     for name, (learner, budgeted) in STORES.items():
         urls[name] = f"sqlite:///{folder / f'{name}.db'}"
@@ -103,19 +113,22 @@ kept); their SQLAlchemy URLs.
         config.write_text(CONFIG.format(learner=learner, name=name, budgeted=budgeted))
         subprocess.run([sys.executable, "-m", "polydom.app.cli", "build", str(config)],
                        cwd=tree, check=True, capture_output=True,
-                       env={**os.environ, "PYTHONPATH": str(tree)})
+                       env=child_env(tree))
     return urls
 
 
-def timed(argv: list[str], tree: Path) -> float:
-    """Wall seconds of one fresh interpreter running ``argv`` from ``tree``."""
+def timed(argv: list[str], tree: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system of the child) of one fresh interpreter running
+    ``argv`` from ``tree``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, *argv], cwd=tree, capture_output=True,
-                          env={**os.environ, "PYTHONPATH": str(tree)})
+                          env=child_env(tree))
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
         raise SystemExit(f"{argv} failed in {tree}: {done.stderr.decode()[-500:]}")
-    return wall
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _under(modules: list[str], prefix: str) -> int:
@@ -130,7 +143,7 @@ def module_table(urls: dict[str, str], rows: Path) -> None:
     for name, url in urls.items():
         out = subprocess.run([sys.executable, "-c", PROBE, url, CHOSEN[name], str(rows)],
                              cwd=ROOT, check=True, capture_output=True, text=True,
-                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+                             env=child_env(ROOT))
         found = json.loads(out.stdout)
         heavy = sum(_under(found["open"], p) for p in WATCHED)
         added = ", ".join(f"{p} ({_under(found['predict'], p)})" for p in WATCHED
@@ -150,30 +163,38 @@ def main() -> None:
         trees["baseline"] = args.baseline.resolve()
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.stores or Path(scratch)
-        folder.mkdir(parents=True, exist_ok=True)
-        urls = build_stores(folder)
+        stores = {name: build_stores(folder / name.replace(" ", "_"), tree)
+                  for name, tree in trees.items()}  # each tree reads stores it wrote
+        urls = stores["this tree"]
         rows = folder / "rows.npy"
         subprocess.run([sys.executable, "-c", "import sys, numpy as np; from sklearn.datasets "
                         "import load_breast_cancer; np.save(sys.argv[1], "
                         "load_breast_cancer().data[:20])", str(rows)], check=True)
         runs = [("python -c pass", "this tree", ROOT, ["-c", "pass"])]
-        runs += [(f"open_index + lookup: {name}", tree_name, tree, ["-c", OPEN_AND_LOOKUP, url])
-                 for name, url in urls.items() for tree_name, tree in trees.items()]
+        runs += [(f"open_index + lookup: {name}", tree_name, tree,
+                  ["-c", OPEN_AND_LOOKUP, stores[tree_name][name]])
+                 for name in STORES for tree_name, tree in trees.items()]
         load_before = os.getloadavg()
-        times: dict[tuple[str, str], list[float]] = {}
+        times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for _, _, tree, argv in runs:  # one untimed round: bytecode written
+            timed(argv, tree)
         for _ in range(args.repeats):
             for label, tree_name, tree, argv in runs:
                 times.setdefault((label, tree_name), []).append(timed(argv, tree))
         load_after = os.getloadavg()
-        floor = statistics.median(times[("python -c pass", "this tree")])
+        base = times[("python -c pass", "this tree")]
+        floor = statistics.median(w for w, _ in base)
+        cpu_floor = statistics.median(c for _, c in base)
         print(f"{args.repeats} runs each, medians; load average {load_before[0]:.1f} before, "
               f"{load_after[0]:.1f} after ({os.cpu_count()} cores)")
         print()
-        print("| command | tree | wall s | wall / python -c pass |")
-        print("|---|---|---:|---:|")
+        print("| command | tree | wall s | wall / python -c pass | CPU s | CPU / python -c pass |")
+        print("|---|---|---:|---:|---:|---:|")
         for (label, tree_name), values in times.items():
-            wall = statistics.median(values)
-            print(f"| {label} | {tree_name} | {wall:.3f} | {wall / floor:.2f} |")
+            wall = statistics.median(w for w, _ in values)
+            cpu = statistics.median(c for _, c in values)
+            print(f"| {label} | {tree_name} | {wall:.3f} | {wall / floor:.2f} | {cpu:.3f} | "
+                  f"{cpu / cpu_floor:.2f} |", flush=True)
         print()
         module_table(urls, rows)
 

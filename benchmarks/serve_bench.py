@@ -44,6 +44,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+import lattice.expansion
 import polydom
 from polydom.app.service import key_text
 from storage import IndexStore
@@ -77,7 +78,7 @@ def build_store(url: str) -> None:
                 model.fit(X[np.ix_(train, cols)], y[train])
                 acc = float(model.score(X[np.ix_(test, cols)], y[test]))
                 fs = frozenset(names)
-                cache[fs] = polydom.Expansion(fs, acc, model, 0.0)
+                cache[fs] = lattice.Expansion(fs, acc, model, 0.0)
                 cands.append(polydom.Candidate(
                     "+".join(names), acc, polydom.CostCurve.total([COSTS[n] for n in names]),
                     fs, cache[fs].model, learner="lattice"))

@@ -6,7 +6,10 @@ Two measurements in one run, medians of ``--repeats``:
 * the kinetic sweep over ``--lines`` lines whose every pair crosses once: seconds per
   crossing event (what ``MAX_CROSSINGS`` = 500,000 events cost);
 * ``PolyDomIndex.build`` over ``--pool`` such lines (10^5 in the probe, 5 * 10^9 crossings):
-  the time to refuse, as a ratio to the time the caller took to make the candidates.
+  the time to refuse, as a ratio to the time the caller took to make the candidates;
+* ``prune_dominated`` over ``--parallel`` parallel lines, each cheaper and less accurate than
+  the next (all kept, no crossing): seconds (O(K * S) exact tests before the filter at the
+  domain's start).
 
     PYTHONPATH=. python benchmarks/sweep_bound_bench.py
 """
@@ -21,6 +24,7 @@ import numpy as np
 
 from polydom import Candidate, PolyDomIndex
 from polydom.errors import InvalidArgumentError
+from polydom.index.dominance import prune_dominated
 from polydom.index.sweep import MAX_CROSSINGS, kinetic_sweep
 
 
@@ -35,6 +39,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=200)
     parser.add_argument("--pool", type=int, default=100_000)
+    parser.add_argument("--parallel", type=int, default=4000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
@@ -66,6 +71,16 @@ def main() -> None:
     print(f"{args.pool:,} all-crossing candidates: made in median {statistics.median(make):.2f} "
           f"s, refused in median {statistics.median(refuse):.2f} s (ratio "
           f"{statistics.median(refuse) / statistics.median(make):.2f}): {message}")
+
+    k = args.parallel
+    parallel = [Candidate(f"p{i}", 0.5 + 0.4 * i / k, [float(i), 1.0]) for i in range(k)]
+    prune = []
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        kept = prune_dominated(parallel, 0.0, float("inf"))
+        prune.append(time.perf_counter() - start)
+    print(f"prune_dominated over {k:,} parallel lines ({len(kept):,} kept): median "
+          f"{statistics.median(prune):.2f} s")
 
 
 if __name__ == "__main__":

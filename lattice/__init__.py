@@ -1,36 +1,30 @@
 """The feature-set lattice: Poly-Dom exploration, progressive alpha, and the paper's baselines."""
 
-from lattice.baselines import (
-    PAPER_LAMBDAS,
-    GreedyResult,
-    expand_all,
-    greedy,
-    greedy_acc,
-    greedy_cost,
-)
-from lattice.delta import estimate_delta, monotonicity_violations
-from lattice.executor import (
-    Executor,
-    ExecutorError,
-    WorkerLostError,
-    make_executor,
-    map_in_order,
-)
-from lattice.expansion import Expansion, Learner, learner_name
-from lattice.explore import Exploration, explore
-from lattice.progressive import Progressive, progressive
+from lattice.explore import explore
+from lattice.progressive import progressive
+from polydom.lazy_exports import lazy_exports
+
+# `explore` and `progressive` share their modules' names: bound here, or the first import
+# of the module would make `lattice.explore` the module.  Other names load on first use;
+# everything else is imported from its module.
+__getattr__ = lazy_exports(__name__, {
+    "Expansion": "lattice.expansion",
+    "Exploration": "lattice.explore",
+    "Learner": "lattice.expansion",
+    "Progressive": "lattice.progressive",
+    "expand_all": "lattice.baselines",
+    "greedy": "lattice.baselines",
+    "greedy_acc": "lattice.baselines",
+    "greedy_cost": "lattice.baselines",
+    "learner_name": "lattice.expansion",
+    "make_executor": "lattice.executor",
+})
 
 __all__ = [
-    "PAPER_LAMBDAS",
     "Expansion",
-    "Executor",
-    "ExecutorError",
     "Exploration",
-    "GreedyResult",
     "Learner",
     "Progressive",
-    "WorkerLostError",
-    "estimate_delta",
     "expand_all",
     "explore",
     "greedy",
@@ -38,7 +32,5 @@ __all__ = [
     "greedy_cost",
     "learner_name",
     "make_executor",
-    "map_in_order",
-    "monotonicity_violations",
     "progressive",
 ]

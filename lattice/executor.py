@@ -545,7 +545,7 @@ def make_executor(
     if not isinstance(spec, str):
         raise ExecutorError(
             f"executor must be None, 'inprocess', 'processes[:N]', 'dask://host:port', a "
-            f"distributed.Client or a lattice.Executor, got {spec!r}"
+            f"distributed.Client or a lattice.executor.Executor, got {spec!r}"
         )
     text = spec.strip()
     if text in ("inprocess", "serial"):

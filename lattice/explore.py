@@ -526,7 +526,7 @@ def explore(
         A :class:`polydom.CostModel` with bundles makes its bundles the lattice's features
         and a set pays each of their atoms once.  Every curve must be non-negative on
         ``[n_min, n_max]``.
-    learner : object with ``expand(frozenset) -> polydom.Expansion``
+    learner : object with ``expand(frozenset) -> lattice.Expansion``
         The black box (see :mod:`learners`).
     alpha : float, default 1.0
         Multiplicative approximation factor (>= 1; 1 is exact).
@@ -552,7 +552,7 @@ def explore(
         Dominance factor of candidate pruning; 1 keeps the end-to-end guarantee at alpha.
     n_min, n_max : float
         The size domain for every cost comparison.
-    executor : None, str, lattice.Executor or distributed.Client
+    executor : None, str, lattice.executor.Executor or distributed.Client
         Where trainings run (see :func:`lattice.make_executor`): in-process by default,
         ``"processes:N"``, ``"dask://host:port"``, a Dask client.  Each pass's unpruned sets
         go out as one batch; the pruning decisions, the expanded sets and their order are
@@ -566,7 +566,7 @@ def explore(
 
     Raises
     ------
-    lattice.ExecutorError
+    polydom.errors.ExecutorError
         On a bad ``executor`` (before any training).
 
     Runtime complexity: O(2**m * E) vectorised work for E expanded sets (each of the 2**m

@@ -236,7 +236,7 @@ class Expander:
     @staticmethod
     def _checked(exp: Any, features: frozenset) -> Expansion:
         if not isinstance(exp, Expansion):
-            raise InvalidArgumentError(f"learner.expand must return polydom.Expansion, got {exp!r}")
+            raise InvalidArgumentError(f"learner.expand must return lattice.Expansion, got {exp!r}")
         if frozenset(exp.features) != features:
             raise InvalidArgumentError(
                 f"expansion for {sorted(features)!r} names features {sorted(exp.features)!r}"

@@ -46,7 +46,7 @@ class RegisteredLearner:
 
     Every budgeted learner is swept into candidates by the one :func:`learners.sweep`;
     its prototype says what else its grid holds (the budgeted-learner contract,
-    :class:`learners.BudgetedLearner`), and its ``learner_name`` is this ``name``.
+    :class:`learners.budgeted.contract.BudgetedLearner`), and its ``learner_name`` is this ``name``.
     """
 
     name: str

@@ -21,8 +21,12 @@ __all__ = ["lazy_exports"]
 def lazy_exports(package: str, table: Mapping[str, str]) -> Callable[[str], Any]:
     """A module-level ``__getattr__`` for ``package`` that resolves ``name`` as
     ``getattr(import_module(table[name]), name)``, or as the submodule itself when
-    ``table[name]`` is ``f"{package}.{name}"``; the value is then kept in the package's
-    namespace, so each name is looked up once.
+    ``table[name]`` is ``f"{package}.{name}"`` (a subpackage on the face); the value is then
+    kept in the package's namespace, so each name is looked up once.
+
+    A lazy name must not be the name of a submodule that defines something else under it:
+    the submodule's first import would bind the package's attribute to the module.  A face
+    imports such a name eagerly (``tests/test_layout.py`` checks every face).
 
     Runtime complexity: O(1) per lookup after the module's first import.
 

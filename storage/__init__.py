@@ -21,64 +21,36 @@ pickle), :mod:`storage.codec` (text forms of keys and curves), :mod:`storage.sch
 and views).
 """
 
-from storage.blobs import (
-    BlobDigest,
-    ModelIntegrityError,
-    UntrustedModelError,
-    dump_model,
-    load_model,
-    register_array_model,
-    register_blob_codec,
-    register_model_class,
-)
-from storage.build_records import BuildRecord
-from storage.builds import TRAINING_NEUTRAL_PARAMS, BuildPublishedError
-from storage.database import (
-    ForeignDatabaseError,
-    SchemaVersionError,
-    StoreKeyError,
-    StoreLocationError,
-    StoreNotFoundError,
-    normalize_url,
-)
-from storage.publications import MinPublicationError
-from storage.schema import LOOKUP_SQL, SCHEMA_VERSION
-from storage.seal import IndexIntegrityError
-from storage.store import IndexStore
+from polydom.lazy_exports import lazy_exports
+
+# names load on first use (the write path, the expansion cache and its lattice never load
+# for a reader); everything else is imported from its module
+__getattr__ = lazy_exports(__name__, {
+    "IndexIntegrityError": "polydom.errors",
+    "IndexStore": "storage.store",
+    "LOOKUP_SQL": "storage.schema",
+    "ModelIntegrityError": "polydom.errors",
+    "SCHEMA_VERSION": "storage.schema",
+    "SchemaVersionError": "polydom.errors",
+    "StoreKeyError": "polydom.errors",
+    "StoreNotFoundError": "polydom.errors",
+    "UntrustedModelError": "polydom.errors",
+    "register_array_model": "storage.model_registry",
+    "register_blob_codec": "storage.model_registry",
+    "register_model_class": "polydom.blobs.allowlist",
+})
 
 __all__ = [
-    "BlobDigest",
-    "BuildPublishedError",
-    "BuildRecord",
-    "ExpansionCache",
-    "ForeignDatabaseError",
     "IndexIntegrityError",
     "IndexStore",
     "LOOKUP_SQL",
-    "MinPublicationError",
     "ModelIntegrityError",
     "SCHEMA_VERSION",
     "SchemaVersionError",
     "StoreKeyError",
-    "StoreLocationError",
     "StoreNotFoundError",
-    "TRAINING_NEUTRAL_PARAMS",
     "UntrustedModelError",
-    "dump_model",
-    "load_model",
-    "normalize_url",
     "register_array_model",
     "register_blob_codec",
     "register_model_class",
 ]
-
-
-def __getattr__(name: str):
-    """``ExpansionCache`` on first use (PEP 562): it imports :mod:`lattice` (its
-    ``Expansion``), which a reader of stores never needs."""
-    if name == "ExpansionCache":
-        from storage.expansion_cache import ExpansionCache
-
-        globals()[name] = ExpansionCache
-        return ExpansionCache
-    raise AttributeError(f"module 'storage' has no attribute {name!r}")

@@ -239,6 +239,8 @@ class Database:
                          if not n.startswith("sqlite_")}
                 if "schema_info" in names:
                     self.tables = names
+                    if self.dialect == "sqlite":
+                        self._check_sqlite_objects(conn)
                     self._check_version(conn)
                     return
             if not create:
@@ -304,6 +306,29 @@ class Database:
                 cursor.execute("PRAGMA journal_mode=WAL")
         finally:
             raw.close()
+
+    def _check_sqlite_objects(self, conn: sa.Connection) -> None:
+        """Refuse a SQLite store whose schema holds what polydom never creates: a virtual
+        table (full-text tables carry functions that hand out native pointers), a trigger,
+        or one of our tables or views replaced by an object of another kind (a view in a
+        table's place runs the store's own SQL on every read).
+
+        Runtime complexity: O(objects in the schema); one read of ``sqlite_master``.
+        """
+        ours = {name: "table" for name in S.TABLES} | {name: "view" for name in S.VIEWS}
+        odd = []
+        for kind, name, sql in conn.exec_driver_sql(
+                "SELECT type, name, sql FROM sqlite_master").fetchall():
+            text = (sql or "").lstrip().upper()
+            if kind == "trigger" or text.startswith("CREATE VIRTUAL TABLE"):
+                odd.append(f"{'virtual table' if kind == 'table' else kind} {name!r}")
+            elif name in ours and kind != ours[name]:
+                odd.append(f"{kind} {name!r} where polydom keeps a {ours[name]}")
+        if odd:
+            shown = ", ".join(odd[:4]) + (" ..." if len(odd) > 4 else "")
+            raise ForeignDatabaseError(
+                f"url {self.display_url!r} was altered outside polydom: it holds {shown}; "
+                "refusing to read it")
 
     def _check_version(self, conn: sa.Connection) -> None:
         value = conn.execute(
@@ -510,6 +535,10 @@ def _sqlite_transactions(engine: sa.Engine) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
+        # the schema is the store's, and the store may be hostile: its views and triggers
+        # may call no function with side effects or that hands out pointers
+        # (fts3_tokenizer), and it may not use virtual tables (SQLite >= 3.31)
+        cursor.execute("PRAGMA trusted_schema=OFF")
         try:  # the views use power(); SQLite builds without math functions lack it
             cursor.execute("SELECT power(2.0, 3)")
         except sqlite3.OperationalError:

@@ -23,7 +23,7 @@ __all__ = ["ExpansionCache"]
 
 
 class ExpansionCache(MutableMapping):
-    """A build's stored expansions: ``frozenset(feature names) -> polydom.Expansion``.
+    """A build's stored expansions: ``frozenset(feature names) -> lattice.Expansion``.
 
     ``cache[fs] = expansion`` serialises the model (and the out-of-fold ``predictions``,
     when the learner recorded them), keeps the accuracy's standard error and fold scores
@@ -114,7 +114,7 @@ class ExpansionCache(MutableMapping):
 
     def __setitem__(self, features: frozenset, expansion: Expansion) -> None:
         if not isinstance(expansion, Expansion):
-            raise InvalidArgumentError(f"expansion must be a polydom.Expansion, got {expansion!r}")
+            raise InvalidArgumentError(f"expansion must be a lattice.Expansion, got {expansion!r}")
         mask = self._mask(features)
         if mask is None:
             raise InvalidArgumentError(

@@ -4,8 +4,10 @@ Opening a build from its rows turns every row into Python objects twice (SQLAlch
 then keys, feature sets, needs and the seal's canonical text).  :func:`encode` packs what a
 reader needs into a few numpy arrays, stored as one ``.npz`` archive (``numpy.savez``, read
 back with ``allow_pickle=False``: nothing in it can run code); :func:`decode` checks every
-array against the others and returns the columns :meth:`polydom.Candidate.from_columns` and
-the skyline table take.  The layout is ours because no library stores "candidates,
+array against the others and returns each field's column as stored (what
+:func:`storage.candidate_fields.read_candidates` turns into the columns
+:meth:`polydom.Candidate.from_columns` takes, as it does the rows' columns), the needs and
+the skylines.  The layout is ours because no library stores "candidates,
 cost coefficients, needs, ranges and skylines" as one unit; the container is numpy's.
 
 The candidates' columns are those of :mod:`storage.candidate_fields` that decide answers

@@ -59,7 +59,7 @@ class IndexStore:
     ------
     storage.SchemaVersionError
         If the database holds a store of another schema version.
-    storage.ForeignDatabaseError
+    polydom.errors.ForeignDatabaseError
         If ``create`` meets a non-empty database of another program.
     """
 
@@ -141,7 +141,7 @@ class IndexStore:
 
         Assigning commits the expansion (with its model) in its own transaction; reading
         returns stored ones, models included (loaded as :meth:`load_index` does, with
-        ``trusted``).  Returns a :class:`storage.ExpansionCache`.
+        ``trusted``).  Returns a :class:`storage.expansion_cache.ExpansionCache`.
         """
         # imported here: it loads lattice (Expansion), which readers of a store never need
         from storage.expansion_cache import ExpansionCache
@@ -235,7 +235,7 @@ class IndexStore:
             or the arrays fail their digest, name another build or do not decode.
             Also if the current build is not the latest publication, or older than
             ``min_publication``.
-        storage.MinPublicationError
+        polydom.errors.MinPublicationError
             If ``min_publication`` is not an integer >= 1 or is given with ``build``.
         storage.StoreKeyError
             If the store is signed with a key this process does not hold.

@@ -28,6 +28,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+import lattice.expansion
 import polydom
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,7 +102,7 @@ def feature_sets(max_size: int = 5) -> list[frozenset]:
     ]
 
 
-def train(features: frozenset, X: np.ndarray, y: np.ndarray) -> polydom.Expansion:
+def train(features: frozenset, X: np.ndarray, y: np.ndarray) -> lattice.Expansion:
     """A real fit: standardised logistic regression, held-out accuracy (seeded split)."""
     cols = columns_of(features)
     rng = np.random.default_rng(0)
@@ -111,10 +112,10 @@ def train(features: frozenset, X: np.ndarray, y: np.ndarray) -> polydom.Expansio
     with threadpool_limits(1):  # small fits: BLAS threads only add contention
         model.fit(X[np.ix_(train_rows, cols)], y[train_rows])
     accuracy = float(model.score(X[np.ix_(test_rows, cols)], y[test_rows]))
-    return polydom.Expansion(features, accuracy, model, 0.0)
+    return lattice.Expansion(features, accuracy, model, 0.0)
 
 
-def candidate_of(exp: polydom.Expansion) -> polydom.Candidate:
+def candidate_of(exp: lattice.Expansion) -> polydom.Candidate:
     key = "+".join(name for name in GROUPS if name in exp.features)
     cost = polydom.CostCurve.total([COSTS[name] for name in exp.features])
     return polydom.Candidate(key, exp.accuracy, cost, exp.features, exp.model)

@@ -257,3 +257,23 @@ def test_the_first_prediction_imports_the_chosen_models_codec_only(tree_store):
                   "learners.budgeted.dag", "learners.budgeted.cstc", "learners.budgeted.adapt",
                   "learners.sklearn_learner", "learners.codecs.lightgbm_codec"):
         assert not _under(loaded, other), other
+
+
+FACES = ("polydom", "polydom.curves", "polydom.index", "polydom.serving", "polydom.pipeline",
+         "lattice", "learners", "learners.budgeted", "storage")
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_a_face_name_stays_what_it_names_once_its_module_is_imported(face):
+    """A name of a face that is also a submodule's name is that submodule, or is bound by
+    the face so that importing the submodule does not replace it."""
+    code = (f"import importlib, inspect, pkgutil, {face} as face\n"
+            "subs = {m.name for m in pkgutil.iter_modules(face.__path__)}\n"
+            "names = [n for n in face.__all__ if n in subs]\n"
+            f"for n in names: importlib.import_module('{face}.' + n)\n"
+            "for n in names:\n"
+            "    value = getattr(face, n)\n"
+            "    assert not inspect.ismodule(value) or not hasattr(value, n), n\n"
+            "for n in face.__all__: getattr(face, n)\n")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True,
+                   env={"PYTHONPATH": str(ROOT), "PATH": ""})

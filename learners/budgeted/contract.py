@@ -366,6 +366,20 @@ class ColumnSubsetModel:
         """Class probabilities from the model's own columns."""
         return self.estimator.predict_proba(self._full(X))
 
+    @property
+    def feature_names_(self) -> list[str]:
+        """Names of the estimator's features, in the order of :meth:`feature_usage` columns."""
+        return self.estimator.feature_names_
+
+    def feature_usage(self, X: np.ndarray) -> np.ndarray:
+        """Which features the model computes for each row of ``X`` (its own columns): rows
+        x :attr:`feature_names_`, what a served model's per-row cost is priced from
+        (:meth:`polydom.Hit.row_costs`).
+
+        Runtime complexity: that of the estimator's ``feature_usage``.
+        """
+        return self.estimator.feature_usage(self._full(X))
+
     def __getattr__(self, name: str) -> Any:
         # on-demand serving: predict_item(item, featurizer) when the estimator has it
         if name == "predict_item" and "estimator" in self.__dict__:

@@ -7,9 +7,15 @@ ADAPT's ``p_full``) and every reference size ``s`` (training costs ``c_f(s)``), 
 fitted on the training rows of each split of the protocol and scored on its evaluation
 rows; the candidate's accuracy is the mean over the splits, with its standard error and the
 per-split scores, exactly as the lattice's :class:`learners.SklearnLearner` scores a feature
-set on the same protocol.  Its *needs* (the probability that each atom is computed) are
-estimated out of fold too: each row's usage is that of the model that did not train on it.
-The served model is then refitted on all rows (unless the protocol says ``refit=False``).
+set on the same protocol.  The served model is then refitted on all rows (unless the
+protocol says ``refit=False``).
+
+Accuracy needs labels, so it is estimated out of fold; cost does not, so it is measured on
+the model that is served: the candidate's *needs* (the probability that each atom is
+computed) and split evaluations are the served model's own usage on every row of ``X`` (its
+training rows; the fold models may read other features than the refit, and their usage
+would describe a model nobody serves).  When the scored model is the one served (held-out
+rows, or ``refit=False``), its usage on the rows it was scored on.
 
 What a learner shares between the settings of one split (the DAG's classifier bank, ADAPT's
 high-cost model) is fitted once per split from its training rows
@@ -79,8 +85,8 @@ def sweep(
     sizes : iterable of float, default (1.0,)
         Reference sizes at which the training costs are taken.
     cost : {"expected", "worst"}
-        Candidates' cost: out-of-fold expected needs, or every atom the served model may
-        use at probability 1.
+        Candidates' cost: the served model's expected needs (the share of the rows of
+        ``X`` for which it computes each atom), or every atom it may use at probability 1.
     key : str, optional
         Key prefix (default: the learner name).
     learner : str, optional
@@ -88,9 +94,10 @@ def sweep(
         ``learner_name``, its name in :mod:`learners.registry`).
     split_cost : CostCurve or str or float, optional
         Per-row cost of one split evaluation (learners with ``split_evaluations``): added
-        to the candidates' curves (out-of-fold mean, or the maximum with ``"worst"``), and
+        to the candidates' curves (the served model's mean over the rows of ``X``, or the
+        maximum with ``"worst"``), and
         set as the training parameter ``split_cost`` at each reference size.
-    executor : None, str, lattice.Executor or distributed.Client
+    executor : None, str, lattice.executor.Executor or distributed.Client
         Where the fits run (:func:`lattice.make_executor`): one task per (reference size,
         setting, split); the data shipped to each worker once.  The candidates are the
         same, in the same order, with every executor.
@@ -148,11 +155,12 @@ def sweep(
         for j, setting in enumerate(settings):
             for v, (label, final_model) in enumerate(results[(k, j, served)].models):
                 scored = [results[(k, j, f)].scores[v] for f in range(len(splits))]
+                costed = results[(k, j, served)].scores[v]
                 label_text = ", ".join(f"{p}={_text(x)}" for p, x in {**setting,
                                                                       **label}.items())
                 made.append(_candidate(
-                    final_model, scored, model, f"{prefix}({label_text}, n={s:g})", cost,
-                    split_cost, name, repeats))
+                    final_model, scored, costed, model, f"{prefix}({label_text}, n={s:g})",
+                    cost, split_cost, name, repeats))
         out.extend(_frontier(made, s) if frontier else made)
     return out
 
@@ -235,7 +243,8 @@ class _Score:
 
 @dataclass(frozen=True)
 class _Point:
-    """One fit: its variants' models (kept for the served fit only) and scores."""
+    """One fit: its variants' models (kept for the served fit only) and, per variant, its
+    score on the split's evaluation rows (the refit: its usage on its own rows, no score)."""
 
     models: list
     scores: list
@@ -247,33 +256,39 @@ def _fit_point(job: _SweepJob, k: int, j: int, f: int) -> _Point:
     est = clone(job.prototype).set_params(**job.shared[f], **job.per_size[k],
                                           **job.settings[j])
     est.fit(job.X[train], job.y[train])
-    if test is None:  # the refit on all rows: served, not scored
-        return _Point(est.sweep_variants(job.X[train], **job.options), [])
+    if test is None:  # the refit on all rows: served, not scored; costed on its rows
+        variants = est.sweep_variants(job.X[train], **job.options)
+        return _Point(variants, [_usage(model, job.X[train], job.splits_cost, 0.0, 0)
+                                 for _, model in variants])
     if job.X_eval is not None:
         Xt, yt = job.X_eval[test], job.y_eval[test]
     else:
         Xt, yt = job.X[test], job.y[test]
     variants = est.sweep_variants(Xt, **job.options)
-    scores = []
-    for _, model in variants:
-        splits = (np.asarray(model.split_evaluations(Xt), dtype=np.float64)
-                  if job.splits_cost else None)
-        scores.append(_Score(float(np.mean(model.predict(Xt) == yt)), len(yt),
-                             np.asarray(model.feature_usage(Xt), dtype=bool), splits))
+    scores = [_usage(model, Xt, job.splits_cost, float(np.mean(model.predict(Xt) == yt)),
+                     len(yt)) for _, model in variants]
     served = f == len(job.fits) - 1
     return _Point(variants if served else [], scores)
 
 
-def _candidate(final: Any, scored: list[_Score], model: CostModel, key: Hashable, cost: str,
-               split_cost: Any, learner: str, repeats: int) -> Candidate:
-    """The served model as a Candidate with out-of-fold accuracy and needs."""
+def _usage(model: Any, X: np.ndarray, splits_cost: bool, accuracy: float, rows: int) -> _Score:
+    """``model``'s accuracy (given) and its usage and split evaluations on the rows ``X``."""
+    splits = (np.asarray(model.split_evaluations(X), dtype=np.float64) if splits_cost
+              else None)
+    return _Score(accuracy, rows, np.asarray(model.feature_usage(X), dtype=bool), splits)
+
+
+def _candidate(final: Any, scored: list[_Score], costed: _Score, model: CostModel,
+               key: Hashable, cost: str, split_cost: Any, learner: str,
+               repeats: int) -> Candidate:
+    """The served model as a Candidate: out-of-fold accuracy (``scored``), needs and split
+    evaluations of the served model itself (``costed``)."""
     estimate = FoldEstimate.of([s.accuracy for s in scored], [s.rows for s in scored],
                                repeats)
-    usage = np.vstack([s.usage for s in scored])
-    needs = final.needs_from_usage(usage, model, cost)
+    needs = final.needs_from_usage(costed.usage, model, cost)
     curve = model.expected_cost(needs)
     if split_cost is not None:
-        per_row = np.concatenate([s.split_evaluations for s in scored])
+        per_row = costed.split_evaluations
         mean = float(per_row.mean() if cost == "expected" else per_row.max(initial=0.0))
         curve = curve + mean * CostCurve.coerce(split_cost)
     columns = model.columns_of(needs) if model.has_columns and model.atoms else None

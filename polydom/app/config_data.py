@@ -180,7 +180,7 @@ def _read_csv(path: Path, origin: str, delimiter: str, target: Any) -> Dataset:
             features = [j for j in range(len(names)) if j != at]
             values: list[array] = [array("d") for _ in features]
             labels: list[str] = []
-            classes: set[str] = set()
+            classes: dict[str, str] = {}  # each label text once; rows share its object
             for row in reader:
                 if not row or all(not cell.strip() for cell in row):
                     continue
@@ -194,11 +194,12 @@ def _read_csv(path: Path, origin: str, delimiter: str, target: Any) -> Dataset:
                         raise ConfigError(f"data {origin!r} column {names[j]!r} line "
                                           f"{reader.line_num}: {row[j]!r} is not a number"
                                           ) from None
-                label = row[at]
-                if label not in classes:
+                label = classes.get(row[at])
+                if label is None:
+                    label = row[at]
                     _check_label(label, f"target {names[at]!r} of {origin!r} line "
                                         f"{reader.line_num}")
-                    classes.add(label)
+                    classes[label] = label
                     _check_classes(len(classes), f"target {names[at]!r} of {origin!r}")
                 labels.append(label)
                 _check_shape(len(labels), len(names), origin)
@@ -277,6 +278,7 @@ def _dictionary_labels(column: Any, what: str) -> np.ndarray:
         row = next(i for i, v in enumerate(combined.is_null().to_pylist()) if v)
         raise ConfigError(f"{what} row {row + 1}: a missing label")
     shown = [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in classes]
+    _check_text_bytes(len(combined), max(map(len, shown), default=0), what)
     return np.array(shown or [""])[combined.indices.to_numpy(zero_copy_only=False)]
 
 
@@ -356,6 +358,15 @@ def _check_label(label: Any, what: str) -> None:
     if len(label) > MAX_LABEL_CHARS:
         raise ConfigError(f"{what}: a label of {len(label):,} characters ({str(label[:20])!r}"
                           f"...); a label has at most {MAX_LABEL_CHARS}")
+
+
+def _check_text_bytes(rows: int, width: int, what: str) -> None:
+    """Text labels become one fixed-width array (4 bytes a character, the longest label's
+    width for every row): at most :data:`MAX_LABEL_BYTES`, checked before it is made."""
+    size = 4 * rows * width
+    if size > MAX_LABEL_BYTES:
+        raise ConfigError(f"{what}: {rows:,} text labels of up to {width} characters take "
+                          f"{size:,} bytes; the limit is {MAX_LABEL_BYTES:,}")
 
 
 def _check_classes(count: int, what: str) -> None:
@@ -489,6 +500,7 @@ def _labels(values: Any, rows: int, what: str) -> np.ndarray:
             continue
         _check_finite(numbers, what, text)
         return numbers
+    _check_text_bytes(len(text), max(map(len, text)), what)
     return np.array(text)
 
 

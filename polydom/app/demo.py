@@ -185,6 +185,7 @@ def run_demo(
     from sklearn.preprocessing import StandardScaler
 
     import polydom
+    import polydom.serving.adherence
     from polydom.app.insitu_run import quiet_fits
     from polydom.app.tables import format_table
     from polydom.app.workloads.images import load_digits_workload
@@ -284,7 +285,7 @@ def run_demo(
     results = []
     for method, anytime, side, budget in jobs:
         pos = per_side[side]
-        found = polydom.measure_adherence(index, [wl.items[i] for i in pos], wl.labels[pos],
+        found = polydom.serving.measure_adherence(index, [wl.items[i] for i in pos], wl.labels[pos],
                                           [budget], fz, anytime=anytime, method=method)
         results.extend(found)
         bar.update(len(pos))

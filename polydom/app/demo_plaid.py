@@ -53,6 +53,7 @@ def run_plaid_demo(
     once, the lattice's trainings, and serving ``test series * budgets * 2`` items.
     """
     import polydom
+    import polydom.pipeline.recalibrate
     from polydom.app.demo import STORE_UNIT, require_modules, try_commands
     from polydom.app.insitu_run import (
         build_in_situ,
@@ -106,7 +107,7 @@ def run_plaid_demo(
     out(f"[3/6] lattice: {info['expansions']} feature sets trained, {info['candidates']} "
         f"candidates, {info['ranges']} ranges; stored as build {info['build_id']} in {url}")
     guarded = built.guarded
-    polydom.publish_index(url, guarded, {"calibrated_from": info["build_id"],
+    polydom.pipeline.recalibrate.publish_index(url, guarded, {"calibrated_from": info["build_id"],
                                          "target_overrun": 0.05})
     factors = guarded.overrun_factors()
     out(f"[4/6] guard (target_overrun=0.05, split conformal on "

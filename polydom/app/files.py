@@ -3,15 +3,16 @@
 A file is written to a fresh temporary file in the target's folder and renamed over the
 target (:func:`os.replace`): a symlink at the target is replaced as a link (the file it
 points to is left alone), a reader never sees half a file, and a crash leaves no partial
-file behind.  Standard library only.
+file behind.  The file gets the mode a plain ``open(path, "w")`` would give a new file
+(``0o666`` less the process's umask).  Standard library only.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -41,14 +42,25 @@ def replace_file(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> 
         mode = None
     if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
         raise InvalidArgumentError(f"{path} exists and is not a regular file: not overwriting it")
-    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.",  # noqa: SIM115
-                                         suffix=".tmp", delete=False)
+    temporary, handle = _fresh_file(path)
     try:
         with handle:
             write(handle)
-        os.replace(handle.name, path)
+        os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(handle.name)
+            os.unlink(temporary)
         raise
     return path
+
+
+def _fresh_file(path: Path) -> tuple[Path, BinaryIO]:
+    """A new file beside ``path`` (a random hidden name, created exclusively, never through
+    a link) opened for writing, with mode ``0o666`` less the umask, as ``open`` gives."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    while True:
+        temporary = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return temporary, os.fdopen(os.open(temporary, flags, 0o666), "wb")
+        except FileExistsError:
+            continue

@@ -5,10 +5,12 @@ Used by ``polydom demo --workload plaid`` and ``benchmarks/adherence_bench.py``.
 1. split the items into training, calibration and test items (seeded);
 2. featurise the training items in situ (:meth:`polydom.Featurizer.featurize_in_situ`:
    the learner's rows, and a timing of every feature on every training item at no extra
-   cost) and fit a stand-in model on every feature (one fit): the model whose predictions
-   the profiling pass interleaves;
-3. profile in situ (:meth:`polydom.Featurizer.profile_in_situ`) on a subset of the training
-   items, with the stand-in's predictions between items: each atom's curve promises the
+   cost), with the predictions of a first stand-in model (fitted on
+   :data:`BOOTSTRAP_ITEMS` training items featurised plainly) between items, as serving
+   runs a prediction between items; then fit the stand-in on every training row (one
+   fit): the model whose predictions the calibration pass interleaves;
+3. profile: fit each atom's curve (:class:`polydom.curves.InSituProfile`) to the in-situ
+   timings of a subset of the training items (no second pass): each curve promises the
    ``1 - target_overrun`` quantile of in-situ time;
 4. build the index on those curves (:func:`polydom.build_index`, ``keep_trained=True``:
    every trained set stays a candidate, so the calibration chooses among all of them);
@@ -17,9 +19,9 @@ Used by ``polydom demo --workload plaid`` and ``benchmarks/adherence_bench.py``.
    items' timings and those of step 2's training items that were not profiled.  The
    exchangeability this assumes: training and calibration items are drawn alike from the
    workload, the curves were fitted on other items (the profiled subset), and the machine
-   was in the same state in both passes; the training pass runs without the stand-in's
-   predictions between items (there is no model yet), the one difference in protocol.
-6. serve test items with :func:`polydom.predict_item` and count overruns.
+   was in the same state in both passes (the training pass runs before the lattice's
+   trainings, the calibration pass after them: minutes apart on a large build).
+6. serve test items with :func:`polydom.serving.predict_item` and count overruns.
 """
 
 from __future__ import annotations
@@ -35,12 +37,17 @@ import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
+from polydom.curves.quantile_fit import InSituProfile
 from polydom.index.built import Index
 from polydom.serving.featurizer import Featurizer
 from polydom.serving.item_serving import predict_item
 
-__all__ = ["InSituBuild", "ServedRow", "build_in_situ", "choose_budgets", "quiet_fits",
-           "serve_side_by_side", "size_agnostic", "split_items"]
+__all__ = ["BOOTSTRAP_ITEMS", "InSituBuild", "ServedRow", "build_in_situ", "choose_budgets",
+           "quiet_fits", "serve_side_by_side", "size_agnostic", "split_items"]
+
+
+#: Training items featurised plainly to fit the first stand-in model (step 2).
+BOOTSTRAP_ITEMS = 50
 
 
 def split_items(count: int, train: float, calibrate: float, seed: int = 0
@@ -111,8 +118,9 @@ def build_in_situ(
     ``skeleton`` is the cost model's bundles and columns (its curves are replaced).
     ``cache`` (a dict) shares expansions with other builds over the same rows.
 
-    Runtime complexity: featurising the training items twice (rows, then the profiling
-    subset in situ), the calibration items once, the lattice's trainings.
+    Runtime complexity: featurising the training items once in situ (and
+    :data:`BOOTSTRAP_ITEMS` of them once more, untimed, for the first stand-in), the
+    calibration items once, the lattice's trainings.
     """
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
@@ -123,22 +131,32 @@ def build_in_situ(
 
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    train_run = featurizer.featurize_in_situ([items[i] for i in train], seed=seed + 2)
-    rows = train_run.rows
+    rng = np.random.default_rng(seed)
+    train = np.asarray(train)
     y = np.asarray(labels)[train]
+    boot = rng.choice(len(train), size=min(BOOTSTRAP_ITEMS, len(train)), replace=False)
     with quiet_fits():
+        warm = None
+        if np.unique(y[boot]).size > 1:
+            warm = make_pipeline(StandardScaler(), LogisticRegression(max_iter=max_iter))
+            warm.fit(featurizer.transform([items[train[i]] for i in boot]), y[boot])
+        train_run = featurizer.featurize_in_situ(
+            [items[i] for i in train], seed=seed + 2,
+            predict=None if warm is None else lambda row: warm.predict(row[None, :]))
+        rows = train_run.rows
         standin = make_pipeline(StandardScaler(), LogisticRegression(max_iter=max_iter))
         standin.fit(rows, y)
         seconds["featurise"] = time.perf_counter() - t0
-        progress(f"featurised {len(train)} training items, stand-in model fitted")
+        progress(f"featurised {len(train)} training items in situ, stand-in model fitted")
         t0 = time.perf_counter()
-        rng = np.random.default_rng(seed)
-        sub = rng.choice(train, size=min(profile_items, len(train)), replace=False)
-        prof = featurizer.profile_in_situ(
-            [items[i] for i in sub], quantile=1.0 - target_overrun, degree=degree,
-            predict=lambda row: standin.predict(row[None, :]), seed=seed)
+        profiled = np.zeros(len(train), dtype=bool)
+        profiled[rng.choice(len(train), size=min(profile_items, len(train)),
+                            replace=False)] = True
+        prof = InSituProfile.fit(train_run.sizes[profiled],
+                                 {a: t[profiled] for a, t in train_run.timings.items()},
+                                 1.0 - target_overrun, degree)
         seconds["profile"] = time.perf_counter() - t0
-        progress(f"profiled {len(sub)} items in situ (q{1 - target_overrun:g} curves)")
+        progress(f"profiled {int(profiled.sum())} of them (q{1 - target_overrun:g} curves)")
         model = CostModel(prof.curves, bundles={k: sorted(v) for k, v in
                                                 skeleton.bundles.items()},
                           columns=skeleton.columns)
@@ -149,7 +167,7 @@ def build_in_situ(
                             cache=cache, store=store, cost_pruning=True, cost_unit="s",
                             keep_trained=True)
         index.info["insitu"] = {"quantile": 1.0 - target_overrun,
-                                "profile_items": int(len(sub)), "degree": degree}
+                                "profile_items": int(profiled.sum()), "degree": degree}
         seconds["build"] = time.perf_counter() - t0
         progress(f"built: {index.info['expansions']} feature sets trained, "
                  f"{len(index.candidates)} candidates")
@@ -162,7 +180,7 @@ def build_in_situ(
             cal = (run.sizes, run.timings)
             evidence = cal
             if train_evidence:
-                unprofiled = ~np.isin(np.asarray(train), sub)
+                unprofiled = ~profiled
                 evidence = (np.concatenate([train_run.sizes[unprofiled], run.sizes]),
                             {a: np.concatenate([train_run.timings[a][unprofiled], t])
                              for a, t in run.timings.items()})

@@ -138,7 +138,7 @@ def plot_skylines(
     unbounded last range).  Points carry a number, placed alternately below and above the
     step line so that neighbours do not overlap; a key under the panels names, for each
     number, the learner that produced the model and its features in full.  The accuracy
-    axis starts just below the least accurate non-empty set.  The title says what ``n``
+    axis spans every point drawn (the empty model's too), not 0 to 1.  The title says what ``n``
     is (``size_label``).  Returns the path.
 
     Runtime complexity: O(R * S) for R ranges drawn with S candidates each.
@@ -177,9 +177,7 @@ def plot_skylines(
             ax.annotate(str(numbers[c.key]), (x, y), fontsize=8,
                         xytext=(4, -11) if rank % 2 == 0 else (-10, 5),
                         textcoords="offset points", annotation_clip=True)
-        useful = [a for c, a in zip(sky, acc, strict=True) if c.features]
-        if useful:
-            ax.set_ylim(min(useful) - 0.03, max(useful) + 0.02)
+        _accuracy_limits(ax, acc)  # every point drawn, the empty model's included
         if cost and min(cost) > 0 and max(cost) / min(cost) > 50:
             ax.set_xscale("log")
             _plain_ticks(ax.xaxis)
@@ -234,9 +232,9 @@ def plot_accuracy_vs_budget(
     bottom edge); and the over-budget rate (fraction
     of items whose measured time exceeded the budget).  One line per method, each with its
     own marker and line style, so methods that coincide stay visible.  ``rows`` are
-    :class:`polydom.AdherenceRow`; budgets and times are multiplied by ``scale`` (1e3:
-    seconds shown as ms).  The accuracy axis spans the accuracies drawn (not 0 to 1);
-    ``size_label`` says what the size ``n`` of each column is.  Returns the path.
+    :class:`polydom.serving.adherence.AdherenceRow`; budgets and times are multiplied by
+    ``scale`` (1e3: seconds shown as ms).  The accuracy axis spans the accuracies drawn (not
+    0 to 1); ``size_label`` says what the size ``n`` of each column is.  Returns the path.
 
     Runtime complexity: O(len(rows)).
     """
@@ -295,7 +293,7 @@ def plot_workload_plan(
     """A workload plan: expected accuracy vs mean budget (plan and uniform), budget per size;
     budgets and costs in ``unit`` (the store's: the axes say it).
 
-    ``plan`` is a :class:`polydom.WorkloadPlan`; ``frontier`` holds ``(budget, plan,
+    ``plan`` is a :class:`polydom.serving.WorkloadPlan`; ``frontier`` holds ``(budget, plan,
     uniform plan or None)`` for a range of budgets (the left panel); the right panel shows the
     plan's per-item budget for each bin of sizes against the uniform budget, over the size
     histogram of ``sizes`` (and ``weights``) when given.  Returns the path.

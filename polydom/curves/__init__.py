@@ -7,9 +7,9 @@ that importing a light module of this package (:mod:`polydom.curves.curve_text`)
 numpy.
 """
 
-from importlib import import_module
+from polydom.lazy_exports import lazy_exports
 
-_LAZY = {
+__getattr__ = lazy_exports(__name__, {
     "OverrunCalibration": "polydom.curves.calibration",
     "calibrate_overrun": "polydom.curves.calibration",
     "conformal_factor": "polydom.curves.calibration",
@@ -21,16 +21,7 @@ _LAZY = {
     "CostModel": "polydom.curves.cost_model",
     "CostProfile": "polydom.curves.fitting",
     "fit_cost_curve": "polydom.curves.fitting",
-}
-
-
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'polydom.curves' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+})
 
 
 def __dir__() -> list[str]:

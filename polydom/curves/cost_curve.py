@@ -32,7 +32,7 @@ from polydom.curves.poly import (
 )
 from polydom.errors import ArgumentTypeError, InvalidArgumentError
 
-__all__ = ["CostCurve"]
+__all__ = ["CostCurve", "flush_subnormal"]
 
 _INF = math.inf
 #: Smallest positive normal float64 (about 2.2e-308).
@@ -72,6 +72,21 @@ def _refuse_subnormal(coef: np.ndarray, where: str) -> None:
             f"coefficient of n**{k}{where} is {float(coef[k])!r}: a cost coefficient must be "
             f"0 or at least {_SMALLEST_NORMAL!r} in magnitude (smaller floats are subnormal "
             "and carry too few digits to compare curves); rescale the cost unit")
+
+
+def flush_subnormal(coef: np.ndarray) -> np.ndarray:
+    """``coef`` with its subnormal entries (not 0, below about 2.2e-308) set to 0.
+
+    For coefficients that polydom computes (a fit, a sum, a scaled curve), not for those a
+    user gives (refused, see :class:`CostCurve`): a computed coefficient that fell below the
+    normal floats is 0 to every tolerance of :mod:`polydom.curves.poly`.  O(len(coef)).
+
+    >>> flush_subnormal(np.array([1e-310, 2.0])).tolist()
+    [0.0, 2.0]
+    """
+    coef = np.asarray(coef, dtype=np.float64)
+    tiny = (coef != 0.0) & (np.abs(coef) < _SMALLEST_NORMAL)
+    return np.where(tiny, 0.0, coef) if tiny.any() else coef
 
 
 class CostCurve:
@@ -298,7 +313,7 @@ class CostCurve:
         out = np.zeros(max(a.size, b.size))
         out[: a.size] += a
         out[: b.size] += b
-        return CostCurve(out)
+        return CostCurve(flush_subnormal(out))
 
     def __radd__(self, other: Any) -> CostCurve:
         if isinstance(other, (int, float)) and not isinstance(other, bool) and other == 0:
@@ -308,7 +323,7 @@ class CostCurve:
     def __mul__(self, factor: float) -> CostCurve:
         if isinstance(factor, bool) or not isinstance(factor, (int, float, np.floating)):
             return NotImplemented
-        return CostCurve(self._coef * float(factor))
+        return CostCurve(flush_subnormal(self._coef * float(factor)))
 
     __rmul__ = __mul__
 
@@ -324,7 +339,7 @@ class CostCurve:
         out = np.zeros(max(a.size for a in arrays))
         for a in arrays:
             out[: a.size] += a
-        return cls(out)
+        return cls(flush_subnormal(out))
 
     # ------------------------------------------------------------------ comparisons
     def __eq__(self, other: object) -> bool:

@@ -2,7 +2,7 @@
 
 The one home of input validation, called by every door: the public Python functions
 (:meth:`polydom.Index.lookup`, ``lookup_many``, ``predict``, ``explain``,
-:func:`polydom.predict_item`), the command line's argument types and the HTTP handlers.
+:func:`polydom.serving.predict_item`), the command line's argument types and the HTTP handlers.
 What a door passed through these checks is trusted inside (the inner calls take
 ``check_input=False``, as scikit-learn's estimators do), so each check runs once.
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_curve import CostCurve, flush_subnormal
 from polydom.errors import FitError, InvalidArgumentError
 
 __all__ = [
@@ -183,7 +183,7 @@ def fit_cost_curve(
 
         coef, _ = nnls(design, target)
     coef = coef / scale ** np.arange(degree + 1)
-    return CostCurve(coef)
+    return CostCurve(flush_subnormal(coef))
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from polydom.curves.cost_curve import CostCurve
+from polydom.curves.cost_curve import CostCurve, flush_subnormal
 from polydom.curves.fitting import check_degree, fit_cost_curve
 from polydom.errors import FitError, InvalidArgumentError
 
@@ -139,7 +139,7 @@ def fit_quantile_curve(
     if result.status != 0:  # cannot happen: a = 0, u = y, v = 0 is feasible, loss >= 0
         raise FitError(f"quantile fit failed: {result.message}")
     coef = unit * np.maximum(result.x[:d], 0.0) / scale ** np.arange(d)
-    return CostCurve(coef)
+    return CostCurve(flush_subnormal(coef))
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ __all__ = [
     "CostUnit",
     "budget_warning",
     "check_seconds",
+    "check_unit_text",
     "check_size_value",
     "cost_unit_for",
     "parse_budget",
@@ -67,6 +68,32 @@ _QUANTITY = re.compile(
     r"\s*([^\d\s.+-][^\s]*)?\s*",
     re.IGNORECASE,
 )
+
+
+#: What a store's unit may be written with: letters (``µ`` too), digits, blanks and
+#: ``/*^.%()+-_``, at most 32 characters (``ms``, ``µs``, ``units``, ``kJ/item``).  It is printed
+#: next to every cost, in terminals, HTML pages and plots.
+_UNIT_TEXT = re.compile(r"[\w µ/*^.%()+-]{1,32}")
+
+
+def check_unit_text(unit: str, what: str = "cost_unit") -> str:
+    """``unit`` when a store may keep it as its cost unit (:data:`_UNIT_TEXT`), else an
+    error naming ``what``.  O(len(unit)).
+
+    >>> check_unit_text("ms")
+    'ms'
+
+    Raises
+    ------
+    polydom.errors.InvalidArgumentError
+        When it is longer than 32 characters or holds other characters (markup, control
+        characters, quotes).
+    """
+    if not _UNIT_TEXT.fullmatch(unit):
+        raise InvalidArgumentError(
+            f"{what} must be at most 32 letters, digits, blanks or /*^.%()+-_ (such as 's', "
+            f"'ms', 'units'), got {_shown(unit)}")
+    return unit
 
 
 def unit_name(info: object) -> str:

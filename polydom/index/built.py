@@ -23,6 +23,7 @@ from polydom.errors import InvalidArgumentError
 from polydom.index.explanation import Explanation, explain_lookup
 from polydom.index.item_prediction import ItemPrediction
 from polydom.index.lazy_payload import resolve_payload
+from polydom.index.served_cost import ServedCost, stored_overrun
 from polydom.index.table import RuleUnavailableError, SkylineTable, check_rule
 
 __all__ = ["Hit", "Index"]
@@ -89,6 +90,11 @@ class Hit:
     name : str
         The candidate's name as every door prints it
         (:func:`polydom.curves.names.candidate_name`).
+    size : float or None
+        The item size the lookup was asked at (None for a Hit made by hand).
+    served_cost : ServedCost or None
+        The build's pricing of served models (what :meth:`row_costs` uses; None for a Hit
+        made by hand).
 
     :meth:`to_dict` gives the fields that ``GET /lookup`` (its ``model``) and ``polydom
     lookup --json`` answer with, with the same values.
@@ -108,6 +114,8 @@ class Hit:
     payload: Any = field(repr=False)
     candidate: Candidate = field(repr=False)
     info: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    size: float | None = field(default=None, repr=False)
+    served_cost: ServedCost | None = field(default=None, repr=False, compare=False)
 
     @property
     def model(self) -> Any:
@@ -160,6 +168,37 @@ class Hit:
                 "learner": self.learner, "build": self.build, "cost": self.cost,
                 "unit": self.unit}
 
+    def row_costs(self, X_rows: np.ndarray) -> np.ndarray:
+        """What the served model costs on each row of ``X_rows`` at the lookup's size.
+
+        ``X_rows`` are full rows (every atom's columns, as :meth:`Index.predict` takes
+        them).  An adaptive model (every budgeted learner's) pays for each row the atoms it
+        computes for that row; any other model its stored cost :attr:`cost` on every row
+        (see :class:`polydom.index.served_cost.ServedCost`).  The mean over rows drawn as
+        the item's rows are is what the pick realises per row; :attr:`cost` is the stored
+        estimate of it (see docs/evaluation.md, "What each stored number describes").
+
+        Runtime complexity: that of the model's ``feature_usage`` plus O(rows * atoms).
+
+        >>> import polydom
+        >>> table = polydom.PolyDomIndex.build([polydom.Candidate("a", 0.9, "2 + n",
+        ...                                                       features={"x"})])
+        >>> hit = polydom.Index(table, {"x": "2 + n"}).lookup(3.0, 10.0)
+        >>> hit.row_costs(np.zeros((2, 1))).tolist()
+        [5.0, 5.0]
+
+        Raises
+        ------
+        ValueError
+            If the Hit was not returned by :meth:`Index.lookup` (it knows no build), or
+            ``X_rows`` is not as wide as the build's rows.
+        """
+        if self.served_cost is None or self.size is None:
+            raise InvalidArgumentError(
+                f"Hit {self.key!r} knows no build to price rows with; take it from "
+                "Index.lookup")
+        return self.served_cost.row_costs(self.candidate, self.model, X_rows, self.size)
+
     def __repr__(self) -> str:
         features = sorted(map(str, self.features), key=natural_key)
         return (f"Hit(key={self.key!r}, learner={self.learner!r}, features={features!r}, "
@@ -210,6 +249,8 @@ class Index:
         #: Columns of every atom that has some.
         self.columns = model.columns
         self.info = dict(info or {})
+        #: Prices the served models row by row (:meth:`Hit.row_costs`).
+        self.served_cost = ServedCost(model, table.candidates, self.info)
         self._source: Callable[[Any], Index | None] | None = None
         self._recalibrator: Callable[..., Any] | None = None
         #: Serialises :meth:`refresh` (never swapped with the state it guards).
@@ -446,11 +487,7 @@ class Index:
         return kept[level]
 
     def _overrun(self, field: str, default: float) -> np.ndarray:
-        overrun = self.info.get("overrun")
-        stored = overrun.get(field) if isinstance(overrun, Mapping) else None
-        if not isinstance(stored, list) or len(stored) != len(self.candidates):
-            return np.full(len(self.candidates), default)
-        return np.asarray(stored, dtype=np.float64)
+        return stored_overrun(self.info, field, default, len(self.candidates))
 
     def overrun_factors(self) -> np.ndarray:
         """Each candidate's calibration factor (``info["overrun"]``; all 1.0 uncalibrated).
@@ -564,15 +601,15 @@ class Index:
         return self.cost_model.columns_of(names)
 
     @staticmethod
-    def _hit(table: SkylineTable, info: Mapping[str, Any], position: int, size: float
-             ) -> Hit | None:
+    def _hit(table: SkylineTable, info: Mapping[str, Any], position: int, size: float,
+             served_cost: ServedCost | None = None) -> Hit | None:
         """The :class:`Hit` of ``position`` (-1: None) at ``size``, of the build of
-        ``info``.  O(d) for a curve of degree d."""
+        ``info`` (priced row by row by ``served_cost``).  O(d) for a curve of degree d."""
         if position < 0:
             return None
         cand = table._candidates[position]
         return Hit(cand.key, cand.features, cand.accuracy, cand.cost(size), cand.payload, cand,
-                   info)
+                   info, size, served_cost)
 
     def lookup(self, size: float, budget: float, rule: str = "best",
                check_input: bool = True) -> Hit | None:
@@ -604,7 +641,8 @@ class Index:
         ):
             size, budget, rule = _checked_query(table, info, size, budget, rule)
         return self._hit(table, info,
-                         table.lookup_position(size, budget, rule, check_input=False), size)
+                         table.lookup_position(size, budget, rule, check_input=False), size,
+                         state["served_cost"])
 
     def check_query(self, size: Any, budget: Any, rule: Any = "best"
                     ) -> tuple[float, float, str]:
@@ -742,27 +780,54 @@ class Index:
             raise InvalidArgumentError(f"candidate {hit.key!r} has no fitted model to predict with")
         return model.predict(np.asarray(X_rows)[:, self.model_columns(hit.candidate.needs)])
 
+    def realised_cost(
+        self, X_rows: np.ndarray, size: float, budget: float, rule: str = "best"
+    ) -> np.ndarray:
+        """What the model chosen for ``(size, budget)`` under ``rule`` costs on each row of
+        ``X_rows`` (full rows, as :meth:`predict` takes them): :meth:`Hit.row_costs` of
+        :meth:`lookup`'s answer.  Its mean is the pick's realised cost per row, to hold
+        against ``budget``.
+
+        Runtime complexity: a lookup plus that of :meth:`Hit.row_costs`.
+
+        >>> import polydom
+        >>> table = polydom.PolyDomIndex.build([polydom.Candidate("a", 0.9, "2 + n",
+        ...                                                       features={"x"})])
+        >>> polydom.Index(table, {"x": "2 + n"}).realised_cost(np.zeros((1, 1)), 3.0, 10.0)
+        array([5.])
+
+        Raises
+        ------
+        ValueError
+            If nothing fits the budget, or as :meth:`lookup` and :meth:`Hit.row_costs`.
+        """
+        hit = self.lookup(size, budget, rule)
+        if hit is None:
+            raise InvalidArgumentError(f"no model fits budget {budget!r} at size {size!r}")
+        return hit.row_costs(X_rows)
+
     def predict_item(
         self, item: Any, budget: float, featurizer: Any, anytime: bool = False,
-        telemetry: Any = None,
+        telemetry: Any = None, overrun: float | None = None,
     ) -> ItemPrediction:
         """Serve one raw item within ``budget``: the featurizer computes, the index chooses.
 
         Takes the size from ``featurizer.size(item)``, computes only the chosen model's
         features (timed) and returns an :class:`ItemPrediction`; see
-        :func:`polydom.predict_item` for the plain and any-time modes.  The work is the
+        :func:`polydom.serving.predict_item` for the plain and any-time modes.  The work is the
         featurizer's (``featurizer.serve(index, item, budget, anytime)``), so the index
         depends on no serving code.  ``telemetry`` (a
-        :class:`polydom.serving.telemetry.TimingBuffer`) records every computed feature's
-        ``(feature, size, seconds)``.
+        :class:`polydom.serving.TimingBuffer`) records every computed feature's
+        ``(feature, size, seconds)``.  ``overrun`` chooses from the index swept at that
+        overrun rate (:meth:`at_overrun`; default this index's).
 
         Runtime complexity: O(log R + d log S) plus the chosen feature routines.
 
         Raises
         ------
         ValueError
-            If ``featurizer`` cannot serve items (no ``serve`` method), or as
-            :func:`polydom.predict_item`.
+            If ``featurizer`` cannot serve items (no ``serve`` method), ``overrun`` is not a
+            rate this index holds, or as :func:`polydom.serving.predict_item`.
         """
         serve = getattr(featurizer, "serve", None)
         if not callable(serve):
@@ -770,6 +835,7 @@ class Index:
                 f"featurizer must be a polydom.Featurizer (with serve(index, item, budget, "
                 f"anytime)), got {featurizer!r}"
             )
+        view = self._view() if overrun is None else self.at_overrun(overrun)
         if telemetry is None:
-            return serve(self._view(), item, budget, anytime=anytime)
-        return serve(self._view(), item, budget, anytime=anytime, telemetry=telemetry)
+            return serve(view, item, budget, anytime=anytime)
+        return serve(view, item, budget, anytime=anytime, telemetry=telemetry)

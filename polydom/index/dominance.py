@@ -127,22 +127,38 @@ def prune_dominated(
     acc = np.array([c.accuracy for c in candidates])
     order = sorted(range(k), key=lambda i: (-acc[i], rank[i]))
 
+    # A curve that costs no more everywhere costs no more at n_min: the kept candidates
+    # dearer there (beyond twice the tolerance cost_le_many grants) are never tested.  A
+    # value that overflowed (NaN in the comparison) is no evidence: such a one is tested.
+    start = _sample_points(n_min, n_max)[0] ** np.arange(width)
+    with np.errstate(over="ignore", invalid="ignore"):
+        at_start = coef @ start
+        slack = 2.0 * ZERO_TOL * (np.abs(coef) @ np.abs(start))
     kept: list[int] = []
+    kept_arr = np.empty(k, dtype=np.int64)  # kept, as an array (its first len(kept) slots)
+    by_accuracy: dict[float, list[int]] = {}
     for x in order:
         if kept:
-            kept_arr = np.array(kept)
+            held = kept_arr[: len(kept)]
             # Kept candidates come first in (accuracy desc, key) order, so one that costs no
             # more everywhere dominates x (ties of accuracy and curve go to the smaller key).
-            if cost_le_many(coef[kept_arr], coef[x], n_min, n_max, first=True).any():
+            with np.errstate(invalid="ignore"):
+                dearer = at_start[x] - at_start[held] < -(slack[x] + slack[held])
+            near = held[~dearer]
+            if near.size and cost_le_many(coef[near], coef[x], n_min, n_max, first=True).any():
                 continue
             # x may dominate kept candidates of the same accuracy (strictly cheaper somewhere).
-            same = [j for j in kept if acc[j] == acc[x]]
             beaten = {
-                j for j in same if cost_le_many(coef[x][None, :], coef[j], n_min, n_max)[0]
+                j for j in by_accuracy.get(acc[x], ())
+                if cost_le_many(coef[x][None, :], coef[j], n_min, n_max)[0]
             }
             if beaten:
                 kept = [j for j in kept if j not in beaten]
+                kept_arr[: len(kept)] = kept
+                by_accuracy[acc[x]] = [j for j in by_accuracy[acc[x]] if j not in beaten]
+        kept_arr[len(kept)] = x
         kept.append(x)
+        by_accuracy.setdefault(acc[x], []).append(x)
     if alpha > 1.0:
         # Safe mode: ascending accuracy, a candidate goes when a KEPT cheaper one is within
         # alpha of it; kept ones are never removed later, so errors cannot chain.

@@ -1,6 +1,6 @@
 """ItemPrediction: what serving one raw item did (the label, what was computed, the time).
 
-One class for every way of serving an item: :func:`polydom.predict_item` (an index chooses
+One class for every way of serving an item: :func:`polydom.serving.predict_item` (an index chooses
 the model, plain or any-time) and a budgeted model's own on-demand ``predict_item`` (CEGB
 computes a feature when a split on the item's path needs it).  Fields one of them does not
 know keep their defaults.

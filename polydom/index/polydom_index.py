@@ -70,7 +70,8 @@ def _sweep_table(
 ) -> SkylineTable:
     start = time.perf_counter()
     cands, lo, hi = validate_candidates(candidates, n_min, n_max)
-    check_sweep_work(coefficient_matrix([c.cost for c in cands]), lo, hi, max_crossings)
+    check_sweep_work(coefficient_matrix([c.cost for c in cands]), lo, hi, max_crossings,
+                     np.array([c.accuracy for c in cands]))
     kept = prune_dominated(cands, lo, hi)  # canonical priority order
     pruned_at = time.perf_counter()
     coefs = [cands[i].cost.coefficients for i in kept]

@@ -29,7 +29,8 @@ from polydom.curves.poly import (
 from polydom.errors import InvalidArgumentError
 
 __all__ = ["MAX_CROSSINGS", "SweepResult", "check_max_crossings", "check_sweep_work",
-           "coefficient_matrix", "crossing_lower_bound", "kinetic_sweep", "skyline_of"]
+           "coefficient_matrix", "crossing_lower_bound", "kinetic_sweep", "skyline_of",
+           "surviving_pruning"]
 
 #: Default bound of the sweep's work: crossing events (about 90 microseconds each on one
 #: shared core, so about 45 s).  ``max_crossings`` of :meth:`polydom.PolyDomIndex.build`
@@ -151,15 +152,51 @@ def check_max_crossings(value: object) -> int:
     return value
 
 
-def check_sweep_work(coefs: np.ndarray, lo: float, hi: float, max_crossings: int) -> None:
+def surviving_pruning(coefs: np.ndarray, accuracies: np.ndarray, lo: float,
+                      hi: float) -> np.ndarray:
+    """A mask of curves that dominance pruning keeps for sure: those strictly on the
+    (cost, accuracy) front at ``lo`` or at ``hi`` (no other curve as cheap there and as
+    accurate).  Dominance needs a curve cheaper or as cheap everywhere, so a curve strictly
+    on the front at a point of the domain is dominated by none.  Exact duplicates count as
+    not surviving (a lower bound is all this is for).
+
+    Runtime complexity: O(K log K * L).
+
+    >>> surviving_pruning(np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0]]),
+    ...                   np.array([0.9, 0.5, 0.6]), 0.0, 10.0).tolist()
+    [True, False, True]
+    """
+    keep = np.zeros(coefs.shape[0], dtype=bool)
+    acc = np.asarray(accuracies, dtype=np.float64)
+    far = coefs if math.isinf(hi) else _values_at(coefs, hi)[:, None]
+    for rank in (_dense_rank(_values_at(coefs, lo)[:, None]), _dense_rank(far)):
+        order = np.lexsort((-acc, rank))  # cheapest first; equal cost: most accurate first
+        best_before = np.maximum.accumulate(np.concatenate(([-np.inf], acc[order][:-1])))
+        on_front = acc[order] > best_before
+        # the first of equal (cost, accuracy) twins: one of them may dominate the other
+        twin = (rank[order][1:] == rank[order][:-1]) & (acc[order][1:] == acc[order][:-1])
+        on_front[:-1] &= ~twin
+        keep[order] |= on_front
+    return keep
+
+
+def check_sweep_work(coefs: np.ndarray, lo: float, hi: float, max_crossings: int,
+                     accuracies: np.ndarray | None = None) -> None:
     """Refuse, before any pruning or sweeping, curves that cross more than ``max_crossings``
     times (:func:`crossing_lower_bound`), naming the limit and how to raise it.
+
+    The sweep follows only the curves that pruning keeps, so with ``accuracies`` the count
+    is taken over the curves that pruning keeps for sure (:func:`surviving_pruning`): a
+    pool of many curves that cross but are dominated (2,000 random curves, say) is not
+    refused for crossings the sweep never meets.
 
     Runtime complexity: O(K log K * L).
     """
     check_max_crossings(max_crossings)
     if coefs.shape[0] * (coefs.shape[0] - 1) // 2 * max(coefs.shape[1] - 1, 0) <= max_crossings:
         return  # even every pair crossing at every root stays within the limit
+    if accuracies is not None:
+        coefs = coefs[surviving_pruning(coefs, accuracies, lo, hi)]
     at_least = crossing_lower_bound(coefs, lo, hi)
     if at_least > max_crossings:
         raise InvalidArgumentError(_too_many(coefs.shape[0], at_least, max_crossings, "at least"))

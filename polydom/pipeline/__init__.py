@@ -14,9 +14,9 @@ __getattr__ = lazy_exports(__name__, {
     "list_builds": "polydom.pipeline.open",
     "open_index": "polydom.pipeline.open",
     "publish_index": "polydom.pipeline.recalibrate",
-    "recalibrate": "polydom.pipeline.recalibrate",
     "store_timings": "polydom.pipeline.recalibrate",
 })
 
+# (``recalibrate`` is the name of its module here: ``polydom.recalibrate`` is the function)
 __all__ = ["RecalibrationReport", "build_index", "list_builds", "open_index", "publish_index",
-           "recalibrate", "store_timings"]
+           "store_timings"]

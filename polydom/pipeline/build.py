@@ -14,8 +14,10 @@ import lattice
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_model import CostModel
 from polydom.curves.domain import check_domain, shown
+from polydom.curves.units import check_unit_text
 from polydom.errors import (
     ArgumentTypeError,
+    BuildPublishedError,
     InvalidArgumentError,
     UnknownArgumentError,
     did_you_mean,
@@ -29,7 +31,7 @@ from polydom.index.sweep import (
     coefficient_matrix,
 )
 from polydom.pipeline.open import register_learner_models
-from storage import BuildPublishedError, IndexStore
+from storage import IndexStore
 
 __all__ = ["build_index"]
 
@@ -90,7 +92,7 @@ def build_index(
         again with the same arguments retrains nothing that was stored; the finished index
         (candidates, ranges, skylines, models) becomes current in one transaction.  Open it
         with :func:`polydom.open_index`.  Not together with ``cache``.
-    executor : None, str, lattice.Executor or distributed.Client
+    executor : None, str, lattice.executor.Executor or distributed.Client
         Where the trainings run: in-process (default), ``"processes:N"``,
         ``"dask://host:port"`` or a Dask client (see :func:`lattice.make_executor`).  It is
         resolved (a scheduler connected) before anything is stored or trained; results are
@@ -138,7 +140,7 @@ def build_index(
 
     Raises
     ------
-    lattice.ExecutorError
+    polydom.errors.ExecutorError
         On a bad ``executor``, before anything is stored or trained.
 
     Runtime complexity: the exploration (E trainings, O(2**m * E) checks) plus the index
@@ -151,25 +153,9 @@ def build_index(
     >>> index.lookup(size=10.0, budget=5.0).features == frozenset({"a"})
     True
     """
-    _check_arguments(costs, learner, store, cost_unit)
-    _check_explore_options(explore_options)
-    if not isinstance(keep_trained, bool):
-        raise ArgumentTypeError(f"keep_trained must be True or False, got {keep_trained!r}")
-    check_max_crossings(max_crossings)
-    extra = list(extra_candidates)
-    for c in extra:
-        if not isinstance(c, Candidate):
-            raise InvalidArgumentError(
-                f"extra_candidates must be polydom.Candidate, got {type(c).__name__}"
-            )
-    model = _cost_model(costs, learner)
-    check_needs(extra, model)
-    lo, hi = check_domain(n_min, n_max)
-    model.check_nonnegative(lo, hi)  # bad input: nothing stored
-    if extra:  # the extra candidates alone may cross too often: refused before training
-        check_sweep_work(coefficient_matrix([c.cost for c in extra]), lo, hi, max_crossings)
-    if store is not None and cache is not None:
-        raise InvalidArgumentError("give either cache or store, not both")
+    model, extra = _checked_inputs(costs, learner, n_min, n_max, extra_candidates, store,
+                                   cache, cost_unit, keep_trained, max_crossings,
+                                   explore_options)
     ex = lattice.make_executor(executor)
     fail = None
     try:
@@ -196,6 +182,40 @@ def build_index(
     finally:
         if ex is not executor:
             ex.close()
+
+
+def _checked_inputs(
+    costs: Mapping[str, Any] | CostModel, learner: Any, n_min: float, n_max: float,
+    extra_candidates: Iterable[Candidate], store: Any, cache: Any, cost_unit: str,
+    keep_trained: bool, max_crossings: int, explore_options: Mapping[str, Any],
+) -> tuple[CostModel, list[Candidate]]:
+    """Every argument of :func:`build_index` checked before anything is trained or stored:
+    the build's cost model and the extra candidates, as lists.
+
+    Runtime complexity: O(K log K) for K extra candidates (the sweep's bound), plus the
+    cost model's checks.
+    """
+    _check_arguments(costs, learner, store, cost_unit)
+    _check_explore_options(explore_options)
+    if not isinstance(keep_trained, bool):
+        raise ArgumentTypeError(f"keep_trained must be True or False, got {keep_trained!r}")
+    check_max_crossings(max_crossings)
+    extra = list(extra_candidates)
+    for c in extra:
+        if not isinstance(c, Candidate):
+            raise InvalidArgumentError(
+                f"extra_candidates must be polydom.Candidate, got {type(c).__name__}"
+            )
+    model = _cost_model(costs, learner)
+    check_needs(extra, model)
+    lo, hi = check_domain(n_min, n_max)
+    model.check_nonnegative(lo, hi)  # bad input: nothing stored
+    if extra:  # the extra candidates alone may cross too often: refused before training
+        check_sweep_work(coefficient_matrix([c.cost for c in extra]), lo, hi, max_crossings,
+                         [c.accuracy for c in extra])
+    if store is not None and cache is not None:
+        raise InvalidArgumentError("give either cache or store, not both")
+    return model, extra
 
 
 def _index(
@@ -301,6 +321,7 @@ def _check_arguments(costs: Any, learner: Any, store: Any, cost_unit: Any) -> No
     if not isinstance(cost_unit, str) or not cost_unit.strip():
         raise ArgumentTypeError(
             f"cost_unit must be a non-empty string such as 's', got {cost_unit!r}")
+    check_unit_text(cost_unit)
 
 
 def _check_explore_options(options: Mapping[str, Any]) -> None:

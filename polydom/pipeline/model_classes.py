@@ -21,9 +21,10 @@ PROJECT_MODEL_CLASSES = ("learners.budgeted.contract:ColumnSubsetModel",
 
 def register_learner_models() -> None:
     """Let storage save and rebuild the models of the registered learners as arrays + JSON
-    (no pickle): :class:`learners.ColumnSubsetModel`, :class:`polydom.Cascade` and every
-    registered learner's ``model_classes`` (:func:`learners.register_learner`), so storage
-    code never changes for a new learner; and the learners' own blob formats
+    (no pickle): :class:`learners.budgeted.contract.ColumnSubsetModel`,
+    :class:`polydom.serving.Cascade` and every registered learner's
+    ``model_classes`` (:func:`learners.register_learner`), so storage code never changes
+    for a new learner; and the learners' own blob formats
     (:data:`learners.codecs.CODECS`: LightGBM's text, checked by our grammar).  Blobs
     naming a class where it lived before the budgeted rooms
     (:data:`learners.budgeted.former_names.FORMER_CLASS_PATHS`) load too.  Idempotent;

@@ -9,7 +9,8 @@ from typing import Any
 import storage
 from polydom.index.built import Index
 from polydom.pipeline.model_classes import register_learner_models
-from storage import BuildRecord, IndexStore
+from storage import IndexStore
+from storage.build_records import BuildRecord
 
 __all__ = ["open_index", "list_builds", "register_learner_models"]
 
@@ -67,7 +68,7 @@ def open_index(
     storage.IndexIntegrityError, storage.StoreKeyError
         For rows edited after publishing, a current build that is not the latest
         publication or is older than ``min_publication``, a signed store without its key.
-    storage.MinPublicationError
+    polydom.errors.MinPublicationError
         If ``min_publication`` is not an integer >= 1 or is given with ``build``.
     """
     register_learner_models()

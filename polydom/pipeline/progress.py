@@ -44,7 +44,7 @@ class CountingExecutor(Executor):
 
     Parameters
     ----------
-    inner : lattice.Executor
+    inner : lattice.executor.Executor
         Where the tasks run; closed by :meth:`close`.
 
     Use :meth:`phase` around each phase of a build::

@@ -75,7 +75,7 @@ def index_over_subsets(
         The feature sets to train (non-empty, known names).
     estimator : scikit-learn classifier
         Cloned for every subset; every candidate's ``learner`` is its
-        :func:`learners.estimator_name` (``"sklearn:DecisionTreeClassifier"``).
+        :func:`learners.sklearn_learner.estimator_name` (``"sklearn:DecisionTreeClassifier"``).
     n_min, n_max : float
         Size domain of the index.
     test_size : float, default 0.3

@@ -1,40 +1,36 @@
 """Serving: features of raw items (timed), serving within a budget, adherence, cascades, plans,
 telemetry of served timings."""
 
-from polydom.serving.adherence import AdherenceRow, adherence_table, measure_adherence
-from polydom.serving.cascade import Cascade
-from polydom.serving.cascade_fit import (
-    cascade_candidates,
-    cascade_from_stages,
-    fit_cascade,
-    with_cascades,
-)
-from polydom.serving.curve_area import normalized_area
-from polydom.serving.featurizer import Computed, Featurizer, InSituRun
-from polydom.serving.item_serving import ItemServer, predict_item
-from polydom.serving.plan import PlanRow, WorkloadPlan, plan_workload, uniform_plan
-from polydom.serving.telemetry import DriftMonitor, TimingBuffer, TimingRecord
+from polydom.lazy_exports import lazy_exports
+
+# names load on first use (cascades load SciPy; a featurizer does not need them); everything
+# else is imported from its module
+__getattr__ = lazy_exports(__name__, {
+    "Cascade": "polydom.serving.cascade",
+    "DriftMonitor": "polydom.serving.telemetry",
+    "Featurizer": "polydom.serving.featurizer",
+    "ItemServer": "polydom.serving.item_serving",
+    "TimingBuffer": "polydom.serving.telemetry",
+    "WorkloadPlan": "polydom.serving.plan",
+    "adherence_table": "polydom.serving.adherence",
+    "fit_cascade": "polydom.serving.cascade_fit",
+    "measure_adherence": "polydom.serving.adherence",
+    "plan_workload": "polydom.serving.plan",
+    "predict_item": "polydom.serving.item_serving",
+    "with_cascades": "polydom.serving.cascade_fit",
+})
 
 __all__ = [
-    "AdherenceRow",
     "Cascade",
-    "Computed",
     "DriftMonitor",
     "Featurizer",
-    "InSituRun",
     "ItemServer",
-    "PlanRow",
     "TimingBuffer",
-    "TimingRecord",
     "WorkloadPlan",
     "adherence_table",
-    "cascade_candidates",
-    "cascade_from_stages",
     "fit_cascade",
     "measure_adherence",
-    "normalized_area",
     "plan_workload",
     "predict_item",
-    "uniform_plan",
     "with_cascades",
 ]

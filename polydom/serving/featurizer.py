@@ -9,7 +9,7 @@ each feature's timings (:func:`fit_cost_curve`, non-negative least squares), kee
 timings in a :class:`CostProfile` so the fit can be redone with another statistic or degree.
 That warm loop (one routine, many repeats) is not what serving pays;
 :meth:`Featurizer.profile_in_situ` is the default protocol: it times every feature where and
-as :func:`polydom.predict_item` does (docs/cost_model.md, "Profiling in situ").
+as :func:`polydom.serving.predict_item` does (docs/cost_model.md, "Profiling in situ").
 """
 
 from __future__ import annotations
@@ -229,10 +229,10 @@ class Featurizer:
         self, index: Any, item: Any, budget: float, anytime: bool = False,
         telemetry: Any = None,
     ) -> ItemPrediction:
-        """Serve ``item`` from ``index`` within ``budget``: :func:`polydom.predict_item`.
+        """Serve ``item`` from ``index`` within ``budget``: :func:`polydom.serving.predict_item`.
 
         What :meth:`polydom.Index.predict_item` calls; ``telemetry`` (a
-        :class:`polydom.serving.telemetry.TimingBuffer`) records the computed features.
+        :class:`polydom.serving.TimingBuffer`) records the computed features.
 
         Runtime complexity: O(log R + d log S) plus the chosen routines.
         """
@@ -364,7 +364,7 @@ class Featurizer:
 
         The in-situ protocol: items are visited in a shuffled order; on each item every
         feature is computed once, in a shuffled order, through :meth:`compute` (the call
-        :func:`polydom.predict_item` makes, timed the same way); after an item's features,
+        :func:`polydom.serving.predict_item` makes, timed the same way); after an item's features,
         ``predict(row)`` runs (a model prediction, as serving runs one between items).  No
         warm-up, no repeats: each timing is one cold call among other work, which is what a
         served item pays.  Its cost is one featurisation of the items, which a build pays

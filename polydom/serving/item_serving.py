@@ -133,7 +133,7 @@ class ItemServer:
         the atomic features it needs (in registration order; a featurizer feature is an
         atom), however long they take.  A model with its own ``predict_item(item,
         featurizer)`` (an adaptive model such as CEGB behind its column subset) computes
-        the atoms its path needs, on demand; a :class:`polydom.Cascade` escalates stage by
+        the atoms its path needs, on demand; a :class:`polydom.serving.Cascade` escalates stage by
         stage while its measured time and the next stage's predicted cost fit ``budget``.
 
         Any-time mode (``anytime=True``): features are computed one at a time.  Before each,
@@ -283,7 +283,7 @@ def predict_item(
     The size comes from ``featurizer.size(item)``; only the chosen model's features are
     computed (timed); see :meth:`ItemServer.predict` for both modes.  The server built for
     an (index, featurizer) pair is kept (weakly) and reused.  With ``telemetry`` (a
-    :class:`polydom.serving.telemetry.TimingBuffer`), every computed feature's
+    :class:`polydom.serving.TimingBuffer`), every computed feature's
     ``(feature, size, seconds)`` is appended to it after the prediction (O(1) each).
 
     Runtime complexity: O(log R + d log S) plus the chosen routines.

@@ -63,7 +63,9 @@ def test_build_inspect_lookup_plot(tmp_path: Path, capsys: pytest.CaptureFixture
     assert index.lookup(10.0, 0.5).features == frozenset()
     assert main(["lookup", str(db), "--size", "10", "--budget", "0.5"]) == 0
     out = capsys.readouterr().out
-    assert "mean" not in out and "worst" not in out and "error" not in out
+    row = out.splitlines()[2]  # the answer's row, under the header and its rule
+    assert "mean" not in row and "worst" not in row and "error" not in row
+    assert "{} (no features)" in row
 
     plots = tmp_path / "plots"
     assert main(["plot", str(db), "--out", str(plots)]) == 0

@@ -7,7 +7,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import random
+import stat
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 
 import polydom
 from polydom.app.cli import main
+from polydom.app.files import replace_file
 from polydom.curves.curve_text import curve_text, number_text
 
 pytest.importorskip("matplotlib")
@@ -104,13 +107,34 @@ def test_lookup_reads_queries_from_standard_input_and_writes_csv(seconds, capsys
     ("10\n", "line 1 is not 'size budget'"),
     ("10 abc\n", "line 1: expected a number, got 'abc'"),
     ("# nothing\n", "holds no query"),
-    ("1000 1\n", "query 1: size 1000.0 is outside the index domain"),
 ])
 def test_bad_queries_name_the_line(seconds, tmp_path, capsys, text, reason):
     path = tmp_path / "q.txt"
     path.write_text(text)
     code, out, err = _run(["lookup", seconds, "--queries", str(path)], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1 and reason in err
+
+
+def test_a_query_the_index_cannot_answer_is_reported_and_the_others_answered(seconds, tmp_path,
+                                                                            capsys):
+    # issue 28: one out-of-domain size used to abort the whole file with exit status 2
+    path = tmp_path / "q.txt"
+    path.write_text("10 0.004\n1000 1\n50 0.03\n")
+    index = polydom.open_index(seconds)
+    code, out, err = _run(["lookup", seconds, "--queries", str(path), "--json"], capsys)
+    answers = json.loads(out)
+    assert code == 0 and len(answers) == 3
+    assert err == "query 2: size 1000.0 is outside the index domain [0.0, 100.0]\n"
+    assert answers[1]["fits"] is False and answers[1]["error"] == err.strip()
+    assert answers[1]["size"] == 1000.0 and answers[1]["budget"] == 1.0
+    for answer, (size, budget) in zip(answers[::2], [(10.0, 0.004), (50.0, 0.03)], strict=True):
+        assert "error" not in answer
+        assert set(answer["features"]) == set(index.lookup(size, budget).features)
+    code, out, _ = _run(["lookup", seconds, "--queries", str(path), "--csv"], capsys)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and [r["error"] for r in rows] == ["", err.strip(), ""]
+    code, out, _ = _run(["lookup", seconds, "--queries", str(path)], capsys)
+    assert code == 0 and len(out.splitlines()) == 5 and " error " in out.splitlines()[3]
 
 
 # ------------------------------------------------------------------- units
@@ -219,6 +243,33 @@ def test_plot_replaces_a_symlink_and_leaves_its_target_alone(seconds, tmp_path, 
     assert not link.is_symlink() and link.read_bytes()[:4] == b"\x89PNG"
     assert sorted(p.name for p in out.iterdir()) == ["accuracy_at_sizes.png", "cost_curves.png",
                                                      "serving_map.png", "skylines.png"]
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_written_files_get_the_mode_the_umask_gives(tmp_path, umask, mode):
+    # issue 28: every PNG was written 0600 (a temporary file's mode) whatever the umask
+    target = tmp_path / "out.png"
+    target.write_bytes(b"old")
+    old = os.umask(umask)
+    try:
+        replace_file(target, lambda handle: handle.write(b"new"))
+        replace_file(tmp_path / "fresh.png", lambda handle: handle.write(b"new"))
+    finally:
+        os.umask(old)
+    for path in (target, tmp_path / "fresh.png"):
+        assert stat.S_IMODE(path.stat().st_mode) == mode and path.read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.png", "out.png"]
+
+
+def test_plots_are_readable_by_others_under_the_usual_umask(seconds, tmp_path, capsys):
+    old = os.umask(0o022)
+    try:
+        code, _, err = _run(["plot", seconds, "--out", str(tmp_path)], capsys)
+    finally:
+        os.umask(old)
+    assert code == 0, err
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()}
+    assert len(modes) == 4 and set(modes.values()) == {0o644}, modes
 
 
 # ------------------------------------------------------------------- the store key

@@ -112,6 +112,26 @@ def test_plain_encoded_labels_are_bounded_by_their_uncompressed_size(tmp_path, m
     assert data.y.tolist() == labels
 
 
+def test_many_rows_of_one_text_label_are_bounded_before_the_label_array(tmp_path, monkeypatch):
+    """A few KB of Parquet can hold millions of rows of one 64-character label: 4 bytes a
+    character a row as a text array.  The labels' size is checked before that array."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = 20_000
+    pq.write_table(pa.table({"x": np.zeros(rows), "y": ["abcdefgh"] * rows}),
+                   tmp_path / "r.parquet")
+    _csv(tmp_path / "r.csv", ["x", "y"], [[0, "abcdefgh"]] * rows)
+    assert (tmp_path / "r.parquet").stat().st_size < 10_000
+    monkeypatch.setattr(config_data, "MAX_LABEL_BYTES", 100_000)
+    for name in ("r.parquet", "r.csv"):
+        with pytest.raises(ConfigError, match=rf"target 'y' of '{name}': 20,000 text labels of "
+                                              r"up to 8 characters take 640,000 bytes; the "
+                                              r"limit is 100,000"):
+            _load(tmp_path, name, "y")
+    monkeypatch.undo()
+    assert load_dataset({"data": "r.csv", "target": "y"}, tmp_path).y.dtype == np.dtype("<U8")
+
+
 def test_parquet_columns_of_other_types_are_refused_naming_them(tmp_path):
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")

@@ -4,6 +4,9 @@
   (an interactive session's ``>>>`` lines as its code),
   in a fresh process whose working directory stands for the repository root (``examples/``
   copied in), as a reader pasting the blocks one after the other would run them.
+* Output a document shows under a Python block (a block after a line ending ``prints:``,
+  ``prints (one line):`` or ``Output:``) is what that block prints, within the tolerance of
+  :func:`tests.test_app.test_docs_commands.same_output`.
 * Every shell block (``bash``, ``sh``, ``console``, ``shell``) either has commands that
   tests/test_app/test_docs_commands.py runs, or its first line says it needs a server
   (``# needs a server: ...``) or why the tests cannot run it (``# not run by the tests: ...``).
@@ -22,7 +25,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_app.test_docs_commands import NOT_RUN_MARKS, SHELLS, SKIPPED, commands_in
+from tests.test_app.test_docs_commands import (
+    NOT_RUN_MARKS,
+    SHELLS,
+    SKIPPED,
+    commands_in,
+    same_output,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -34,17 +43,37 @@ def _name(path: Path) -> str:
     return str(path.relative_to(ROOT / "docs")) if path.parent != ROOT else path.name
 
 
-def python_of(path: Path) -> str:
+#: Marks the end of a block's output in the run of a document's Python.
+END = "--- end of block {} ---"
+
+
+def python_of(path: Path, marked: bool = False) -> str:
     """The document's Python blocks, joined in order (a block written as an interactive
-    session: its ``>>>`` and ``...`` lines, the output left out)."""
+    session: its ``>>>`` and ``...`` lines, the output left out); ``marked``: each block
+    followed by a line printing :data:`END` with its number."""
     blocks = re.findall(r"```(?:python|py)\n(.*?)```", path.read_text(), flags=re.S)
     code = []
-    for block in blocks:
+    for number, block in enumerate(blocks):
         if block.lstrip().startswith(">>> "):
             block = "\n".join(line[4:] for line in block.splitlines()
                               if line.startswith((">>> ", "... ")))
-        code.append(block)
+        code.append(block + (f"\nprint({END.format(number)!r})" if marked else ""))
     return "\n".join(code)
+
+
+def shown_outputs(path: Path) -> dict[int, str]:
+    """The output the document shows under its Python blocks, by block number: a ``text``
+    or untagged block after a line ending ``prints:``, ``prints (one line):`` or
+    ``Output:`` that follows the Python block."""
+    text = path.read_text()
+    out = {}
+    blocks = list(re.finditer(r"```(?:python|py)\n.*?```", text, flags=re.S))
+    for number, block in enumerate(blocks):
+        after = re.match(r"\n+([^\n`]*(?:prints(?: \(one line\))?|Output):)\n+```(?:text)?\n"
+                         r"(.*?)```", text[block.end():], flags=re.S)
+        if after:
+            out[number] = after.group(2)
+    return out
 
 
 def _python_docs() -> list:
@@ -58,7 +87,7 @@ def _python_docs() -> list:
 
 def _run_python(path: Path, folder: Path) -> subprocess.CompletedProcess:
     script = folder / "snippets.py"
-    script.write_text(python_of(path))
+    script.write_text(python_of(path, marked=True))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
     return subprocess.run([sys.executable, str(script)], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=600)
@@ -82,6 +111,7 @@ def test_the_python_of_a_doc_runs_as_written(doc, tmp_path, request):
         folder, readme = request.getfixturevalue("after_readme")
         assert readme.returncode == 0, f"README.md: {readme.stderr[-3000:]}"
         if doc == "README.md":
+            _check_shown_outputs(path, readme.stdout)
             return
         shutil.copytree(folder, tmp_path, dirs_exist_ok=True)
     else:
@@ -89,6 +119,19 @@ def test_the_python_of_a_doc_runs_as_written(doc, tmp_path, request):
                         ignore=shutil.ignore_patterns("*.db", "__pycache__"))
     done = _run_python(path, tmp_path)
     assert done.returncode == 0, f"{doc}: {done.stderr[-3000:]}"
+    _check_shown_outputs(path, done.stdout)
+
+
+def _check_shown_outputs(path: Path, stdout: str) -> None:
+    """Each output ``path`` shows under a Python block is what that block printed."""
+    printed, start = {}, 0
+    for number in range(len(re.findall(r"```(?:python|py)\n", path.read_text()))):
+        end = stdout.index(END.format(number), start)
+        printed[number], start = stdout[start:end], end + len(END.format(number))
+    for number, shown in shown_outputs(path).items():
+        difference = same_output(shown, printed[number])
+        assert difference is None, (f"{_name(path)}: block {number + 1} printed other "
+                                    f"output ({difference}):\n{printed[number]}")
 
 
 def test_every_shell_block_runs_in_the_tests_or_says_it_needs_a_server():

@@ -214,6 +214,22 @@ def test_plots_have_readable_labels_inside_the_figure(built, tmp_path):
         _texts_inside_and_readable(fig)
 
 
+def test_every_skyline_point_is_inside_its_panel_the_empty_models_included(built, tmp_path):
+    # issue 28: the accuracy axis started just below the least accurate non-empty set, so
+    # the empty model's point (the base rate) was drawn off the panel
+    index = polydom.open_index(str(built))
+    empty = [c.accuracy for c in index.candidates if not c.features]
+    assert empty and min(empty) < min(c.accuracy for c in index.candidates if c.features)
+    [fig] = _figures_of(lambda: plots.plot_skylines(index, tmp_path / "s.png", max_ranges=0))
+    panels = [ax for ax in fig.axes if ax.collections]
+    assert len(panels) == len(index.table.ranges)
+    for ax, sky in zip(panels, index.table.skylines, strict=True):
+        lo, hi = ax.get_ylim()
+        drawn = [float(y) for _, y in ax.collections[0].get_offsets()]
+        assert sorted(drawn) == sorted(c.accuracy for c in sky)
+        assert all(lo <= y <= hi for y in drawn), (lo, hi, drawn)
+
+
 def test_typed_cost_curves_are_not_labelled_fitted(built, tmp_path):
     index = polydom.open_index(str(built))
     [fig] = _figures_of(lambda: plots.plot_cost_curves(index.costs, 1.0, 100.0,

@@ -22,6 +22,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 import lattice
 import learners
+import learners.sklearn_learner
 import polydom
 from polydom.app.cli import main
 from polydom.pipeline.subsets import index_over_subsets, with_costs
@@ -51,9 +52,10 @@ def _run(argv: list[str], capsys) -> str:
 # ------------------------------------------------------------------- the names themselves
 def test_an_estimator_without_a_registry_name_is_named_by_its_classes():
     tree = DecisionTreeClassifier(max_depth=2)
-    assert learners.estimator_name(tree) == "sklearn:DecisionTreeClassifier"
+    assert learners.sklearn_learner.estimator_name(tree) == "sklearn:DecisionTreeClassifier"
     pipe = make_pipeline(StandardScaler(), "passthrough", LogisticRegression())
-    assert learners.estimator_name(pipe) == "sklearn:StandardScaler+LogisticRegression"
+    assert (learners.sklearn_learner.estimator_name(pipe)
+            == "sklearn:StandardScaler+LogisticRegression")
     X, y = np.zeros((4, 2)), np.array([0, 1, 0, 1])
     assert learners.SklearnLearner(pipe, X, y).learner_name == (
         "sklearn:StandardScaler+LogisticRegression")

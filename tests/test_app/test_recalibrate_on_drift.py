@@ -119,6 +119,9 @@ def test_a_2x_drift_is_recalibrated_into_a_served_build_and_rate_limited(served)
         assert index.info["build_id"] == drift.last_build != first  # switched
         assert client.get("/healthz").json()["build"] == drift.last_build
         assert index.info["recalibrated"]["from_build"] == first
+        # every atom's curve scaled to the slowed timings (q0.95 of ratios near 2 x noise)
+        scales = index.info["recalibrated"]["scales"]
+        assert scales and all(1.8 < v < 3.5 for v in scales.values()), scales
         # the refit curves: every atom scaled up, models untouched (same candidates)
         old = polydom.open_index(url, build=first)
         assert [c.key for c in index.candidates] == [c.key for c in old.candidates]

@@ -128,10 +128,12 @@ def test_served_timings_reach_the_store_and_recalibrate_a_build_the_service_foll
                                                    "budget": repr(budget)}).json()
             hit = recalibrated.lookup(size, budget)
             assert answer["build"] == new_build
-            assert answer["model"] == (None if hit is None else {
+            expected = None if hit is None else {
                 "key": key_text(hit.key), "learner": hit.candidate.learner,
                 "features": sorted(hit.features), "accuracy": hit.accuracy,
-                "cost": hit.cost, "unit": answer["unit"]})
+                "cost": hit.cost, "unit": answer["unit"]}
+            model = answer["model"]  # (the answer may carry more fields: the doors' shape)
+            assert (model if model is None else {k: model[k] for k in expected}) == expected
             changed += hit is not None
         assert changed > 0
         again = client.post("/predict", json={"budget": 600.0, "items": items(5, seed=3)})

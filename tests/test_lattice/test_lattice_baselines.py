@@ -9,6 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lattice
+import lattice.baselines
+import lattice.delta
 import learners
 import polydom
 from tests.lattice_oracle import (
@@ -147,7 +149,7 @@ def test_greedy_rejects_bad_lambdas_and_sizes():
 def test_estimate_delta_on_all_sets_is_the_true_violation(inst):
     acc, costs = inst
     exp = lattice.expand_all(costs, learners.SyntheticLearner(acc.__getitem__))
-    assert lattice.estimate_delta(exp) == pytest.approx(violation(acc), abs=1e-12)
+    assert lattice.delta.estimate_delta(exp) == pytest.approx(violation(acc), abs=1e-12)
 
 
 @settings(max_examples=examples(30), deadline=None)
@@ -158,8 +160,8 @@ def test_estimate_delta_is_the_largest_violation_among_expanded_pairs(inst, alph
     exp = lattice.explore(costs, learners.SyntheticLearner(acc.__getitem__), alpha=alpha)
     expected = max([0.0, *[acc[g] - acc[f] for g in exp.expanded for f in exp.expanded
                            if g < f]])
-    assert lattice.estimate_delta(exp) == pytest.approx(expected, abs=1e-12)
-    assert lattice.estimate_delta(exp) <= violation(acc) + 1e-12
+    assert lattice.delta.estimate_delta(exp) == pytest.approx(expected, abs=1e-12)
+    assert lattice.delta.estimate_delta(exp) <= violation(acc) + 1e-12
 
 
 # ---------------------------------------------------------------------------- skyline, retrieval
@@ -390,7 +392,7 @@ def test_greedy_defaults_and_the_empty_lattice():
     for g in (lattice.greedy(costs, learner), lattice.greedy_acc(costs, learner),
               lattice.greedy_cost(costs, learner)):
         assert g.size == 1.0
-    assert lattice.greedy(costs, learner).lambdas == lattice.PAPER_LAMBDAS
+    assert lattice.greedy(costs, learner).lambdas == lattice.baselines.PAPER_LAMBDAS
     # at n0 = 1 both features cost 1: Greedy-Cost breaks the tie by the larger gain (f2)
     assert lattice.greedy_cost(costs, learner).sequences[math.inf][0] == frozenset({"f2"})
     empty = lattice.greedy({}, learners.SyntheticLearner(lambda fs: 0.5), lambdas=(0.0, 1.0))

@@ -6,8 +6,13 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
-from lattice import WorkerLostError
-from lattice.executor import ExecutorError, InProcessExecutor, PoolExecutor, make_executor
+from lattice.executor import (
+    ExecutorError,
+    InProcessExecutor,
+    PoolExecutor,
+    WorkerLostError,
+    make_executor,
+)
 from polydom import PolydomError
 from tests.executor_support import CrashingTasks, crash_task, training_log
 

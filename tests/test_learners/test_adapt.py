@@ -10,6 +10,7 @@ from sklearn.linear_model import LogisticRegression
 
 import polydom
 import storage
+import storage.blobs
 from learners import AdaptClassifier, CEGBClassifier, sweep
 from learners.budgeted.adapt import efficient_frontier, sweep_adapt
 from polydom import CostCurve
@@ -180,9 +181,9 @@ def test_arrays_round_trip_through_storage_without_pickle(data, params):
     for f0 in (data[4], hpc):
         model = AdaptClassifier(f0, feature_costs=COSTS, p_full=0.5, **params).fit(X, y)
         storage.register_array_model(AdaptClassifier)
-        blob, fmt = storage.dump_model(model)
+        blob, fmt = storage.blobs.dump_model(model)
         assert fmt == "arrays"
-        back = storage.load_model(blob, fmt, hashlib.sha256(blob).hexdigest())
+        back = storage.blobs.load_model(blob, fmt, hashlib.sha256(blob).hexdigest())
         np.testing.assert_array_equal(back.predict_proba(X_test), model.predict_proba(X_test))
         np.testing.assert_array_equal(back.feature_usage(X_test), model.feature_usage(X_test))
         np.testing.assert_array_equal(back.used_features_, model.used_features_)

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from learners import CEGBClassifier, TreeEnsemble
+from learners import CEGBClassifier
+from learners.budgeted.tree_paths import TreeEnsemble
 from tests.strategies import examples
 
 

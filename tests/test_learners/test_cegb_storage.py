@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 
-from learners import CEGBClassifier, ColumnSubsetModel, GreedyMiserClassifier
+from learners import CEGBClassifier, GreedyMiserClassifier
+from learners.budgeted.contract import ColumnSubsetModel
 from polydom.index import resolve_payload
 
 

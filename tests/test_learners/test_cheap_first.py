@@ -14,7 +14,10 @@ from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.linear_model import LogisticRegression
 
 import learners
+import learners.budgeted.contract
+import learners.registry
 import storage
+import storage.blobs
 from learners import CheapFirstClassifier
 from polydom.pipeline.open import register_learner_models
 
@@ -35,9 +38,9 @@ def cancer():
 
 def test_it_is_a_registered_budgeted_learner():
     model = CheapFirstClassifier()
-    assert isinstance(model, learners.BudgetedClassifierMixin)
+    assert isinstance(model, learners.budgeted.contract.BudgetedClassifierMixin)
     assert set(model.get_params()) >= {"tradeoff", "feature_costs", "feature_groups"}
-    spec = learners.get_learner("cheap-first")
+    spec = learners.registry.get_learner("cheap-first")
     assert spec.kind == "budgeted" and model.learner_name == spec.name
     assert spec.classes() == [CheapFirstClassifier]
     assert isinstance(spec.make(seed=3, tradeoff=0.2), CheapFirstClassifier)
@@ -93,9 +96,9 @@ def test_multiclass_and_the_extremes_of_the_tradeoff():
 def test_stored_as_arrays_it_predicts_the_same(cancer):
     model, _, _, X_te = cancer
     register_learner_models()
-    blob, fmt = storage.dump_model(model)
+    blob, fmt = storage.blobs.dump_model(model)
     assert fmt == "arrays"
-    back = storage.load_model(blob, fmt, hashlib.sha256(blob).hexdigest())
+    back = storage.blobs.load_model(blob, fmt, hashlib.sha256(blob).hexdigest())
     np.testing.assert_array_equal(back.predict_proba(X_te), model.predict_proba(X_te))
     np.testing.assert_array_equal(back.feature_usage(X_te), model.feature_usage(X_te))
     assert back.get_params() == model.get_params()

@@ -6,14 +6,10 @@ import pytest
 from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from learners import (
-    ColumnSubsetModel,
-    CSCCClassifier,
-    CSTCClassifier,
-    CSTCRegressor,
-    sweep,
-)
+from learners import CSCCClassifier, CSTCClassifier, sweep
+from learners.budgeted.contract import ColumnSubsetModel
 from learners.budgeted.cstc import QUADRANT_COSTS, QUADRANT_GROUPS, quadrant_regression
+from learners.budgeted.cstc.tree import CSTCRegressor
 from polydom.index import resolve_payload
 
 
@@ -360,7 +356,7 @@ def test_predict_item_of_a_one_vs_rest_model_and_a_regressor_match_predict():
 
 
 def test_cstc_and_cscc_are_registered_budgeted_learners():
-    from learners import get_learner, registered_learners
+    from learners.registry import get_learner, registered_learners
 
     assert {"cstc", "cscc"} <= set(registered_learners("budgeted"))
     proto = get_learner("cstc").make(seed=3, tradeoff=0.1, depth=2)

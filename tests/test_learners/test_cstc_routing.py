@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeRegressor
 
-from learners import CSTCClassifier, CSTCRegressor
+from learners import CSTCClassifier
 from learners.budgeted.cstc import (
     QUADRANT_COSTS,
     QUADRANT_GROUPS,
@@ -21,6 +21,7 @@ from learners.budgeted.cstc.split_init import (
     mean_split_threshold,
     model_tree_threshold,
 )
+from learners.budgeted.cstc.tree import CSTCRegressor
 
 CHEAP = [4, 5]            # x, z
 EXPENSIVE = [0, 1, 2, 3]  # one per quadrant

@@ -62,8 +62,8 @@ def test_an_index_with_dag_candidates_is_stored_and_reopened_unchanged(tmp_path)
 
 def test_the_dag_is_a_registered_budgeted_learner_swept_by_the_one_sweep():
     import learners
-
-    spec = learners.get_learner("dag")
+    import learners.registry
+    spec = learners.registry.get_learner("dag")
     assert spec.kind == "budgeted" and spec.classes() == [DAGClassifier]
     proto = spec.make(seed=3, tradeoff=0.1)
     assert isinstance(proto, DAGClassifier) and proto.random_state == 3

@@ -11,8 +11,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
+import lattice.expansion
 import learners
-import polydom
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,7 @@ def test_learners_expand_a_feature_set_into_its_scored_expansion():
 def test_synthetic_learner_scores_without_a_model_and_validates():
     learner = learners.SyntheticLearner(lambda fs: 0.5 + 0.1 * len(fs))
     exp = learner.expand(frozenset({"a", "b"}))
-    assert isinstance(exp, polydom.Expansion)
+    assert isinstance(exp, lattice.Expansion)
     assert exp.accuracy == pytest.approx(0.7) and exp.model is None and learner.calls_ == 1
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         learners.SyntheticLearner(lambda fs: 1.5).expand(frozenset())

@@ -5,28 +5,29 @@ from __future__ import annotations
 import pytest
 
 import learners
+import learners.registry
 from learners import registry
 
 
 def test_built_in_learners_are_registered_by_kind():
     assert {"logistic", "sgd-hinge-l1", "lightgbm", "tree", "synthetic"} <= set(
-        learners.registered_learners("lattice"))
-    assert {"cegb", "greedymiser"} <= set(learners.registered_learners("budgeted"))
+        learners.registry.registered_learners("lattice"))
+    assert {"cegb", "greedymiser"} <= set(learners.registry.registered_learners("budgeted"))
 
 
 def test_a_budgeted_factory_makes_a_fresh_prototype_with_the_seed_and_params():
     pytest.importorskip("lightgbm")
-    proto = learners.get_learner("cegb").make(seed=3, n_estimators=7)
+    proto = learners.registry.get_learner("cegb").make(seed=3, n_estimators=7)
     assert isinstance(proto, learners.CEGBClassifier)
     assert proto.random_state == 3 and proto.n_estimators == 7
-    assert learners.get_learner("cegb").classes() == [learners.CEGBClassifier]
+    assert learners.registry.get_learner("cegb").classes() == [learners.CEGBClassifier]
 
 
 def test_a_name_used_twice_is_refused_and_the_first_registration_kept():
-    first = learners.get_learner("tree")
+    first = learners.registry.get_learner("tree")
     with pytest.raises(ValueError, match="learner name 'tree' is already registered"):
         learners.register_learner("tree", lambda seed=0: None)
-    assert learners.get_learner("tree") is first
+    assert learners.registry.get_learner("tree") is first
 
 
 @pytest.mark.parametrize(
@@ -39,21 +40,22 @@ def test_a_name_used_twice_is_refused_and_the_first_registration_kept():
     ],
 )
 def test_bad_registrations_are_named_and_register_nothing(kwargs, match):
-    before = learners.registered_learners()
+    before = learners.registry.registered_learners()
     with pytest.raises(ValueError, match=match):
         learners.register_learner(**kwargs)
-    assert learners.registered_learners() == before
+    assert learners.registry.registered_learners() == before
 
 
 def test_unknown_learner_is_named_with_the_registered_ones():
     with pytest.raises(ValueError, match="unknown learner 'nope'; registered: logistic"):
-        learners.get_learner("nope")
+        learners.registry.get_learner("nope")
 
 
 def test_a_registered_learner_model_class_is_stored_without_editing_storage(monkeypatch):
     import numpy as np
 
     import storage
+    import storage.blobs
     from polydom.pipeline.open import register_learner_models
 
     class Constant:
@@ -71,19 +73,19 @@ def test_a_registered_learner_model_class_is_stored_without_editing_storage(monk
     monkeypatch.setitem(registry._REGISTRY, "constant", registry.RegisteredLearner(
         "constant", lambda seed=0: Constant(1.0), "budgeted", (Constant,)))
     register_learner_models()
-    blob, fmt = storage.dump_model(Constant(2.5))
+    blob, fmt = storage.blobs.dump_model(Constant(2.5))
     assert fmt == "arrays"
     from storage.blobs import sha256_hex
 
-    assert storage.load_model(blob, fmt, sha256_hex(blob)).value == 2.5
+    assert storage.blobs.load_model(blob, fmt, sha256_hex(blob)).value == 2.5
 
 
 def test_adapt_is_registered_around_a_named_lattice_estimator():
     pytest.importorskip("lightgbm")
-    proto = learners.get_learner("adapt").make(seed=2, high_cost="tree", method="gbrt")
+    proto = learners.registry.get_learner("adapt").make(seed=2, high_cost="tree", method="gbrt")
     assert isinstance(proto, learners.AdaptClassifier)
     assert proto.fit_high_cost and proto.random_state == 2 and proto.method == "gbrt"
     assert type(proto.high_cost_model).__name__ == "DecisionTreeClassifier"
-    assert learners.get_learner("adapt").classes() == [learners.AdaptClassifier]
+    assert learners.registry.get_learner("adapt").classes() == [learners.AdaptClassifier]
     with pytest.raises(ValueError, match="high_cost of learner 'adapt' must name a lattice"):
-        learners.get_learner("adapt").make(high_cost="cegb")
+        learners.registry.get_learner("adapt").make(high_cost="cegb")

@@ -13,6 +13,7 @@ from sklearn.datasets import load_breast_cancer
 import learners
 import learners.budgeted as budgeted
 import storage
+import storage.blobs
 from learners.budgeted import adapt, cegb, cstc, dag
 from learners.budgeted.contract import ColumnSubsetModel
 from learners.budgeted.former_names import FORMER_CLASS_PATHS
@@ -80,16 +81,16 @@ def _renamed(blob: bytes, name: str) -> bytes:
 def test_a_blob_naming_the_flat_module_of_before_the_rooms_loads(small_cegb):
     clf, X = small_cegb
     register_learner_models()
-    blob, fmt = storage.dump_model(clf)
+    blob, fmt = storage.blobs.dump_model(clf)
     assert fmt == "arrays"
     assert b"learners.budgeted.cegb.classifier.CEGBClassifier" in blob  # written as it is now
     old = _renamed(blob, "learners.budgeted.cegb.CEGBClassifier")
-    back = storage.load_model(old, fmt, hashlib.sha256(old).hexdigest())
+    back = storage.blobs.load_model(old, fmt, hashlib.sha256(old).hexdigest())
     assert type(back) is type(clf)
     np.testing.assert_array_equal(back.predict_proba(X), clf.predict_proba(X))
     unknown = _renamed(blob, "learners.budgeted.cegb.NoSuchClassifier")
     with pytest.raises(ValueError, match="is not registered"):
-        storage.load_model(unknown, fmt, hashlib.sha256(unknown).hexdigest())
+        storage.blobs.load_model(unknown, fmt, hashlib.sha256(unknown).hexdigest())
 
 
 def test_a_column_subset_model_naming_a_former_module_loads(small_cegb):

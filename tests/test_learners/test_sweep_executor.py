@@ -8,6 +8,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 
 import learners
+import learners.registry
 from learners import CEGBClassifier, sweep
 from tests.executor_support import RecordingExecutor
 
@@ -90,7 +91,7 @@ def registered_sweep(split, name, params, tradeoffs, executor):
     """The one sweep of a registered learner (what ``polydom build`` runs for a
     ``[[budgeted]]`` table, here on one held-out split)."""
     X_tr, X_te, y_tr, y_te, _, _ = split
-    spec = learners.get_learner(name)
+    spec = learners.registry.get_learner(name)
     proto = spec.make(0, feature_groups=GROUPS3, **params)
     return sweep(proto, tradeoffs, X_tr, y_tr, COSTS3, evaluation=(X_te, y_te),
                  sizes=REF_SIZES, cost="expected", key=name, learner=name, executor=executor)

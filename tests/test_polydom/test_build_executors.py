@@ -10,6 +10,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.tree import DecisionTreeClassifier
 
 import lattice
+import lattice.executor
 import learners
 import polydom
 from storage import schema as S
@@ -161,7 +162,7 @@ def test_a_build_whose_worker_dies_past_its_retries_loses_nothing(tmp_path):
     first, second = tmp_path / "first.log", tmp_path / "second.log"
     killer = KillingLearner(acc, str(first), frozenset({"f1", "f2"}), str(tmp_path / "killed"),
                             delay=0.2)
-    with pytest.raises(lattice.WorkerLostError, match="retries=0"):
+    with pytest.raises(lattice.executor.WorkerLostError, match="retries=0"):
         polydom.build_index(costs, killer, store=url,
                             executor=lattice.make_executor("processes:2", retries=0))
     done = training_log(first)

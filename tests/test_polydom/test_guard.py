@@ -122,3 +122,49 @@ def test_an_index_answers_at_every_level_it_was_calibrated_for():
     with pytest.raises(ValueError, match=r"overrun must be one of .*\[0\.01, 0\.05, 0\.2\], "
                                          r"got 0\.1"):
         guarded.at_overrun(0.1)
+
+
+def test_a_recalibrated_store_chooses_among_every_trained_set(tmp_path):
+    # the store keeps every trained set (keep_trained=True); served timings show atom a 50x
+    # slower than its curve: polydom.recalibrate re-derives every candidate, and the
+    # dominated {b} is the best set within 10 s in the published build
+    costs, learner = _two_features()
+    url = f"sqlite:///{tmp_path / 'kept.db'}"
+    polydom.build_index(costs, learner, n_min=1, n_max=100, cost_pruning=False,
+                        keep_trained=True, store=url, cost_unit="s")
+    reader = polydom.open_index(url)
+    assert ("b",) in {c.key for c in reader.candidates}
+    assert reader.lookup(50, 10).key == ("a", "b")
+    rng = np.random.default_rng(6)
+    records = [(f, float(n), float(scale * rng.uniform(0.9, 1.0)))
+               for n in rng.uniform(1, 100, 40) for f, scale in (("a", 50.0), ("b", 2.0))]
+    polydom.store_timings(url, records)
+    reader.recalibrate(min_records=10)
+    hit = reader.lookup(50, 10)
+    assert hit.key == ("b",) and reader.info["recalibrated"]["records"] == 80
+
+
+def test_predict_item_serves_at_the_overrun_rate_asked_for():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(120, 2))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    learner = learners.SklearnLearner(LogisticRegression(), X, y, features=["a", "b"], cv=2)
+    index = polydom.build_index({"a": "1", "b": "2"}, learner, n_min=1, n_max=100,
+                                cost_pruning=False, keep_trained=True, cost_unit="s")
+    sizes = rng.uniform(1, 100, 600)
+    timings = {"a": rng.lognormal(0.0, 0.6, 600), "b": 2.0 * rng.lognormal(0.0, 0.3, 600)}
+    guarded = index.calibrated(sizes, timings, 0.05, levels=(0.01,))
+    strict = guarded.at_overrun(0.01)
+    budget = next(b for b in np.linspace(0.5, 20, 400)
+                  if guarded.lookup(50, b).key != strict.lookup(50, b).key)
+    fz = polydom.Featurizer(size=lambda item: item["n"])
+    fz.add("a", lambda item: [item["x"][0]], 1)
+    fz.add("b", lambda item: [item["x"][1]], 1)
+    item = {"n": 50.0, "x": [0.3, -0.2]}
+    assert guarded.predict_item(item, budget, fz).key == guarded.lookup(50, budget).key
+    assert guarded.predict_item(item, budget, fz, overrun=0.01).key == \
+        strict.lookup(50, budget).key
+    with pytest.raises(ValueError, match="overrun must be one of"):
+        guarded.predict_item(item, budget, fz, overrun=0.3)

@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 import lattice
 import learners
+import learners.columns
 import polydom
+import polydom.index.polydom_index
 from polydom import Candidate, CostCurve, IndexAll, NaiveLookup, PolyDomIndex
 from polydom.curves.parse import MAX_DEGREE, MAX_PARSE_LENGTH
 from tests.strategies import examples
@@ -198,7 +200,7 @@ def test_feature_named_empty_is_refused(name):
     with pytest.raises(ValueError, match="non-empty string"):
         lattice.explore({name: "1"}, learners.SyntheticLearner(lambda f: 0.5))
     with pytest.raises(ValueError, match="non-empty string"):
-        learners.normalize_features({name: [0]}, 2)
+        learners.columns.normalize_features({name: [0]}, 2)
 
 
 def test_feature_name_that_is_not_a_string_is_refused():
@@ -209,7 +211,7 @@ def test_feature_name_that_is_not_a_string_is_refused():
 @pytest.mark.parametrize("column", [2.0, 1.5, "1", True, None])
 def test_non_integer_column_names_are_refused(column):
     with pytest.raises(TypeError, match=r"column of features\['a'\] must be an integer"):
-        learners.normalize_features({"a": [column]}, 4)
+        learners.columns.normalize_features({"a": [column]}, 4)
     X, y = np.zeros((6, 4)), np.array([0, 1] * 3)
     with pytest.raises(TypeError, match="integer column index"):
         learners.SklearnLearner(None, X, y, features={"a": [column]}).feature_columns()
@@ -224,7 +226,7 @@ def test_cv_that_is_not_a_number_of_folds_in_range_is_refused(cv, error):
 
 
 def test_numpy_integer_columns_are_accepted():
-    assert learners.normalize_features({"a": [np.int64(1), 2]}, 4) == {"a": [1, 2]}
+    assert learners.columns.normalize_features({"a": [np.int64(1), 2]}, 4) == {"a": [1, 2]}
 
 
 # ------------------------------------------------------------- property tests: junk
@@ -307,9 +309,9 @@ def test_junk_into_the_lattice_and_learners_raises_only_type_or_value_errors(a, 
     _only_allowed_errors(lattice.explore, {"f": "1"}, synthetic, n_min=a, n_max=b)
     _only_allowed_errors(polydom.build_index, a, synthetic)
     _only_allowed_errors(polydom.build_index, {"f": "1"}, a)
-    _only_allowed_errors(learners.normalize_features, a, 4)
-    _only_allowed_errors(learners.normalize_features, {"f": a}, 4)
-    _only_allowed_errors(learners.normalize_features, [a, b, "c", "d"], 4)
+    _only_allowed_errors(learners.columns.normalize_features, a, 4)
+    _only_allowed_errors(learners.columns.normalize_features, {"f": a}, 4)
+    _only_allowed_errors(learners.columns.normalize_features, [a, b, "c", "d"], 4)
 
 
 @settings(max_examples=examples(40))

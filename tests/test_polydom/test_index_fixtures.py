@@ -14,9 +14,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from polydom import Candidate, CostCurve, IndexAll, NaiveLookup, PolyDomIndex, prune_dominated
+from polydom import Candidate, CostCurve, IndexAll, NaiveLookup, PolyDomIndex
 from polydom.index import SkylineTable, dominance
-from polydom.index.dominance import canonical_order, cost_le_many
+from polydom.index.dominance import canonical_order, cost_le_many, prune_dominated
 from polydom.index.sweep import kinetic_sweep
 from tests.curve_oracle import exactly_le
 from tests.index_oracle import full_scan

@@ -225,3 +225,24 @@ def test_a_crossing_behind_a_near_real_pair_of_roots_is_kept():
     index = PolyDomIndex.build(pool, 0.0, math.inf)
     assert index.lookup(1e-6, 1.0).key == "one"
     assert index.lookup(1e-80, 1.0).key == "steep"  # 1e-25 there: cheaper than one
+
+
+def test_fitted_and_computed_curves_flush_subnormal_coefficients_to_zero():
+    """A fit on timings of about 1e-308 s, a sum or a scaled curve may produce a
+    coefficient below the normal floats: polydom's own arithmetic sets it to 0 (a user's
+    subnormal coefficient is refused, naming it)."""
+    import numpy as np
+    import pytest
+
+    from polydom import CostCurve
+    from polydom.curves.fitting import fit_cost_curve
+    from polydom.errors import InvalidArgumentError
+
+    sizes = np.arange(7.0).repeat(2)
+    seconds = np.zeros(sizes.size)
+    seconds[6] = 1.1125369292536007e-308
+    assert fit_cost_curve(sizes, seconds, degree=0)(3.0) == 0.0  # was refused as subnormal
+    assert CostCurve([1e-300]) * 1e-10 == CostCurve([0.0])
+    assert CostCurve.total([CostCurve([3e-308]), CostCurve([-2.5e-308])]) == CostCurve([0.0])
+    with pytest.raises(InvalidArgumentError, match="subnormal"):
+        CostCurve([1e-310])

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import polydom
+import polydom.errors
 from polydom import Candidate, PolyDomIndex
 from tests.strategies import domains
 from tests.test_polydom.test_index_properties import query_sizes
@@ -117,7 +118,7 @@ def test_an_index_without_standard_errors_refuses_one_se_everywhere():
                 lambda: index.lookup_many(np.ones(2), np.ones(2), "one_se"),
                 lambda: index.explain(1.0, 5.0, "one_se"),
                 lambda: index.check_rule("one_se")):
-        with pytest.raises(polydom.RuleUnavailableError,
+        with pytest.raises(polydom.errors.RuleUnavailableError,
                            match=r"^rule 'one_se' needs each candidate's standard error, but "
                                  + why.replace(".", r"\.")):
             ask()

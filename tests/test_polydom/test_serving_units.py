@@ -9,6 +9,7 @@ import pytest
 from sklearn.dummy import DummyClassifier
 
 import polydom
+import polydom.serving.item_serving
 
 
 def _index(unit: str | None) -> tuple[polydom.Index, polydom.Featurizer]:
@@ -28,7 +29,7 @@ def _index(unit: str | None) -> tuple[polydom.Index, polydom.Featurizer]:
 
 def test_46_ms_of_features_against_a_25_ms_budget_is_over_budget():
     index, fz = _index("ms")
-    p = polydom.predict_item(index, [1.0], budget=25.0, featurizer=fz)
+    p = polydom.serving.predict_item(index, [1.0], budget=25.0, featurizer=fz)
     assert p.key == "ab" and p.cost_unit == "ms" and p.predicted_cost == 2.0
     assert p.seconds >= 0.046 and p.measured_cost == pytest.approx(1000 * p.seconds)
     assert p.over_budget and p.slack < -20.0
@@ -38,12 +39,12 @@ def test_the_any_time_planner_counts_measured_time_in_the_store_unit():
     # b (the better single model) is computed first and takes 46 ms of a 25 ms budget:
     # nothing is left for a, so b answers.
     index, fz = _index("ms")
-    p = polydom.predict_item(index, [1.0], budget=25.0, featurizer=fz, anytime=True)
+    p = polydom.serving.predict_item(index, [1.0], budget=25.0, featurizer=fz, anytime=True)
     assert p.computed == ("b",) and p.key == "b" and p.over_budget
 
 
 def test_an_index_in_seconds_or_without_a_unit_compares_seconds():
     for unit in ("s", None):
         index, fz = _index(unit)
-        p = polydom.predict_item(index, [1.0], budget=25.0, featurizer=fz)
+        p = polydom.serving.predict_item(index, [1.0], budget=25.0, featurizer=fz)
         assert p.per_second == 1.0 and not p.over_budget and p.measured_cost == p.seconds

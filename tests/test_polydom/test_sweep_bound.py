@@ -17,7 +17,7 @@ import learners
 import polydom
 from polydom import Candidate, CostCurve, IndexAll, PolyDomIndex
 from polydom.errors import InvalidArgumentError
-from polydom.index import polydom_index
+from polydom.index import dominance, polydom_index
 from polydom.index.sweep import MAX_CROSSINGS, coefficient_matrix, crossing_lower_bound
 from tests.index_oracle import full_scan, pair_crossings
 
@@ -114,3 +114,59 @@ def test_the_bound_never_exceeds_the_pairs_that_cross(rows, domain):
     assert bound <= crossing
     if coefs.shape[1] <= 2:
         assert bound == crossing
+
+
+def test_pruning_tests_only_candidates_no_dearer_at_the_domain_start(monkeypatch):
+    """Undominated curves that never cross (each cheaper and less accurate than the next)
+    pruned in O(K * S) exact tests on main (25 s at K = 4,000): a curve dearer at ``n_min``
+    cannot dominate, so none is tested now, and all are kept."""
+    calls = []
+    tested = dominance.cost_le_many
+
+    def counting(coefs, *args, **kwargs):
+        calls.append(len(coefs))
+        return tested(coefs, *args, **kwargs)
+
+    monkeypatch.setattr(dominance, "cost_le_many", counting)
+    k = 2000
+    cands = [Candidate(f"c{i}", 0.5 + 0.4 * i / k, [float(i), 1.0]) for i in range(k)]
+    assert sorted(dominance.prune_dominated(cands, 0.0, math.inf)) == list(range(k))
+    assert sum(calls) == 0
+    # a dominated one is still found: as cheap at the start, dearer later, less accurate
+    cands.append(Candidate("worse", 0.1, [0.0, 2.0]))
+    assert len(dominance.prune_dominated(cands, 0.0, math.inf)) == k
+
+
+@settings(deadline=None, max_examples=80)
+@given(st.lists(st.tuples(coefficients, st.sampled_from([0.5, 0.6, 0.7, 0.8, 0.9])),
+                min_size=1, max_size=12),
+       st.sampled_from([(0.0, 10.0), (1.0, 50.0), (0.0, math.inf), (3.0, math.inf)]))
+def test_the_curves_counted_for_the_bound_are_all_kept_by_pruning(rows, domain):
+    """The bound counts crossings only among curves on the front at an end of the domain;
+    pruning keeps every one of them (ties and duplicates included), so the count stays a
+    lower bound of the crossings the sweep meets."""
+    from polydom.index.sweep import surviving_pruning
+
+    lo, hi = domain
+    cands = [Candidate(f"c{i}", acc, r) for i, (r, acc) in enumerate(rows)]
+    sure = surviving_pruning(coefficient_matrix([c.cost for c in cands]),
+                             np.array([c.accuracy for c in cands]), lo, hi)
+    kept = set(dominance.prune_dominated(cands, lo, hi))
+    assert set(np.flatnonzero(sure).tolist()) <= kept
+
+
+def test_many_crossing_curves_that_pruning_removes_are_not_refused():
+    """2,000 random cubic curves cross each other over a million times, but pruning keeps a
+    few dozen: examples/index_demo.py builds them (the bound over the whole pool refused
+    it)."""
+    rng = np.random.default_rng(7)
+    cands = [Candidate(f"m{i}", float(rng.uniform(0.5, 1.0)),
+                       (rng.uniform(0, 3, 4) ** 3 * [2, 3, 5, 0.05]).tolist())
+             for i in range(2000)]
+    assert crossing_lower_bound(coefficient_matrix([c.cost for c in cands]), 0.0, 500.0) \
+        > MAX_CROSSINGS
+    index = PolyDomIndex.build(cands, 0.0, 500.0)
+    assert index.stats_["undominated"] < 200
+    for size, budget in [(286.0, 13713.0), (15.6, 6780.0), (412.0, 3363.0)]:
+        got, want = index.lookup(size, budget), full_scan(cands, size, budget)
+        assert (got and got.key) == (want and want.key)

@@ -8,6 +8,7 @@ import pytest
 from polydom.curves.units import (
     WRONG_UNIT_RATIO,
     budget_warning,
+    check_unit_text,
     cost_unit_for,
     parse_budget,
     seconds_to_store,
@@ -103,3 +104,21 @@ def test_a_budget_ten_times_away_from_every_stored_cost_is_named():
     below = budget_warning(1e-4, costs, 64.0, unit)
     assert below is not None and "below" in below
     assert budget_warning(0.0, costs, 64.0, unit) is None  # a zero budget asks for free
+
+
+@pytest.mark.parametrize("unit", ["x" * 33, "<script>alert(1)</script>", "s\nfake", "ms'",
+                                  "\x1b[31m"])
+def test_build_index_refuses_a_unit_text_that_cannot_be_printed_safely(tmp_path, unit):
+    import learners
+    import polydom
+
+    path = tmp_path / "u.db"
+    with pytest.raises(InvalidArgumentError, match="cost_unit must be at most 32 letters"):
+        polydom.build_index({"a": "1 + n"}, learners.SyntheticLearner(lambda s: 0.5),
+                            n_max=10.0, store=str(path), cost_unit=unit)
+    assert not path.exists()  # refused before the store is touched
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "µs", "units", "kJ/item", "cost units"])
+def test_ordinary_unit_texts_are_kept(unit):
+    assert check_unit_text(unit) == unit

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import lattice.expansion
 import polydom
 import storage
 
@@ -23,7 +24,7 @@ def publish(url: str, learner: str, start_at: float) -> str:
                 time.sleep(0.001)
             for i, fs in enumerate(SETS):
                 if fs not in cache:
-                    cache[fs] = polydom.Expansion(fs, 0.5 + 0.01 * i + 0.001 * len(learner))
+                    cache[fs] = lattice.Expansion(fs, 0.5 + 0.01 * i + 0.001 * len(learner))
             candidates = [polydom.Candidate("+".join(sorted(fs)), cache[fs].accuracy,
                                             polydom.CostCurve.total(
                                                 [polydom.CostCurve.parse(ATOMS[a]) for a in fs]),

@@ -14,6 +14,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+import lattice.expansion
 import polydom
 import storage
 from learners import SklearnLearner
@@ -137,7 +138,7 @@ def test_a_predictions_blob_that_is_not_an_array_is_refused(stored, tmp_path):
 def test_labels_are_stored_without_pickle_or_not_at_all(tmp_path, labels, kept):
     with storage.IndexStore(tmp_path / "s.db") as st:
         cache = st.expansion_cache(st.begin_build({"alpha": 1.0}, {"a": "1"}))
-        cache[frozenset({"a"})] = polydom.Expansion(frozenset({"a"}), 0.5, None, 0.0, labels)
+        cache[frozenset({"a"})] = lattice.Expansion(frozenset({"a"}), 0.5, None, 0.0, labels)
         got = cache[frozenset({"a"})].predictions
     if kept is None:
         assert got is None
@@ -150,12 +151,12 @@ def test_reassigning_or_deleting_an_expansion_replaces_or_removes_its_prediction
     fs = frozenset({"a"})
     with storage.IndexStore(tmp_path / "s.db") as st:
         cache = st.expansion_cache(st.begin_build({"alpha": 1.0}, {"a": "1"}))
-        cache[fs] = polydom.Expansion(fs, 0.5, None, 0.0, np.array([0, 1]))
-        cache[fs] = polydom.Expansion(fs, 0.5, None, 0.0, np.array([1, 1, 1]))
+        cache[fs] = lattice.Expansion(fs, 0.5, None, 0.0, np.array([0, 1]))
+        cache[fs] = lattice.Expansion(fs, 0.5, None, 0.0, np.array([1, 1, 1]))
         np.testing.assert_array_equal(cache[fs].predictions, [1, 1, 1])
-        cache[fs] = polydom.Expansion(fs, 0.5, None, 0.0, None)
+        cache[fs] = lattice.Expansion(fs, 0.5, None, 0.0, None)
         assert cache[fs].predictions is None
-        cache[fs] = polydom.Expansion(fs, 0.5, None, 0.0, np.array([0, 1]))
+        cache[fs] = lattice.Expansion(fs, 0.5, None, 0.0, np.array([0, 1]))
         del cache[fs]
         assert fs not in cache
     with sqlite3.connect(tmp_path / "s.db") as conn:
@@ -168,7 +169,7 @@ def test_deleting_a_build_deletes_its_arrays_and_the_predictions_of_its_expansio
     with storage.IndexStore(path) as st:
         for learner in ("first", "second"):  # other training parameters: own expansions
             build_id = st.begin_build({"alpha": 1.0, "learner": learner}, {"a": "1"})
-            st.expansion_cache(build_id)[fs] = polydom.Expansion(
+            st.expansion_cache(build_id)[fs] = lattice.Expansion(
                 fs, 0.5, None, 0.0, np.array([0, 1]))
             table = polydom.PolyDomIndex.build([polydom.Candidate(learner, 0.5, "1", fs)])
             st.publish(build_id, polydom.Index(table, {"a": "1"}))

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import polydom
+import polydom.errors
 import storage
 from polydom.app.cli import main
 
@@ -123,20 +124,21 @@ def test_a_wal_store_on_a_read_only_mount_is_readable(read_only_mount, capsys):
     assert [b.build_id for b in polydom.list_builds(path)] == [1]
     assert main(["inspect", str(path)]) == 0
     capsys.readouterr()
-    with pytest.raises(storage.StoreLocationError, match=f"'{path}' cannot be written"):
+    with pytest.raises(polydom.errors.StoreLocationError, match=f"'{path}' cannot be written"):
         _publish(f"sqlite:///{path}", alpha=2.0)
 
 
 # ------------------------------------------------------------------- where a store cannot be
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
 def test_an_in_memory_database_is_refused_for_storing(url):
-    with pytest.raises(storage.StoreLocationError, match="in-memory SQLite database"):
+    with pytest.raises(polydom.errors.StoreLocationError, match="in-memory SQLite database"):
         _publish(url)
 
 
 def test_a_store_in_a_missing_folder_is_refused_naming_the_folder(tmp_path):
     missing = tmp_path / "no" / "such"
-    with pytest.raises(storage.StoreLocationError, match=f"folder '{missing}' does not exist"):
+    with pytest.raises(polydom.errors.StoreLocationError,
+                       match=f"folder '{missing}' does not exist"):
         _publish(str(missing / "s.db"))
     assert not (tmp_path / "no").exists()
 

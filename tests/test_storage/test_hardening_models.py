@@ -22,6 +22,7 @@ from sklearn.tree import DecisionTreeClassifier
 import learners
 import polydom
 import storage
+import storage.blobs
 from polydom.blobs.bounds import BlobBoundsError, load_npz
 from storage.blobs import dump_model, load_model, load_predictions, sha256_hex
 from tests.storage_support import (
@@ -273,7 +274,7 @@ def test_an_npy_header_declaring_more_than_its_data_is_refused():
         header, {"descr": "<f8", "fortran_order": False, "shape": (10**9,)})
     blob = header.getvalue() + bytes(8)
     with pytest.raises(storage.ModelIntegrityError, match="declares shape"):
-        load_predictions(blob, "npy", sha256_hex(blob), storage.BlobDigest(), "predictions")
+        load_predictions(blob, "npy", sha256_hex(blob), storage.blobs.BlobDigest(), "predictions")
     header = io.BytesIO()
     np.lib.format.write_array_header_1_0(
         header, {"descr": "<U100000000", "fortran_order": False, "shape": (0,)})

@@ -15,6 +15,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 import learners
 import polydom
+import polydom.errors
 import storage
 from polydom.app.cli import main
 from tests.storage_support import execute_sql, load_models
@@ -55,7 +56,7 @@ def _foreign(url: str) -> str:
 # ------------------------------------------------------------------- foreign databases
 def test_build_refuses_a_foreign_postgresql_database_and_leaves_it_unchanged(pg_url):
     before = _snapshot(_foreign(pg_url))
-    with pytest.raises(storage.ForeignDatabaseError, match=r"tables: people"):
+    with pytest.raises(polydom.errors.ForeignDatabaseError, match=r"tables: people"):
         _build(pg_url)
     assert _snapshot(pg_url) == before
     index = _build(pg_url, allow_foreign_database=True)  # asked explicitly

@@ -14,6 +14,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 import learners
 import polydom
+import polydom.errors
 import storage
 import storage.builds
 import storage.publications
@@ -203,14 +204,14 @@ def test_a_reader_with_min_publication_follows_newer_builds(tmp_path):
 def test_min_publication_must_be_a_positive_integer(tmp_path, least):
     url = f"sqlite:///{tmp_path / 's.db'}"
     _build(url, 1, None)
-    with pytest.raises(storage.MinPublicationError, match="min_publication must be"):
+    with pytest.raises(polydom.errors.MinPublicationError, match="min_publication must be"):
         polydom.open_index(url, min_publication=least)
 
 
 def test_min_publication_bounds_the_current_build_only(tmp_path):
     url = f"sqlite:///{tmp_path / 's.db'}"
     _build(url, 1, None)
-    with pytest.raises(storage.MinPublicationError, match="cannot be combined with build=1"):
+    with pytest.raises(polydom.errors.MinPublicationError, match="cannot be combined with build=1"):
         polydom.open_index(url, build=1, min_publication=1)
 
 

@@ -207,7 +207,7 @@ def test_import_storage_loads_no_lattice_explorer_nor_learners():
     loaded = _loaded_after("import storage")
     for heavy in ("lattice", "learners", "sklearn.ensemble", "lightgbm"):
         assert not _under(loaded, heavy), heavy
-    loaded = _loaded_after("import storage; storage.ExpansionCache")
+    loaded = _loaded_after("from storage.expansion_cache import ExpansionCache")
     assert _under(loaded, "lattice.expansion")
 
 

@@ -13,6 +13,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 import learners
 import polydom
+import polydom.errors
 import storage
 from polydom.app.cli import main
 
@@ -86,7 +87,7 @@ def test_read_only_open_uses_sqlite_mode_ro(tmp_path):
 def test_build_refuses_a_non_empty_foreign_database_naming_its_tables(tmp_path):
     db = _foreign(tmp_path / "other.db")
     before = db.read_bytes()
-    with pytest.raises(storage.ForeignDatabaseError, match=r"tables: people"):
+    with pytest.raises(polydom.errors.ForeignDatabaseError, match=r"tables: people"):
         _build(str(db))
     assert db.read_bytes() == before
     index = _build(str(db), allow_foreign_database=True)  # asked explicitly

@@ -11,6 +11,7 @@ import pytest
 
 import learners
 import polydom
+import polydom.pipeline.recalibrate
 from polydom.app.cli import main
 from polydom.errors import CurrentBuildChangedError, TelemetryError
 
@@ -104,7 +105,8 @@ def test_a_build_published_while_a_recalibration_runs_is_never_replaced(tmp_path
     refit = R._refit_atoms
 
     def meanwhile(*args, **kwargs):  # another writer publishes while the curves are refit
-        polydom.publish_index(url, polydom.open_index(url), {"note": "published meanwhile"})
+        polydom.pipeline.recalibrate.publish_index(url, polydom.open_index(url),
+                                                   {"note": "published meanwhile"})
         return refit(*args, **kwargs)
 
     monkeypatch.setattr(R, "_refit_atoms", meanwhile)
@@ -120,7 +122,7 @@ def test_an_index_recalibrates_only_over_its_own_build(tmp_path):
     url = _build(tmp_path / "s.db", "s")
     polydom.store_timings(url, _timings())
     old = polydom.open_index(url, build=1)
-    polydom.publish_index(url, polydom.open_index(url), {"note": "newer"})
+    polydom.pipeline.recalibrate.publish_index(url, polydom.open_index(url), {"note": "newer"})
     with pytest.raises(CurrentBuildChangedError):
         old.recalibrate()
     assert polydom.open_index(url).info["build_id"] == 2

@@ -65,7 +65,8 @@ def test_lookup_on_a_signed_store_with_an_edited_unit_fails_in_one_line(tmp_path
     assert out == "" and err.count("\n") == 1 and "info" in err
 
 
-def test_a_build_whose_seal_predates_sealed_info_opens_and_says_so(tmp_path, monkeypatch):
+def test_a_build_whose_seal_predates_sealed_info_opens_and_says_so(tmp_path, monkeypatch,
+                                                                    capsys):
     path = tmp_path / "s.db"
     real = storage.builds.seal_header
 
@@ -80,6 +81,11 @@ def test_a_build_whose_seal_predates_sealed_info_opens_and_says_so(tmp_path, mon
     assert index.info["sealed"] is True and index.info["info_sealed"] is False
     _sql(path, "DELETE FROM build_arrays")
     assert polydom.open_index(path, key=KEY).info["info_sealed"] is False
+    keyfile = tmp_path / "key"
+    keyfile.write_text(KEY)
+    assert main(["inspect", str(path), "--key-file", str(keyfile)]) == 0
+    assert ("info of build 1 (cost unit, evaluation): not covered by its seal (published "
+            "before the info was sealed)") in capsys.readouterr().out
     # and a build published now, in the same store, has its info sealed
     _build(path)
     assert polydom.open_index(path, key=KEY).info["info_sealed"] is True

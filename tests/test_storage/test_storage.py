@@ -18,8 +18,11 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
+import lattice.expansion
 import polydom
+import polydom.errors
 import storage
+import storage.codec
 from storage import IndexStore
 from tests.storage_support import (
     BUILD_PARAMS,
@@ -248,14 +251,14 @@ def test_begin_build_resumes_only_an_unfinished_build_with_identical_params(stor
         assert store.begin_build({"learner": "x", "alpha": 1.5}, COSTS, GROUPS) == a
         b = store.begin_build({"alpha": 1.2, "learner": "x"}, COSTS, GROUPS)
         assert b != a
-        store.expansion_cache(a)[frozenset({"g0"})] = polydom.Expansion(frozenset({"g0"}), 0.7)
+        store.expansion_cache(a)[frozenset({"g0"})] = lattice.Expansion(frozenset({"g0"}), 0.7)
         # alpha does not change training: the other build sees the expansion
         assert store.expansion_cache(b)[frozenset({"g0"})].accuracy == 0.7
         c = store.begin_build({"alpha": 1.5, "learner": "y"}, COSTS, GROUPS)
         assert frozenset({"g0"}) not in store.expansion_cache(c)
         store.publish(a, index_of(random_candidates(20, seed=1)))
         assert store.begin_build({"alpha": 1.5, "learner": "x"}, COSTS, GROUPS) not in (a, b, c)
-        with pytest.raises(storage.BuildPublishedError, match="already published"):
+        with pytest.raises(polydom.errors.BuildPublishedError, match="already published"):
             store.publish(a, index_of(random_candidates(20, seed=1)))
 
 
@@ -412,7 +415,7 @@ def test_expansion_cache_is_a_mapping_of_committed_expansions(store_url, trained
         cache = store.expansion_cache(build_id)
         assert len(cache) == 0 and fs not in cache and "g1" not in cache
         cache[fs] = exps[fs]
-        cache[frozenset({"g0"})] = polydom.Expansion(frozenset({"g0"}), 0.5)  # no model
+        cache[frozenset({"g0"})] = lattice.Expansion(frozenset({"g0"}), 0.5)  # no model
     with IndexStore(store_url) as other:  # another connection sees the committed rows
         again = other.expansion_cache(build_id)
         assert set(again) == {fs, frozenset({"g0"})} and len(again) == 2
@@ -424,7 +427,7 @@ def test_expansion_cache_is_a_mapping_of_committed_expansions(store_url, trained
         np.testing.assert_array_equal(got.model.predict(X[:, cols]),
                                       exps[fs].model.predict(X[:, cols]))
         assert again[frozenset({"g0"})].model is None
-        again[frozenset({"g0"})] = polydom.Expansion(frozenset({"g0"}), 0.75)
+        again[frozenset({"g0"})] = lattice.Expansion(frozenset({"g0"}), 0.75)
         assert again[frozenset({"g0"})].accuracy == 0.75
         del again[frozenset({"g0"})]
         assert frozenset({"g0"}) not in again
@@ -433,7 +436,7 @@ def test_expansion_cache_is_a_mapping_of_committed_expansions(store_url, trained
         with pytest.raises(ValueError, match="differ from the key"):
             again[frozenset({"g2"})] = exps[fs]
         with pytest.raises(ValueError, match="set of names among"):
-            again[frozenset({"nope"})] = polydom.Expansion(frozenset({"nope"}), 0.5)
+            again[frozenset({"nope"})] = lattice.Expansion(frozenset({"nope"}), 0.5)
 
 
 def test_index_all_tables_come_back_as_index_all(store_url):

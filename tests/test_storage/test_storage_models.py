@@ -12,9 +12,10 @@ from sklearn.tree import DecisionTreeClassifier
 
 import polydom
 import storage
+import storage.model_registry
 from polydom.index import resolve_payload
-from storage import IndexStore, dump_model, load_model
-from storage.blobs import sha256_hex
+from storage import IndexStore
+from storage.blobs import dump_model, load_model, sha256_hex
 from tests.storage_support import COSTS, GROUPS, index_of, load_models
 
 X, Y = load_breast_cancer(return_X_y=True)

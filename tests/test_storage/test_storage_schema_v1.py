@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import polydom
+import polydom.errors
 import storage
 
 FIXTURE = Path(__file__).parent / "data" / "schema_v1.db"
@@ -53,7 +54,7 @@ def test_writing_to_a_schema_1_store_is_refused_naming_the_fix(v1_url):
 
 def test_one_se_on_a_schema_1_store_is_refused_naming_its_version(v1_url):
     index = polydom.open_index(v1_url)
-    with pytest.raises(polydom.RuleUnavailableError, match="schema version 1, which keeps no "
-                                                           "standard errors"):
+    with pytest.raises(polydom.errors.RuleUnavailableError,
+                       match="schema version 1, which keeps no standard errors"):
         index.lookup(50.0, 10.0, rule="one_se")
     assert index.lookup(50.0, 10.0).key == ("a",)

@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import lattice.expansion
 import polydom
+import polydom.errors
 import storage
 from polydom.app.cli import main
 from tests.index_oracle import full_scan
@@ -52,7 +54,7 @@ def test_one_se_on_a_schema_2_store_is_refused_naming_the_store_and_the_rule(v2_
                 lambda: index.lookup_many(np.array([50.0]), np.array([100.0]), rule="one_se"),
                 lambda: index.predict(np.zeros((1, 3)), 50.0, 100.0, rule="one_se"),
                 lambda: index.explain(50.0, 100.0, rule="one_se")):
-        with pytest.raises(polydom.RuleUnavailableError) as err:
+        with pytest.raises(polydom.errors.RuleUnavailableError) as err:
             ask()
         message = str(err.value)
         assert "'one_se'" in message and str(v2_path) in message
@@ -104,5 +106,5 @@ def test_writing_to_a_schema_2_store_is_refused_naming_the_fix(v2_path):
             st.begin_build({"alpha": 1.0}, {"a": "1"})
         [build] = st.list_builds()
         with pytest.raises(storage.SchemaVersionError, match="schema version 2"):
-            st.expansion_cache(build.build_id)[frozenset({"ab"})] = polydom.Expansion(
+            st.expansion_cache(build.build_id)[frozenset({"ab"})] = lattice.Expansion(
                 frozenset({"ab"}), 0.5)

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression
 
+import lattice.expansion
 import learners
 import polydom
 import storage
@@ -138,7 +139,7 @@ def test_one_se_on_a_reopened_index_equals_the_stored_index_and_a_full_scan(
 class _CrashingLearner(learners.SklearnLearner):
     """A real SklearnLearner whose process dies (an exception) before its 4th training."""
 
-    def expand(self, features: frozenset) -> polydom.Expansion:
+    def expand(self, features: frozenset) -> lattice.Expansion:
         if getattr(self, "calls_", 0) >= 3:
             raise RuntimeError("the training machine went away")
         return super().expand(features)

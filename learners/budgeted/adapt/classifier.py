@@ -622,7 +622,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        polydom.ItemPrediction
+        polydom.index.item_prediction.ItemPrediction
             ``label``/``proba`` equal ``predict``/``predict_proba`` on the item's full row;
             ``raw_score`` is ``[g(x), f1(x)]`` (``f1`` NaN when routed to the high-cost model).
 

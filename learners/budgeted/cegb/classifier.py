@@ -448,7 +448,7 @@ class CEGBClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        polydom.ItemPrediction
+        polydom.index.item_prediction.ItemPrediction
             ``label`` and ``proba`` equal ``predict``/``predict_proba`` on the item's full
             feature row; ``computed`` and ``feature_seconds`` say what was computed.
 

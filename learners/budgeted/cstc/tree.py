@@ -302,7 +302,7 @@ class CostTreeBase(BudgetedClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        polydom.ItemPrediction
+        polydom.index.item_prediction.ItemPrediction
             ``label`` equals ``predict`` on the item's full row (a regressor: the value);
             ``raw_score`` holds the exit scores (``decision_function``); ``split_evaluations``
             counts the classifier nodes evaluated.

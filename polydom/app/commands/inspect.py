@@ -103,7 +103,7 @@ def _skyline_entries(index: Any, formats: dict[int, Any], unit: CostUnit,
 
 
 def build_record(b: Any) -> dict[str, Any]:
-    """A build's record (:class:`storage.BuildRecord`) as a dict for JSON and CSV: its
+    """A build's record (:class:`storage.build_records.BuildRecord`) as a dict for JSON and CSV: its
     ``learner`` is the learner's short name (its registry name), ``learner_description``
     what the build stored to decide which trainings it may reuse, ``publication`` its number
     in the store's publication log (for ``--min-publication``).  O(1)."""
@@ -181,6 +181,9 @@ def _print_text(url: str, builds: Sequence[Any], chosen: Any, index: Any,
     if index.info.get("no_standard_errors"):
         print(f"standard errors: not stored (a store of schema version "
               f"{index.info.get('schema_version')}); lookups answer rule 'best' only")
+    if index.info.get("sealed") and index.info.get("info_sealed") is False:
+        print(f"info of build {chosen.build_id} (cost unit, evaluation): not covered by its "
+              "seal (published before the info was sealed)")
     print(f"skylines of build {chosen.build_id}: {n_ranges} ranges, {index.table.entries} "
           f"entries; costs in {clip(unit.name, 40)}")
     print(format_table(

@@ -46,7 +46,9 @@ def add_lookup(subparsers: argparse._SubParsersAction) -> None:
         "carries its unit (770ms, 0.5s, 20us).  Exit status for one query: 0 when a model "
         "fits (the empty model, which uses no features, included: it is named as such), 1 "
         "when nothing fits (\"nothing fits: ...\"); for --queries 0 (each answer says "
-        "whether something fits); 2 on an error.  Models are not loaded.",
+        "whether something fits, or names the error of a query it cannot answer, such as a "
+        "size outside the index's domain); 2 when the file or the store is bad.  Models are "
+        "not loaded.",
     )
     add_store_options(p)
     add_min_publication_option(p)
@@ -160,11 +162,21 @@ def run_lookup(args: argparse.Namespace) -> int:
     answers = []
     for number, (size, (value, written)) in enumerate(queries, 1):
         where = "--budget" if args.queries is None else f"query {number}"
+        budget = None
         try:
-            size, budget = check_query(size, unit.to_store(value, written, where), lo, hi)
+            budget = unit.to_store(value, written, where)
+            size, budget = check_query(size, budget, lo, hi)
         except ValueError as exc:
-            raise InvalidArgumentError(
-                str(exc) if args.queries is None else f"{where}: {exc}") from None
+            if args.queries is None:
+                raise InvalidArgumentError(str(exc)) from None
+            # one bad query of many: its answer names the error, the others are answered
+            error = str(exc) if str(exc).startswith(where) else f"{where}: {exc}"
+            print(error, file=sys.stderr)
+            answers.append({"build": index.info["build_id"], "size": size,
+                            "budget": None if budget is None else unit.shown(budget),
+                            "unit": unit.name, "rule": rule, "fits": False,
+                            "warning": None, "error": error})
+            continue
         answers.append(_answer(index, formats, unit, size, budget, rule))
     warnings = [a["warning"] for a in answers if a["warning"]]
     if warnings:
@@ -174,17 +186,18 @@ def run_lookup(args: argparse.Namespace) -> int:
         write_json(answers[0] if args.queries is None else answers)
     elif args.output == "csv":
         write_csv(["size", "budget", "unit", "fits", "candidate", "learner", "features",
-                   "accuracy", "accuracy_se", "cost", "cost_curve", "model", "build"],
+                   "accuracy", "accuracy_se", "cost", "cost_curve", "model", "build", "error"],
                   [[a["size"], a["budget"], a["unit"], a["fits"], a.get("candidate"),
                     a.get("learner"), "+".join(a.get("features", ())), a.get("accuracy"),
                     a.get("accuracy_se"), a.get("cost"), a.get("cost_curve"), a.get("model"),
-                    a["build"]]
+                    a["build"], a.get("error")]
                    for a in answers])
     elif args.queries is not None:
         print(format_table(
             ["size", f"budget ({clip(unit.name, 20)})", "candidate", "learner", "features",
              "accuracy", "std. error", f"cost ({clip(unit.name, 20)})"],
-            [[a["size"], a["budget"], clip(a.get("candidate", "nothing fits"), 32),
+            [[a["size"], a["budget"],
+              clip(a.get("candidate", "error" if "error" in a else "nothing fits"), 32),
               learner_text(a.get("learner")), _features(a), a.get("accuracy"),
               _se_text(a), a.get("cost")] for a in answers]))
     else:
