@@ -246,7 +246,8 @@ def run_config(name, data, args, out, timer, hog, cache):
             f"(<= {q + 0.02:.2f}: {'yes' if ok_over else 'NO'}), oracle worst "
             f"{max(r.over for r in o):.3f}; mean accuracy guard {acc_g:.3f}, oracle "
             f"{acc_o:.3f} (within 0.02: {'yes' if ok_acc else 'NO'})")
-        checks.append((name, timer, hog, q, worst, acc_g, acc_o, ok_over, ok_acc, "live"))
+        checks.append((name, timer, hog, q, worst, acc_g, acc_o, ok_over, ok_acc, "live",
+                       [r.over for r in g]))
     out(f"  replay (the same method on exchangeable timings: calibration and test items timed "
         f"in one shuffled in-situ pass; guard fitted on the {len(cal)} calibration items, "
         f"oracle on the {len(fit_half)} fit-half items, the served half replayed: over = its "
@@ -261,7 +262,8 @@ def run_config(name, data, args, out, timer, hog, cache):
         out(f"  replay, target {q:g}: guard worst over-budget rate {worst:.3f} (oracle "
             f"{max(r.over for r in o):.3f}); mean accuracy guard {acc_g:.3f}, oracle "
             f"{acc_o:.3f}")
-        checks.append((name, timer, hog, q, worst, acc_g, acc_o, ok_over, ok_acc, "replay"))
+        checks.append((name, timer, hog, q, worst, acc_g, acc_o, ok_over, ok_acc, "replay",
+                       [r.over for r in g]))
     out(f"  [{time.perf_counter() - t0:.0f} s]")
     return built, budgets, checks
 
@@ -315,26 +317,10 @@ def drift(name, data, built, budgets, args, out):
         f"{reader.info['build_id']}); steps {drift_watch.counts}")
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--workload", nargs="+", default=["plaid", "digits"],
-                   choices=["plaid", "digits"])
-    p.add_argument("--timer", nargs="+", default=["cpu", "wall"], choices=["cpu", "wall"])
-    p.add_argument("--no-hog", action="store_true", help="skip the runs under a CPU hog")
-    p.add_argument("--budgets", type=int, default=6)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--alpha", type=float, default=1.1)
-    p.add_argument("--test-items", type=int, default=150,
-                   help="served test items (as many more fit the oracle)")
-    p.add_argument("--rounds", type=int, default=2,
-                   help="times each served item is served at each budget (each a new timing)")
-    p.add_argument("--no-drift", action="store_true")
-    args = p.parse_args(argv)
-    args.series = None
-    args.digits = 900
-    args.profile_items = 150
-    args.stationary, args.phase, args.collect, args.flush = 1000, 150, 300, 10
-    out = print
+def evaluate(args, out):
+    """One seed's evaluation (every workload, timer and load): prints it, returns the checks:
+    (workload, timer, hog, target, worst over, mean acc guard, mean acc oracle, over ok,
+    acc ok, serving, the guard's over-budget rate per budget)."""
     out(f"adherence_bench: targets {TARGETS}, load average {_load()} (1/5/15 min), "
         f"{os.cpu_count()} cores")
     t0 = time.perf_counter()
@@ -353,8 +339,90 @@ def main(argv=None):
                       "<= target+0.02", "mean acc guard", "mean acc oracle", "within 0.02"],
                      [[n, t, "yes" if h else "no", k, q, round(w, 3), "yes" if a else "NO",
                        round(g, 3), round(o, 3), "yes" if b else "NO"]
-                      for n, t, h, q, w, g, o, a, b, k in checks]))
+                      for n, t, h, q, w, g, o, a, b, k, _ in checks]))
     out(f"\ntotal {time.perf_counter() - t0:.0f} s; load average {_load()}")
+    return checks
+
+
+def _mean_se(values) -> tuple[float, float]:
+    """Mean and standard error (sample sd / sqrt(n); nan for one value)."""
+    v = np.asarray(values, dtype=float)
+    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan")
+    return float(v.mean()), se
+
+
+def _verdict(ok: bool, margin: float, se: float) -> str:
+    """"yes"/"NO", with "?" when the threshold lies within 2 standard errors of the mean."""
+    return ("yes" if ok else "NO") + ("?" if abs(margin) < 2 * se else "")
+
+
+def summary(per_seed, out):
+    """Per cell (workload, timer, hog, serving, target), over the seeds: the mean of (guard -
+    oracle mean accuracy over the budgets) against -0.02, and the guard's over-budget rate
+    per budget (budgets matched by rank: each seed chooses its own geometric ladder) averaged
+    over the seeds, its worst budget against target + 0.02; each with its standard error
+    across seeds."""
+    cells = {}
+    for checks in per_seed:
+        for n, t, h, q, w, g, o, _, _, k, overs in checks:
+            cells.setdefault((n, t, h, k, q), []).append((g - o, w, overs))
+    body = []
+    for (n, t, h, k, q), runs in cells.items():
+        gap, gap_se = _mean_se([r[0] for r in runs])
+        per_budget = np.array([r[2] for r in runs])
+        means = per_budget.mean(axis=0)
+        at = int(np.argmax(means))
+        over, over_se = _mean_se(per_budget[:, at])
+        worst, worst_se = _mean_se([r[1] for r in runs])
+        body.append([n, t, "yes" if h else "no", k, q, len(runs),
+                     round(gap, 3), round(gap_se, 3),
+                     _verdict(gap >= -0.02, gap + 0.02, gap_se),
+                     at + 1, round(over, 3), round(over_se, 3),
+                     _verdict(over <= q + 0.02, over - q - 0.02, over_se),
+                     round(worst, 3), round(worst_se, 3)])
+    out(f"\n### over {len(per_seed)} seeds (mean and standard error across seeds; '?': the "
+        f"threshold lies within 2 standard errors)")
+    out(format_table(["workload", "timer", "hog", "serving", "target", "seeds",
+                      "acc guard-oracle", "se", ">= -0.02", "worst budget #", "over there",
+                      "se", "<= target+0.02", "mean of per-seed worst over", "se"], body))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--workload", nargs="+", default=["plaid", "digits"],
+                   choices=["plaid", "digits"])
+    p.add_argument("--timer", nargs="+", default=["cpu", "wall"], choices=["cpu", "wall"])
+    p.add_argument("--no-hog", action="store_true", help="skip the runs under a CPU hog")
+    p.add_argument("--budgets", type=int, default=6)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seeds", type=int, default=1,
+                   help="run the whole evaluation for seeds seed, seed+1, ... (each a new "
+                        "split of the items) and print means and standard errors per cell")
+    p.add_argument("--alpha", type=float, default=1.1)
+    p.add_argument("--test-items", type=int, default=150,
+                   help="served test items (as many more fit the oracle)")
+    p.add_argument("--rounds", type=int, default=2,
+                   help="times each served item is served at each budget (each a new timing)")
+    p.add_argument("--no-drift", action="store_true")
+    args = p.parse_args(argv)
+    if args.seeds < 1:
+        p.error(f"--seeds must be at least 1, got {args.seeds}")
+    args.series = None
+    args.digits = 900
+    args.profile_items = 150
+    args.stationary, args.phase, args.collect, args.flush = 1000, 150, 300, 10
+    out = functools.partial(print, flush=True)
+    t0 = time.perf_counter()
+    per_seed = []
+    first = args.seed
+    for s in range(args.seeds):
+        args.seed = first + s
+        if s:
+            out(f"\n## seed {args.seed}")
+        per_seed.append(evaluate(args, out))
+        if s:  # a running summary: the last one covers every seed
+            summary(per_seed, out)
+            out(f"\n{s + 1} seeds {time.perf_counter() - t0:.0f} s; load average {_load()}")
 
 
 if __name__ == "__main__":
