@@ -25,6 +25,15 @@ feature and the recalibrated build.
 
     PYTHONPATH=$PWD python benchmarks/adherence_bench.py              # all (several minutes)
     PYTHONPATH=$PWD python benchmarks/adherence_bench.py --workload plaid --timer cpu --no-hog
+    PYTHONPATH=$PWD python benchmarks/adherence_bench.py --no-drift --seeds 16
+
+With ``--seeds N`` the whole evaluation runs for seeds seed, ..., seed+N-1 (each a new
+split into training, calibration and test items, and new fit and served halves), every
+seed printed as above, then per cell (workload, timer, hog, serving, target) over the
+seeds: the mean of (guard - oracle mean accuracy over the budgets) against -0.02, and the
+guard's over-budget rate at its worst budget (budgets matched by rank, each rate averaged
+over the seeds) against target + 0.02, each with its standard error across seeds (a
+running summary after every seed; the last covers them all).
 
 Prints the load average (the machine is shared) before and after each part.
 """
