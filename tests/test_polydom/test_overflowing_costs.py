@@ -246,3 +246,20 @@ def test_fitted_and_computed_curves_flush_subnormal_coefficients_to_zero():
     assert CostCurve.total([CostCurve([3e-308]), CostCurve([-2.5e-308])]) == CostCurve([0.0])
     with pytest.raises(InvalidArgumentError, match="subnormal"):
         CostCurve([1e-310])
+
+
+def test_roots_of_very_different_sizes_are_each_found():
+    """``1e280 n**2 + 1e280 n**3`` meets ``1`` at 1e-140: the companion matrix's eigenvalues
+    place roots only to about 1e-16 of the largest (-1 here), gave 0, 0, -1, and the sweep
+    lost the crossing (the index said 'zero' at n = 1e-6, budget 1, where 'one' fits).
+    Each scale of the Newton polygon is now solved on its own."""
+    d = np.array([-1.0, 0.0, 1e280, 1e280])
+    np.testing.assert_allclose(candidate_roots(d), [-1.0, -1e-140, 1e-140], rtol=1e-12)
+    # roots 1e-200 apart from 1e200 and 0: n (n**2 - 1e-400) (n + 1e200), in floats
+    d = np.array([0.0, -1e-200, 0.0, 1e200, 1.0])
+    np.testing.assert_allclose(candidate_roots(d), [-1e200, -1e-200, 0.0, 1e-200], rtol=1e-12)
+    pool = [Candidate("zero", 0.5, "0"), Candidate("one", 0.6, "1"),
+            Candidate("steep", 0.6, CostCurve([0.0, 0.0, 1e280, 1e280]))]
+    index = PolyDomIndex.build(pool, 0.0, math.inf)
+    assert index.lookup(1e-6, 1.0).key == "one"
+    assert index.lookup(1e-141, 1.0).key == "steep"  # 1e-2 there, cheaper than one
