@@ -64,6 +64,8 @@ MAX_DEGREE = 32
 ZERO_TOL = 1e-12
 _INF = math.inf
 _MAX_FLOAT = sys.float_info.max
+#: Rounding scales below this (2**-960) may have lost terms to underflow: decided exactly.
+_TINY = 2.0**-960
 
 
 def tol_x(x: float) -> float:
@@ -136,10 +138,11 @@ def exceeds(value: float, scale: float, d: Sequence[float], tol: Sequence[float]
 
     When both are finite the floats decide (O(1)); when either overflowed (inf or NaN:
     a value beyond the largest float says nothing about the difference's sign or size
-    against its rounding scale) both are evaluated exactly as rationals from the float
-    coefficients: O(d**2) big-number work, only near the top of the float range.
+    against its rounding scale), or the scale is below 2**-960 (terms underflowed: ``n**2 -
+    1e280 n**3`` at 5e-281 was 0 within 0), both are evaluated exactly as rationals from the
+    float coefficients: O(d**2) big-number work, only at the ends of the float range.
     """
-    if not (math.isfinite(value) and math.isfinite(scale)):
+    if not (math.isfinite(value) and math.isfinite(scale)) or (scale < _TINY and any(tol)):
         exact, bound = _exact_horner(d, x), _exact_horner(tol, at)
         if abs(exact) <= bound:
             return 0

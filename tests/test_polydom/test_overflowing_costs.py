@@ -263,3 +263,16 @@ def test_roots_of_very_different_sizes_are_each_found():
     index = PolyDomIndex.build(pool, 0.0, math.inf)
     assert index.lookup(1e-6, 1.0).key == "one"
     assert index.lookup(1e-141, 1.0).key == "steep"  # 1e-2 there, cheaper than one
+
+
+def test_signs_of_values_that_underflow_are_exact():
+    """``n**2`` and ``1e280 n**3`` cross at 1e-280; the sign of their difference sampled at
+    5e-281 underflowed to 0 within a rounding scale of 0, the crossing was dropped, and the
+    index answered None at n = 1e-6 where ``n**2`` fits a budget of 1e-12."""
+    d = np.array([0.0, 0.0, -1.0, 1e280])
+    assert sign_change_roots(d, 0.0, math.inf, absorb_ends=False).tolist() == [1e-280]
+    pool = [Candidate("square", 0.0, CostCurve([0.0, 0.0, 1.0])),
+            Candidate("cube", 0.5, CostCurve([0.0, 0.0, 0.0, 1e280]))]
+    index = PolyDomIndex.build(pool, 0.0, math.inf)
+    assert index.lookup(1e-6, 1.000000001e-12).key == "square"
+    assert index.lookup(1e-290, 1e-300).key == "cube"  # 1e-590 there
