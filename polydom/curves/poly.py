@@ -289,8 +289,10 @@ def candidate_roots(d: np.ndarray) -> list[float]:
         return []
     if deg >= 3:
         groups = _root_scales(d)
-        if len(groups) > 1:
-            return _roots_by_scale(d, groups)  # each group scaled on its own
+        if len(groups) > 1 or groups and abs(groups[0][2]) > 60:
+            # each group at its own scale (also one group far from 1, whose coefficients
+            # scaled by a power of two alone would leave the leading one subnormal)
+            return _roots_by_scale(d, groups)
     d = scaled(d)
     if d[-1] == 0.0:
         # coefficients spanning more than the floats (1e300 - 1e-300 n**2): the leading
@@ -306,7 +308,9 @@ def _root_scales(d: np.ndarray) -> list[tuple[float, float, int, int, int]]:
     """Groups of the roots of ``d`` by size (zero roots not counted), from its Newton
     polygon: the upper hull of ``(k, log2 |d_k|)``, where an edge from ``k`` to ``j`` stands
     for ``j - k`` roots of size about ``|d_k / d_j| ** (1 / (j - k))``.  Edges whose sizes
-    lie within 2**60 of the next form one group.  Each is ``(lo, hi, t, k, j)``: its band of
+    lie within 2**60 of the group's smallest form one group (so at its middle scale no
+    coefficient of its vertices is beyond 2**(30 d) of another: the companion matrix of
+    its terms stays finite).  Each is ``(lo, hi, t, k, j)``: its band of
     ``log2 |root|`` (bands meet halfway between groups), the middle ``t`` of its sizes, and
     the first and last hull vertices of its edges.  O(d)."""
     points = [(k, math.log2(abs(float(c)))) for k, c in enumerate(d) if c != 0.0]
@@ -322,7 +326,7 @@ def _root_scales(d: np.ndarray) -> list[tuple[float, float, int, int, int]]:
     groups: list[list] = []  # [smallest size, largest size, first vertex, last vertex]
     for (k0, e0), (k1, e1) in pairwise(hull):
         mu = (e0 - e1) / (k1 - k0)
-        if groups and mu - groups[-1][1] <= 60.0:
+        if groups and mu - groups[-1][0] <= 60.0:
             groups[-1][1], groups[-1][3] = mu, k1
         else:
             groups.append([mu, mu, k0, k1])

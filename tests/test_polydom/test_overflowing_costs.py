@@ -276,3 +276,12 @@ def test_signs_of_values_that_underflow_are_exact():
     index = PolyDomIndex.build(pool, 0.0, math.inf)
     assert index.lookup(1e-6, 1.000000001e-12).key == "square"
     assert index.lookup(1e-290, 1e-300).key == "cube"  # 1e-590 there
+
+
+def test_roots_of_a_cubic_whose_terms_span_more_than_the_floats():
+    """``1e300 - 1e-300 n**3``: scaled by a power of two alone its leading coefficient was
+    subnormal and the companion matrix held inf (numpy raised LinAlgError in a build)."""
+    np.testing.assert_allclose(candidate_roots(np.array([1e300, 0.0, 0.0, -1e-300])), [1e200],
+                               rtol=1e-12)
+    np.testing.assert_allclose(candidate_roots(np.array([1e-300, 0.0, 0.0, -1e300])),
+                               [1e-200], rtol=1e-12)
