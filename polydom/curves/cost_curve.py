@@ -25,6 +25,7 @@ from polydom.curves.poly import (
     compare_right,
     difference,
     difference_nonnegative,
+    halved_if_overflowing,
     magnitude_coefs,
     sign_change_roots,
     taylor,
@@ -389,9 +390,9 @@ class CostCurve:
 
         Runtime complexity: O(1) when the coefficients already decide it, else O(d**3).
         """
+        mine, theirs = halved_if_overflowing(self._coef, other._coef)
         return difference_nonnegative(
-            difference(other._coef, self._coef), lo, hi,
-            magnitude_coefs(ZERO_TOL * self._coef, ZERO_TOL * other._coef),
+            difference(theirs, mine), lo, hi, magnitude_coefs(ZERO_TOL * mine, ZERO_TOL * theirs)
         )
 
     def is_nonnegative(self, lo: float = 0.0, hi: float = _INF) -> bool:

@@ -9,6 +9,11 @@ The one home of the numerical conventions (spec section 5):
 * Accuracies compare with ``ACC_TOL = 1e-12`` of slack in approximate pruning tests
   (``alpha * a_i >= a_k - ACC_TOL``, spec 4).
 * Crossings are **sign changes** of the difference: a touch without crossing is not one.
+* Every decision is about the real polynomials, also where a float evaluation overflows
+  (a legal cost curve may exceed the largest float inside its domain): a sign, an order or
+  an equality whose value or rounding scale is not finite in floats is settled exactly, in
+  rational arithmetic (:func:`exceeds`); a difference whose coefficients would overflow is
+  taken halved (:func:`difference`).
 
 Coefficient sequences are lowest degree first unless a function says otherwise.
 """
@@ -18,6 +23,8 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
+from fractions import Fraction
+from itertools import pairwise
 
 import numpy as np
 
@@ -34,6 +41,8 @@ __all__ = [
     "derivative",
     "difference",
     "difference_nonnegative",
+    "exceeds",
+    "halved_if_overflowing",
     "horner",
     "interval_points",
     "magnitude_coefs",
@@ -55,6 +64,8 @@ MAX_DEGREE = 32
 ZERO_TOL = 1e-12
 _INF = math.inf
 _MAX_FLOAT = sys.float_info.max
+#: Rounding scales below this (2**-960) may have lost terms to underflow: decided exactly.
+_TINY = 2.0**-960
 
 
 def tol_x(x: float) -> float:
@@ -62,7 +73,24 @@ def tol_x(x: float) -> float:
     return 1e-9 * max(1.0, abs(x))
 
 
+def halved_if_overflowing(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` and ``b``, both halved when a coefficient of ``a - b`` would overflow (two
+    coefficients of opposite signs near the largest float): the roots and signs of the
+    difference, and its order against a tolerance made from the same halves, stay those of
+    ``a - b``.  O(len(a) + len(b))."""
+    width = min(a.size, b.size)
+    with np.errstate(over="ignore"):
+        near = a[:width] - b[:width]
+    if np.all(np.isfinite(near)):
+        return a, b
+    return np.ldexp(a, -1), np.ldexp(b, -1)
+
+
 def difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Coefficients of ``a - b`` (both lowest degree first), or of ``(a - b) / 2`` when the
+    difference would overflow (:func:`halved_if_overflowing`): a positive multiple, with
+    the same roots and signs.  O(len(a) + len(b))."""
+    a, b = halved_if_overflowing(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
     out = np.zeros(max(a.size, b.size))
     out[: a.size] += a
     out[: b.size] -= b
@@ -86,6 +114,44 @@ def horner(coef: Sequence[float], x: float) -> float:
     return value
 
 
+def _exact_horner(coef: Sequence[float], x: float) -> Fraction:
+    """The exact rational value at ``x`` of finite float coefficients (lowest first)."""
+    value, at = Fraction(0), Fraction(x)
+    for c in reversed(coef):
+        value = value * at + Fraction(c)
+    return value
+
+
+def _exact_taylor(coef: Sequence[float], x: float) -> list[Fraction]:
+    """:func:`taylor` in exact rational arithmetic."""
+    t, at = [Fraction(c) for c in coef], Fraction(x)
+    for k in range(len(t) - 1):
+        for j in range(len(t) - 2, k - 1, -1):
+            t[j] += at * t[j + 1]
+    return t
+
+
+def exceeds(value: float, scale: float, d: Sequence[float], tol: Sequence[float], x: float,
+            at: float) -> int:
+    """Sign of ``d(x)`` beyond ``tol(at)`` (0 when ``|d(x)| <= tol(at)``), given the float
+    evaluations ``value = d(x)`` and ``scale = tol(at)``.
+
+    When both are finite the floats decide (O(1)); when either overflowed (inf or NaN:
+    a value beyond the largest float says nothing about the difference's sign or size
+    against its rounding scale), or the scale is below 2**-960 (terms underflowed: ``n**2 -
+    1e280 n**3`` at 5e-281 was 0 within 0), both are evaluated exactly as rationals from the
+    float coefficients: O(d**2) big-number work, only at the ends of the float range.
+    """
+    if not (math.isfinite(value) and math.isfinite(scale)) or (scale < _TINY and any(tol)):
+        exact, bound = _exact_horner(d, x), _exact_horner(tol, at)
+        if abs(exact) <= bound:
+            return 0
+        return 1 if exact > 0 else -1
+    if abs(value) <= scale:
+        return 0
+    return 1 if value > 0 else -1
+
+
 def taylor(coef: Sequence[float], x: float) -> list[float]:
     """Taylor coefficients at ``x`` by repeated synthetic division (Horner shift), in
     double precision (Python floats) whatever the dtype of ``coef``."""
@@ -98,10 +164,15 @@ def taylor(coef: Sequence[float], x: float) -> list[float]:
 
 
 def coef_difference(ci: Sequence[float], cj: Sequence[float]) -> list[float]:
+    """Coefficients of ``ci - cj`` as Python floats, halved when one would overflow (as
+    :func:`difference`).  O(len(ci) + len(cj))."""
     ni, nj = len(ci), len(cj)
-    return [
+    out = [
         (ci[k] if k < ni else 0.0) - (cj[k] if k < nj else 0.0) for k in range(max(ni, nj))
     ]
+    if all(map(math.isfinite, out)):
+        return out
+    return difference(np.asarray(ci, dtype=np.float64), np.asarray(cj, dtype=np.float64)).tolist()
 
 
 def compare_right(ci: Sequence[float], cj: Sequence[float], x: float) -> int:
@@ -119,7 +190,11 @@ def compare_right(ci: Sequence[float], cj: Sequence[float], x: float) -> int:
     t = taylor(d, x)
     # the tolerance enters the coefficients before the sum, so the scale stays finite
     # wherever its terms are (near the largest floats the plain sum would overflow)
-    tol = taylor([REL_TOL * abs(v) for v in d], abs(x))
+    scale = [REL_TOL * abs(v) for v in d]
+    tol = taylor(scale, abs(x))
+    if not all(map(math.isfinite, t + tol)):
+        # a curve beyond the largest float at x: its order is still the real polynomials'
+        t, tol = _exact_taylor(d, x), _exact_taylor(scale, abs(x))
     for tk, sk in zip(t, tol, strict=True):
         if abs(tk) > sk:
             return -1 if tk < 0 else 1
@@ -130,7 +205,8 @@ def values_equal(ci: Sequence[float], cj: Sequence[float], x: float) -> bool:
     """Are two curves equal at ``x``: is their difference there within ``REL_TOL`` of its
     rounding scale?"""
     d = coef_difference(ci, cj)
-    return abs(horner(d, x)) <= horner([REL_TOL * abs(v) for v in d], abs(x))
+    tol = [REL_TOL * abs(v) for v in d]
+    return exceeds(horner(d, x), horner(tol, abs(x)), d, tol, x, abs(x)) == 0
 
 
 def derivative(d: np.ndarray) -> np.ndarray:
@@ -153,6 +229,38 @@ def scaled(d: np.ndarray) -> np.ndarray:
     return np.ldexp(np.asarray(d, dtype=np.float64), -math.frexp(top)[1])
 
 
+def _quadratic_roots(c: float, b: float, a: float) -> list[float]:
+    """Real roots of ``a n**2 + b n + c`` (``a != 0``, the largest of ``|a|, |b|, |c|`` in
+    ``[0.5, 1)``: :func:`scaled`), a double root when the discriminant is negative by at most
+    1e-12 of its terms.
+
+    The discriminant is never formed from squares, which underflow when the coefficients
+    span more than about 1e154 (``b = 1e-280``: ``b * b`` is 0 and the roots ``0`` and
+    ``-b / a`` came out as a double root at ``-b / 2a``): it is taken relative to ``b**2``
+    when ``|b| >= sqrt(|a c|)``, else relative to ``|a c|``.  O(1).
+    """
+    if c == 0.0:
+        return sorted({0.0, -b / a})
+    # sqrt(|a c|) in one rounding where the product is a normal float, else in two
+    prod = abs(a * c)
+    root_ac = math.sqrt(prod) if prod > 1e-290 else math.sqrt(abs(a)) * math.sqrt(abs(c))
+    if abs(b) >= root_ac:
+        # 4ac / b**2, at most 4 in magnitude: |c / b| <= |b / a|, so no step overflows
+        ratio = 4.0 * (a * (c / b)) / b
+        rel = 1.0 - ratio  # the discriminant over b**2
+        if rel < 0.0:
+            if rel < -1e-12 * (1.0 + abs(ratio)):
+                return []
+            rel = 0.0
+        q = -0.5 * b * (1.0 + math.sqrt(rel))
+    else:
+        r = b / root_ac  # |r| < 1; the discriminant over |a c| is r**2 - 4 sign(a c)
+        if math.copysign(1.0, a) == math.copysign(1.0, c):
+            return []  # r**2 - 4 < -3: no real root
+        q = -0.5 * (b + math.copysign(root_ac * math.sqrt(r * r + 4.0), b))
+    return sorted({q / a, c / q})
+
+
 def candidate_roots(d: np.ndarray) -> list[float]:
     """Real roots (and near-real ones) of the polynomial ``d``; a superset of its sign changes.
 
@@ -163,7 +271,14 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     root) times its conditioning; one of even multiplicity may be missed when rounding splits
     it into a pair further than that off the real axis (it changes no sign).
 
-    Runtime complexity: O(1) up to degree 2, else O(d**3) for degree d.
+    Roots of very different sizes (``1 - 1e280 n**2 - 1e280 n**3``: 1e-140 and -1) are found
+    one size at a time: the eigenvalues place a root only to about 1e-16 of the largest, so
+    the polynomial is taken at each scale its Newton polygon shows (sizes more than 2**60
+    apart), ``n = 2**t m``, keeping the terms that matter there and the roots near
+    ``|m| = 1``.
+
+    Runtime complexity: O(1) up to degree 2, else O(d**3) for degree d (times the number of
+    scales, at most d).
     """
     nz = np.flatnonzero(d)
     if nz.size == 0:
@@ -172,20 +287,77 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     deg = d.size - 1
     if deg == 0:
         return []
+    if deg >= 3:
+        groups = _root_scales(d)
+        if len(groups) > 1:
+            return _roots_by_scale(d, groups)  # each group scaled on its own
     d = scaled(d)
+    if d[-1] == 0.0:
+        # coefficients spanning more than the floats (1e300 - 1e-300 n**2): the leading
+        # ones underflowed to 0, and so do the roots beyond about 1e154 they would give
+        d = d[: np.flatnonzero(d)[-1] + 1]
+        deg = d.size - 1
+        if deg == 0:
+            return []
+    return _roots_at_one_scale(d, deg)
+
+
+def _root_scales(d: np.ndarray) -> list[tuple[float, float, int, int, int]]:
+    """Groups of the roots of ``d`` by size (zero roots not counted), from its Newton
+    polygon: the upper hull of ``(k, log2 |d_k|)``, where an edge from ``k`` to ``j`` stands
+    for ``j - k`` roots of size about ``|d_k / d_j| ** (1 / (j - k))``.  Edges whose sizes
+    lie within 2**60 of the next form one group.  Each is ``(lo, hi, t, k, j)``: its band of
+    ``log2 |root|`` (bands meet halfway between groups), the middle ``t`` of its sizes, and
+    the first and last hull vertices of its edges.  O(d)."""
+    points = [(k, math.log2(abs(float(c)))) for k, c in enumerate(d) if c != 0.0]
+    hull: list[tuple[int, float]] = []
+    for p in points:
+        while len(hull) >= 2:
+            (k0, e0), (k1, e1) = hull[-2], hull[-1]
+            if (e1 - e0) * (p[0] - k0) <= (p[1] - e0) * (k1 - k0):
+                hull.pop()  # hull[-1] is on or below the chord: not a vertex
+            else:
+                break
+        hull.append(p)
+    groups: list[list] = []  # [smallest size, largest size, first vertex, last vertex]
+    for (k0, e0), (k1, e1) in pairwise(hull):
+        mu = (e0 - e1) / (k1 - k0)
+        if groups and mu - groups[-1][1] <= 60.0:
+            groups[-1][1], groups[-1][3] = mu, k1
+        else:
+            groups.append([mu, mu, k0, k1])
+    if not groups:
+        return []  # one term: its only roots are at 0
+    cuts = [0.5 * (g[1] + h[0]) for g, h in pairwise(groups)]
+    return [(lo, hi, round(0.5 * (g[0] + g[1])), g[2], g[3])
+            for lo, hi, g in zip([-_INF, *cuts], [*cuts, _INF], groups, strict=True)]
+
+
+def _roots_by_scale(d: np.ndarray, groups: list[tuple[float, float, int, int, int]]
+                    ) -> list[float]:
+    """Roots of ``d`` (degree >= 3) group by group (:func:`_root_scales`): the terms of a
+    group's vertices ``k..j`` of ``d(2**t m) / m**k`` (the other terms are below 2**-60 of
+    them wherever the group's roots are), scaled by one power of two so that the largest is
+    about 1, give the roots ``m`` whose ``2**t m`` lies in the group's band.
+    O(d**3) per group."""
+    out = [0.0] if d[0] == 0.0 else []
+    for lo, hi, t, first, last in groups:
+        part = d[first : last + 1].tolist()
+        top = max(math.log2(abs(c)) + k * t for k, c in enumerate(part) if c != 0.0)
+        m = np.array([math.ldexp(c, k * t - math.ceil(top)) for k, c in enumerate(part)])
+        for r in _roots_at_one_scale(m, m.size - 1):
+            if r != 0.0 and lo <= math.log2(abs(r)) + t < hi:
+                out.append(math.ldexp(r, t))
+    return sorted(out)
+
+
+def _roots_at_one_scale(d: np.ndarray, deg: int) -> list[float]:
+    """:func:`candidate_roots` of ``d`` (degree ``deg >= 1``, its largest coefficient near 1)
+    by the closed forms or the companion matrix's eigenvalues."""
     if deg == 1:
         return [-float(d[0]) / float(d[1])]  # a root beyond the floats is inf, silently
     if deg == 2:
-        c, b, a = map(float, d)
-        disc = b * b - 4.0 * a * c
-        if disc < 0.0:
-            if disc < -1e-12 * (b * b + abs(4.0 * a * c)):
-                return []
-            disc = 0.0
-        q = -0.5 * (b + math.copysign(math.sqrt(disc), b))
-        if q == 0.0:
-            return [0.0]  # b == 0 and disc == 0, so c == 0 too: double root at 0
-        return sorted({q / a, c / q})
+        return _quadratic_roots(*map(float, d))
     companion = np.zeros((deg, deg))
     companion[np.arange(1, deg), np.arange(deg - 1)] = 1.0
     companion[:, -1] = -d[:-1] / d[-1]
@@ -199,7 +371,7 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     for eig, near in zip(raw, reach, strict=True):
         if abs(eig.imag) > 1e-5 * max(1.0, abs(eig.real)):
             continue
-        start = r = eig.real
+        start = r = float(eig.real)  # Python floats: an overflow is inf, silently
         value = horner(dl, r)
         for _ in range(2):
             slope = horner(deriv, r)
@@ -225,11 +397,9 @@ def candidate_roots(d: np.ndarray) -> list[float]:
 
 def sign(d: list[float], tol: list[float], x: float) -> int:
     """Sign of ``d(x)``, 0 within ``tol(|x|)`` (``tol``: ``ZERO_TOL`` times the absolute
-    coefficients, scaled before the sum so that it cannot overflow where its terms do not)."""
-    value = horner(d, x)
-    if abs(value) <= horner(tol, abs(x)):
-        return 0
-    return 1 if value > 0 else -1
+    coefficients, scaled before the sum so that it cannot overflow where its terms do not);
+    exact where the float evaluation overflows (:func:`exceeds`)."""
+    return exceeds(horner(d, x), horner(tol, abs(x)), d, tol, x, abs(x))
 
 
 def interval_points(roots: list[float], lo: float, hi: float) -> list[float]:
@@ -252,7 +422,9 @@ def sign_change_roots(
 ) -> np.ndarray:
     """Sizes in ``(lo, hi)`` where the polynomial ``d`` changes sign, ascending.
 
-    Roots at most ``tol_x`` apart are merged (one point, as the sweep batches events), and
+    Roots at most ``tol_x`` from the first of a cluster are merged (one point, as the sweep
+    batches events; a crossing is placed at the cluster's last root, the signs are sampled
+    between clusters), and
     with ``absorb_ends`` roots at most ``tol_x`` from ``lo`` or ``hi`` are absorbed by it
     (dropped); a root counts only when the signs of ``d`` sampled in the gaps on either side
     differ, so even-multiplicity touches are dropped.  Coefficients of any real dtype are
@@ -263,26 +435,32 @@ def sign_change_roots(
         raise InvalidArgumentError(
             f"the domain must have a finite lo and a hi, got lo={lo!r}, hi={hi!r}")
     mag = np.abs(d)
-    inside: list[float] = []
+    clusters: list[list[float]] = []  # [first, last] of roots within tol_x of the first
     margin_lo = tol_x(lo) if absorb_ends else 0.0
     margin_hi = tol_x(hi) if absorb_ends and math.isfinite(hi) else 0.0
     for r in candidate_roots(np.asarray(d, dtype=np.float64)):
         if r <= lo + margin_lo or r >= hi - margin_hi:
             continue
-        if inside and r - inside[-1] <= tol_x(r):
+        if clusters and r - clusters[-1][0] <= tol_x(r):
+            clusters[-1][1] = r
             continue
-        inside.append(r)
-    if not inside:
+        clusters.append([r, r])
+    if not clusters:
         return np.empty(0)
     dl, tl = list(map(float, d)), (ZERO_TOL * mag).tolist()
-    signs = [sign(dl, tl, p) for p in interval_points(inside, lo, hi)]
+    # the signs in the gaps between clusters; a crossing is placed at its cluster's last
+    # root, so the order just right of it is the order after every root of the cluster
+    # (a real root at 1.8e-74 after the near-real pair 1e-90 +- 1.8e-74j was lost when the
+    # cluster was placed at its first, where the curves had not crossed yet)
+    gaps = zip([lo, *(c[1] for c in clusters)], [*(c[0] for c in clusters), hi], strict=True)
+    signs = [sign(dl, tl, interval_points([], left, right)[0]) for left, right in gaps]
     out = []
     previous = signs[0]
     for k, s in enumerate(signs[1:]):
         if s == 0:
             continue
         if previous != 0 and s != previous:
-            out.append(inside[k])
+            out.append(clusters[k][1])
         previous = s
     return np.array(out, dtype=np.float64)
 
@@ -293,6 +471,8 @@ def difference_nonnegative(d: np.ndarray, lo: float, hi: float, tol: np.ndarray)
     ``tol`` is ``ZERO_TOL`` times the absolute coefficients of the curves ``d`` is the
     difference of (:func:`magnitude_coefs` of the scaled curves): scaled before any sum, so
     it stays finite wherever its terms are, even where the unscaled sum would overflow.
+    Both must be finite (take the difference of :func:`halved_if_overflowing` curves);
+    values beyond the largest float are compared exactly (:func:`exceeds`).
 
     The minimum of a polynomial on an interval is at an end or at a critical point, so ``d``
     is tested at ``lo``, at ``hi`` (its leading sign when ``hi`` is infinite) and at the real
@@ -314,8 +494,10 @@ def difference_nonnegative(d: np.ndarray, lo: float, hi: float, tol: np.ndarray)
     dl, tl = d.tolist(), np.asarray(tol).tolist()
 
     def ok(x: float) -> bool:
-        return horner(dl, x) >= -horner(tl, abs(x))
+        return exceeds(horner(dl, x), horner(tl, abs(x)), dl, tl, x, abs(x)) >= 0
 
     if not ok(lo) or (math.isfinite(hi) and not ok(hi)):
         return False
-    return all(ok(r) for r in candidate_roots(derivative(d[: nz[-1] + 1])) if lo < r < hi)
+    # the critical points of a positive multiple (its derivative cannot overflow)
+    critical = candidate_roots(derivative(scaled(d[: nz[-1] + 1])))
+    return all(ok(r) for r in critical if lo < r < hi)

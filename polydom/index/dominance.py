@@ -54,7 +54,13 @@ def cost_le_many(
 
     Runtime complexity: O(k * L) vectorised, plus O(L**3) per undecided row.
     """
-    diff = target[None, :] - coefs
+    with np.errstate(over="ignore"):
+        diff = target[None, :] - coefs
+    if not np.all(np.isfinite(diff)):
+        # coefficients of opposite signs near the largest float: halve both sides (the same
+        # order, the same tolerances relative to them) so the differences are finite
+        coefs, target = np.ldexp(coefs, -1), np.ldexp(target, -1)
+        diff = target[None, :] - coefs
     if lo >= 0.0:
         result = np.all(diff >= 0.0, axis=1)
     else:
@@ -65,12 +71,15 @@ def cost_le_many(
     if undecided.size == 0:
         return result
     pts = _sample_points(lo, hi)
-    powers = pts[None, :] ** np.arange(coefs.shape[1])[:, None]  # (L, P)
-    d_vals = diff[undecided] @ powers
-    # the tolerance: ZERO_TOL times the absolute coefficients at |n| (``powers`` alternate
-    # in sign below 0), scaled before the sums so that it overflows only where a term does
-    scaled = ZERO_TOL * np.abs(target)[None, :] + ZERO_TOL * np.abs(coefs[undecided])
-    tol = scaled @ np.abs(powers)
+    # values beyond the largest float overflow (inf, NaN): handled below, not warned about
+    with np.errstate(over="ignore", invalid="ignore"):
+        powers = pts[None, :] ** np.arange(coefs.shape[1])[:, None]  # (L, P)
+        d_vals = diff[undecided] @ powers
+        # the tolerance: ZERO_TOL times the absolute coefficients at |n| (``powers``
+        # alternate in sign below 0), scaled before the sums: it overflows only where a
+        # term does
+        scaled = ZERO_TOL * np.abs(target)[None, :] + ZERO_TOL * np.abs(coefs[undecided])
+        tol = scaled @ np.abs(powers)
     # a difference that overflows to -inf (or to NaN: terms of both signs overflowed) is no
     # evidence of "<=": an infinite tolerance would otherwise excuse it
     holds = (d_vals >= -tol) & ~np.isneginf(d_vals) & ~np.isnan(d_vals)

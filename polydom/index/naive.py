@@ -67,8 +67,9 @@ class NaiveLookup:
 
     def _costs(self, size: float) -> np.ndarray:
         v = np.zeros(self._coef.shape[1])
-        for w in range(self._coef.shape[0] - 1, -1, -1):
-            v = v * size + self._coef[w]
+        with np.errstate(over="ignore"):  # a cost beyond the largest float is inf: no fit
+            for w in range(self._coef.shape[0] - 1, -1, -1):
+                v = v * size + self._coef[w]
         return v
 
     def lookup_position(self, size: float, budget: float, rule: str = "best") -> int:

@@ -11,7 +11,7 @@ import numpy as np
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget, check_domain, check_size, shown
-from polydom.curves.poly import candidate_roots, interval_points
+from polydom.curves.poly import candidate_roots, difference, interval_points
 from polydom.errors import ArgumentTypeError, InvalidArgumentError
 from polydom.index.dominance import prune_dominated
 from polydom.index.sweep import (
@@ -190,8 +190,9 @@ class FixedBudgetIndex:
         points = set(index.breakpoints.tolist()) | ({hi} if math.isfinite(hi) else set())
         for (n_lo, n_hi), sky in zip(index.ranges, index.skylines, strict=True):
             for cand in sky:
-                shifted = cand.cost + (-self.budget)
-                for r in candidate_roots(np.array(shifted.coefficients)):
+                # c(n) - budget, halved where a coefficient would overflow (same roots)
+                shifted = difference(cand.cost.coefficients, np.array([self.budget]))
+                for r in candidate_roots(shifted):
                     if n_lo < r < n_hi:
                         points.add(float(r))
         pts = sorted(points)

@@ -251,7 +251,11 @@ def kinetic_sweep(
 
     def cmp_lo(i: int, j: int) -> int:
         if at_point:
-            order = compare_right([_value(lists[i], lo)], [_value(lists[j], lo)], lo)
+            vi, vj = _value(lists[i], lo), _value(lists[j], lo)
+            if math.isfinite(vi) and math.isfinite(vj):
+                order = compare_right([vi], [vj], lo)
+            else:  # a cost beyond the largest float fits no budget: dearer than any other
+                order = (vi > vj) - (vi < vj)
         else:
             order = compare_right(lists[i], lists[j], lo)
         return order or (i > j) - (i < j)

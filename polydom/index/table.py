@@ -284,9 +284,11 @@ class SkylineTable:
             mid = (lo + hi) >> 1
             at = base + mid
             v = flat[0].take(at)
-            for c in flat[1:]:
-                v *= n
-                v += c.take(at)
+            # a cost beyond the largest float is inf (or NaN past the end): it never fits
+            with np.errstate(over="ignore", invalid="ignore"):
+                for c in flat[1:]:
+                    v *= n
+                    v += c.take(at)
             fits = v <= b
             lo = np.where(fits, mid + 1, lo)
             hi = np.where(fits, hi, mid)
