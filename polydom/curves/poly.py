@@ -350,7 +350,8 @@ def _roots_by_scale(d: np.ndarray, groups: list[tuple[float, float, int, int, in
         top = max(math.log2(abs(c)) + k * t for k, c in enumerate(part) if c != 0.0)
         m = np.array([math.ldexp(c, k * t - math.ceil(top)) for k, c in enumerate(part)])
         for r in _roots_at_one_scale(m, m.size - 1):
-            if r != 0.0 and lo <= math.log2(abs(r)) + t < hi:
+            size = math.log2(abs(r)) + t if r != 0.0 else -_INF
+            if lo <= size < hi and size < 1024.0:  # a root beyond the floats is no size
                 out.append(math.ldexp(r, t))
     return sorted(out)
 

@@ -285,3 +285,6 @@ def test_roots_of_a_cubic_whose_terms_span_more_than_the_floats():
                                rtol=1e-12)
     np.testing.assert_allclose(candidate_roots(np.array([1e-300, 0.0, 0.0, -1e300])),
                                [1e-200], rtol=1e-12)
+    # a root beyond the floats is no size (math.ldexp raised OverflowError in a build)
+    big = np.array([1e-300, 1e-300, 1e300, 1e-10])  # roots near 1e-300 and -1e310
+    assert all(math.isfinite(r) for r in candidate_roots(big))
