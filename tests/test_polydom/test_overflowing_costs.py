@@ -124,7 +124,7 @@ def test_lookups_over_overflowing_curves_answer_as_the_full_scan(cands, data, do
 
 
 @SETTINGS
-@given(candidate_pools(), st.data(), DOMAINS, st.floats(0.0, 1e3))
+@given(candidate_pools(), st.data(), DOMAINS, st.floats(0.0, 1e3, allow_subnormal=False))
 def test_a_fixed_budget_answers_as_the_index_over_overflowing_curves(cands, data, domain,
                                                                       budget):
     lo, hi = domain
@@ -138,8 +138,11 @@ def test_a_fixed_budget_answers_as_the_index_over_overflowing_curves(cands, data
         got, want = fixed.lookup(size), index.lookup(size, budget)
         if got == want:
             continue
-        # only a floating tie (a cost equal to the budget up to rounding) may differ
-        near = [c for c in pool if abs(c.cost(size) - budget) <= 1e-9 * budget]
+        # only a floating tie (a cost equal to the budget up to rounding, or to the rounding
+        # of its terms: 1e280 (n - 1)**2 at 1 + 1e-13 is 1e254 but evaluates to noise of
+        # 1e264) may differ
+        near = [c for c in pool if abs(c.cost(size) - budget) <= max(
+            1e-9 * budget, 1e-11 * CostCurve(np.abs(c.cost.coefficients))(size))]
         assert near, (size, budget, got, want)
 
 
