@@ -24,6 +24,7 @@ import math
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
+from itertools import pairwise
 
 import numpy as np
 
@@ -63,6 +64,8 @@ MAX_DEGREE = 32
 ZERO_TOL = 1e-12
 _INF = math.inf
 _MAX_FLOAT = sys.float_info.max
+#: Rounding scales below this (2**-960) may have lost terms to underflow: decided exactly.
+_TINY = 2.0**-960
 
 
 def tol_x(x: float) -> float:
@@ -135,10 +138,11 @@ def exceeds(value: float, scale: float, d: Sequence[float], tol: Sequence[float]
 
     When both are finite the floats decide (O(1)); when either overflowed (inf or NaN:
     a value beyond the largest float says nothing about the difference's sign or size
-    against its rounding scale) both are evaluated exactly as rationals from the float
-    coefficients: O(d**2) big-number work, only near the top of the float range.
+    against its rounding scale), or the scale is below 2**-960 (terms underflowed: ``n**2 -
+    1e280 n**3`` at 5e-281 was 0 within 0), both are evaluated exactly as rationals from the
+    float coefficients: O(d**2) big-number work, only at the ends of the float range.
     """
-    if not (math.isfinite(value) and math.isfinite(scale)):
+    if not (math.isfinite(value) and math.isfinite(scale)) or (scale < _TINY and any(tol)):
         exact, bound = _exact_horner(d, x), _exact_horner(tol, at)
         if abs(exact) <= bound:
             return 0
@@ -267,7 +271,14 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     root) times its conditioning; one of even multiplicity may be missed when rounding splits
     it into a pair further than that off the real axis (it changes no sign).
 
-    Runtime complexity: O(1) up to degree 2, else O(d**3) for degree d.
+    Roots of very different sizes (``1 - 1e280 n**2 - 1e280 n**3``: 1e-140 and -1) are found
+    one size at a time: the eigenvalues place a root only to about 1e-16 of the largest, so
+    the polynomial is taken at each scale its Newton polygon shows (sizes more than 2**60
+    apart), ``n = 2**t m``, keeping the terms that matter there and the roots near
+    ``|m| = 1``.
+
+    Runtime complexity: O(1) up to degree 2, else O(d**3) for degree d (times the number of
+    scales, at most d).
     """
     nz = np.flatnonzero(d)
     if nz.size == 0:
@@ -276,6 +287,12 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     deg = d.size - 1
     if deg == 0:
         return []
+    if deg >= 3:
+        groups = _root_scales(d)
+        if len(groups) > 1 or groups and abs(groups[0][2]) > 60:
+            # each group at its own scale (also one group far from 1, whose coefficients
+            # scaled by a power of two alone would leave the leading one subnormal)
+            return _roots_by_scale(d, groups)
     d = scaled(d)
     if d[-1] == 0.0:
         # coefficients spanning more than the floats (1e300 - 1e-300 n**2): the leading
@@ -284,6 +301,64 @@ def candidate_roots(d: np.ndarray) -> list[float]:
         deg = d.size - 1
         if deg == 0:
             return []
+    return _roots_at_one_scale(d, deg)
+
+
+def _root_scales(d: np.ndarray) -> list[tuple[float, float, int, int, int]]:
+    """Groups of the roots of ``d`` by size (zero roots not counted), from its Newton
+    polygon: the upper hull of ``(k, log2 |d_k|)``, where an edge from ``k`` to ``j`` stands
+    for ``j - k`` roots of size about ``|d_k / d_j| ** (1 / (j - k))``.  Edges whose sizes
+    lie within 2**60 of the group's smallest form one group (so at its middle scale no
+    coefficient of its vertices is beyond 2**(30 d) of another: the companion matrix of
+    its terms stays finite).  Each is ``(lo, hi, t, k, j)``: its band of
+    ``log2 |root|`` (bands meet halfway between groups), the middle ``t`` of its sizes, and
+    the first and last hull vertices of its edges.  O(d)."""
+    points = [(k, math.log2(abs(float(c)))) for k, c in enumerate(d) if c != 0.0]
+    hull: list[tuple[int, float]] = []
+    for p in points:
+        while len(hull) >= 2:
+            (k0, e0), (k1, e1) = hull[-2], hull[-1]
+            if (e1 - e0) * (p[0] - k0) <= (p[1] - e0) * (k1 - k0):
+                hull.pop()  # hull[-1] is on or below the chord: not a vertex
+            else:
+                break
+        hull.append(p)
+    groups: list[list] = []  # [smallest size, largest size, first vertex, last vertex]
+    for (k0, e0), (k1, e1) in pairwise(hull):
+        mu = (e0 - e1) / (k1 - k0)
+        if groups and mu - groups[-1][0] <= 60.0:
+            groups[-1][1], groups[-1][3] = mu, k1
+        else:
+            groups.append([mu, mu, k0, k1])
+    if not groups:
+        return []  # one term: its only roots are at 0
+    cuts = [0.5 * (g[1] + h[0]) for g, h in pairwise(groups)]
+    return [(lo, hi, round(0.5 * (g[0] + g[1])), g[2], g[3])
+            for lo, hi, g in zip([-_INF, *cuts], [*cuts, _INF], groups, strict=True)]
+
+
+def _roots_by_scale(d: np.ndarray, groups: list[tuple[float, float, int, int, int]]
+                    ) -> list[float]:
+    """Roots of ``d`` (degree >= 3) group by group (:func:`_root_scales`): the terms of a
+    group's vertices ``k..j`` of ``d(2**t m) / m**k`` (the other terms are below 2**-60 of
+    them wherever the group's roots are), scaled by one power of two so that the largest is
+    about 1, give the roots ``m`` whose ``2**t m`` lies in the group's band.
+    O(d**3) per group."""
+    out = [0.0] if d[0] == 0.0 else []
+    for lo, hi, t, first, last in groups:
+        part = d[first : last + 1].tolist()
+        top = max(math.log2(abs(c)) + k * t for k, c in enumerate(part) if c != 0.0)
+        m = np.array([math.ldexp(c, k * t - math.ceil(top)) for k, c in enumerate(part)])
+        for r in _roots_at_one_scale(m, m.size - 1):
+            size = math.log2(abs(r)) + t if r != 0.0 else -_INF
+            if lo <= size < hi and size < 1024.0:  # a root beyond the floats is no size
+                out.append(math.ldexp(r, t))
+    return sorted(out)
+
+
+def _roots_at_one_scale(d: np.ndarray, deg: int) -> list[float]:
+    """:func:`candidate_roots` of ``d`` (degree ``deg >= 1``, its largest coefficient near 1)
+    by the closed forms or the companion matrix's eigenvalues."""
     if deg == 1:
         return [-float(d[0]) / float(d[1])]  # a root beyond the floats is inf, silently
     if deg == 2:
