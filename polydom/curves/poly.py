@@ -287,7 +287,7 @@ def candidate_roots(d: np.ndarray) -> list[float]:
     deg = d.size - 1
     if deg == 0:
         return []
-    if deg >= 3:
+    if deg >= 2:
         groups = _root_scales(d)
         if len(groups) > 1 or groups and abs(groups[0][2]) > 60:
             # each group at its own scale (also one group far from 1, whose coefficients
@@ -339,7 +339,7 @@ def _root_scales(d: np.ndarray) -> list[tuple[float, float, int, int, int]]:
 
 def _roots_by_scale(d: np.ndarray, groups: list[tuple[float, float, int, int, int]]
                     ) -> list[float]:
-    """Roots of ``d`` (degree >= 3) group by group (:func:`_root_scales`): the terms of a
+    """Roots of ``d`` (degree >= 2) group by group (:func:`_root_scales`): the terms of a
     group's vertices ``k..j`` of ``d(2**t m) / m**k`` (the other terms are below 2**-60 of
     them wherever the group's roots are), scaled by one power of two so that the largest is
     about 1, give the roots ``m`` whose ``2**t m`` lies in the group's band.

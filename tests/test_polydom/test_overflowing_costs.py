@@ -206,7 +206,11 @@ def test_orders_beyond_the_largest_float_are_exact():
       [0.0, 3.2689573155827696e-40 / 1.09540486412657e178]),
      ([-1e-200, 1e-170, 1.0], [-1e-100, 1e-100]),
      ([-1e300, 1e-300, 1e-10], [-1e155, 1e155]),
-     ([1e-200, 1e-170, 1.0], [])],
+     ([1e-200, 1e-170, 1.0], []),
+     # spans beyond the floats: scaled by a power of two alone, one end underflowed to 0
+     ([1e300, 0.0, -1e-300], [-1e300, 1e300]),
+     ([-2.2250738585072014e-308, 0.0, 1e280],
+      [-math.sqrt(2.2250738585072014e-28) * 1e-280, math.sqrt(2.2250738585072014e-28) * 1e-280])],
 )
 def test_quadratic_roots_over_coefficients_spanning_the_floats(d, want):
     """The closed form squared ``b`` after scaling by a power of two: with coefficients

@@ -40,7 +40,8 @@ def _edge_queries(index, cands, lo, hi):
         for c in cands:
             v = c.cost(size)
             budgets.update({v, v * (1 + 1e-9), v * (1 - 1e-9)})
-        for budget in sorted(budgets):
+        # a cost that rounds below 0 near a double root is no budget (refused, rightly)
+        for budget in sorted(b for b in budgets if b >= 0.0):
             yield size, budget
 
 
