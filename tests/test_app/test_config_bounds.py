@@ -9,6 +9,7 @@ the file or loader and the column or label, and stores nothing.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -307,8 +308,8 @@ sys.exit(main(["build", sys.argv[1]]))
 """
 
 
-@pytest.mark.skipif(not hasattr(os, "setrlimit") and sys.platform != "linux",
-                    reason="RLIMIT_FSIZE is a POSIX limit")
+@pytest.mark.skipif(importlib.util.find_spec("resource") is None,
+                    reason="RLIMIT_FSIZE is a POSIX limit (no resource module here)")
 def test_a_full_disk_names_the_store_not_the_config_file(tmp_path):
     _csv(tmp_path / "d.csv", ["p", "q", "r", "label"], ROWS)
     path = _config(tmp_path, store="bc.db")
