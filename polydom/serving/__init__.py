@@ -6,6 +6,7 @@ from polydom.lazy_exports import lazy_exports
 # names load on first use (cascades load SciPy; a featurizer does not need them); everything
 # else is imported from its module
 __getattr__ = lazy_exports(__name__, {
+    "CLOCKS": "polydom.serving.featurizer",
     "Cascade": "polydom.serving.cascade",
     "DriftMonitor": "polydom.serving.telemetry",
     "Featurizer": "polydom.serving.featurizer",
@@ -21,6 +22,7 @@ __getattr__ = lazy_exports(__name__, {
 })
 
 __all__ = [
+    "CLOCKS",
     "Cascade",
     "DriftMonitor",
     "Featurizer",

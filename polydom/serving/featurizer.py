@@ -28,7 +28,21 @@ from polydom.errors import InvalidArgumentError
 from polydom.index.item_prediction import ItemPrediction
 from polydom.serving.item_serving import predict_item
 
-__all__ = ["Computed", "Featurizer", "InSituRun"]
+#: The clocks a feature is timed with, by name (``polydom demo --timer``, the benchmarks'
+#: ``--timer``): ``"wall"`` is :func:`time.perf_counter`, the latency a caller sees (other
+#: processes and threads taking the core count); ``"cpu"`` is :func:`time.thread_time`, the
+#: CPU time of the thread computing the feature, blind to other processes *and to the
+#: process's other threads*.  Not :func:`time.process_time`: it sums every thread of the
+#: process, so BLAS workers still spinning after a multi-threaded call (OpenBLAS keeps them
+#: busy for a while after each call) or another request served in a thread pool land in a
+#: feature's timing, in whole scheduler ticks (about 4 ms on Linux).  Measured on digits
+#: after an in-situ build (2 BLAS threads): p99 / median of an item's feature time 11.2 with
+#: ``process_time``, 1.8 with ``thread_time`` (docs/features.md, "Note on timing").  A
+#: feature that computes in worker threads of its own is timed only on its calling thread
+#: by ``"cpu"``: time it with ``"wall"``.
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.thread_time}
+
+__all__ = ["CLOCKS", "Computed", "Featurizer", "InSituRun"]
 
 class Computed(NamedTuple):
     """One feature of one item: its vector and the seconds its routine took."""
@@ -68,7 +82,8 @@ class Featurizer:
     size : callable, default len
         Item -> its size ``n`` (a finite number >= 0).
     timer : callable, default time.perf_counter
-        Clock in seconds used to time routines.
+        Clock in seconds used to time routines (:data:`CLOCKS` names the two the project
+        uses: wall time, and the computing thread's CPU time).
     """
 
     def __init__(

@@ -81,6 +81,44 @@ def test_compute_times_one_feature_with_the_featurizer_clock():
 
 
 # ---------------------------------------------------------------------- validation
+def test_cpu_clock_counts_the_computing_thread_not_the_process():
+    """``CLOCKS["cpu"]`` times the thread computing the feature: another thread of the process
+    burning CPU meanwhile (a BLAS worker, another request) is not in the feature's timing,
+    where ``time.process_time`` would put it there."""
+    import threading
+    import time
+
+    from polydom.serving.featurizer import CLOCKS
+
+    started, done = threading.Event(), threading.Event()
+
+    def burn() -> None:  # numpy releases the GIL: this thread takes CPU while the other waits
+        a = np.random.default_rng(0).random((300, 300))
+        started.set()
+        until = time.thread_time() + 0.2  # its own CPU: the same on a loaded machine
+        while time.thread_time() < until:
+            a = np.tanh(a @ a.T / 300.0)
+        done.set()
+
+    def wait(item):  # waits for the other thread: next to no CPU of its own
+        done.wait(5.0)
+        return [0.0]
+
+    timed = {}
+    for name in ("cpu", "process"):
+        started.clear()
+        done.clear()
+        worker = threading.Thread(target=burn)
+        worker.start()
+        started.wait(5.0)
+        clock = CLOCKS["cpu"] if name == "cpu" else time.process_time
+        fz = Featurizer(timer=clock).add("wait", wait, 1)
+        timed[name] = fz.compute(None, "wait").seconds
+        worker.join()
+    assert timed["process"] > 0.15  # the burning thread's CPU, counted by the process clock
+    assert timed["cpu"] < 0.05  # not by the thread clock
+
+
 def test_unknown_feature_names_are_named():
     fz = counting_featurizer({})
     with pytest.raises(ValueError, match="unknown feature.*'zz'"):

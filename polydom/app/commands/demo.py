@@ -37,8 +37,8 @@ def add_demo(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=count, default=0, metavar="N",
                    help="seed of the digit draw and split (default 0)")
     p.add_argument("--timer", choices=("wall", "cpu"), default="wall",
-                   help="time features by wall clock (default) or by this process's CPU time "
-                   "(steadier on a busy machine)")
+                   help="time features by wall clock (default) or by the computing thread's "
+                   "CPU time (steadier on a busy machine)")
     p.add_argument("--alpha", type=alpha, default=None, metavar="A",
                    help="approximation factor >= 1 of the lattice (default 1.02)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
