@@ -13,7 +13,8 @@ protocol (``Featurizer.featurize_in_situ``, a stand-in model's prediction betwee
 ``after fit``   right after fitting the stand-in (LogisticRegression on the training rows:
                 multi-threaded BLAS), as the in-situ build's calibration pass runs;
 ``steady``      the same items again, nothing multi-threaded since the last pass;
-``matmul/10``   a 512 x 512 matrix product (a batch prediction's BLAS call) every 10 items.
+``matmul/10``   a 512 x 512 matrix product (a batch prediction's BLAS call) every 10
+                predictions (the protocol predicts before each (item, feature) pair).
 
 Per pass and clock, over the items' total feature time: median, p95, p99, max, p99 /
 median and the share of items above twice the median; medians over ``--rounds`` rounds.
@@ -34,9 +35,9 @@ from polydom.app.workloads.images import load_digits_workload
 from polydom.serving.featurizer import CLOCKS, Featurizer
 
 
-def dual(fz: Featurizer, record: dict[str, list[float]]) -> Featurizer:
+def dual(fz: Featurizer, record: dict[str, dict[int, float]]) -> Featurizer:
     """``fz``'s features timed by ``thread_time`` (the featurizer's clock), with each call's
-    ``process_time`` appended to ``record[name]`` by a wrapper around the same call."""
+    ``process_time`` kept in ``record[name][id(item)]`` by a wrapper around the same call."""
     out = Featurizer(size=fz.size_function, timer=CLOCKS["cpu"])
     for name in fz.names:
         routine = fz.routine(name)
@@ -44,7 +45,7 @@ def dual(fz: Featurizer, record: dict[str, list[float]]) -> Featurizer:
         def wrapped(item, routine=routine, name=name):
             start = time.process_time()
             value = routine(item)
-            record[name].append(time.process_time() - start)
+            record[name][id(item)] = time.process_time() - start
             return value
 
         out.add(name, wrapped, len(fz.columns[name]))
@@ -75,22 +76,19 @@ def one_round(items, labels, fz, seed):
             model.fit(rows, labels[train])
         count = [0]
 
-        def predict(row, phase=phase):
+        def predict(row, phase=phase, model=model, count=count):
             model.predict(row[None, :])
             count[0] += 1
             if phase == "matmul/10" and count[0] % 10 == 0:
                 big @ big  # noqa: B018 (a BLAS call, as a batch prediction makes)
 
-        record = {name: [] for name in fz.names}
+        record = {name: {} for name in fz.names}
         probe = dual(fz, record)
-        run = probe.featurize_in_situ([items[i] for i in timed], predict=predict,
-                                      seed=seed + 1)
+        chosen = [items[i] for i in timed]
+        run = probe.featurize_in_situ(chosen, predict=predict, seed=seed + 1)
         thread = sum(run.timings.values())
-        # the wrapper saw the calls in the pass's order; put them back in the items' order
-        visit = np.random.default_rng(seed + 1).permutation(len(timed))
-        process = np.zeros(len(timed))
-        for name, values in record.items():
-            process[visit] += np.asarray(values)
+        process = np.array([sum(record[name][id(item)] for name in fz.names)
+                            for item in chosen])
         out[phase] = {"process_time": stats(process), "thread_time": stats(thread)}
     return out
 

@@ -119,6 +119,52 @@ def test_cpu_clock_counts_the_computing_thread_not_the_process():
     assert timed["cpu"] < 0.05  # not by the thread clock
 
 
+def test_in_situ_timings_are_what_a_served_one_feature_set_pays():
+    """Serving computes only the chosen set, so its first feature always follows a model
+    prediction; a feature whose cost depends on that context (cold after a prediction, warm
+    after another feature of the same item) must be timed in it by the in-situ protocol,
+    as ``predict_item`` pays it for a one-feature set."""
+    clock = FakeClock()
+    state = {"cold": True}
+
+    def routine(cost_cold: float, cost_warm: float):
+        def run(item):
+            clock.spend(cost_cold if state["cold"] else cost_warm)
+            state["cold"] = False
+            return [float(len(item))]
+        return run
+
+    def predict(row):
+        state["cold"] = True
+        return [0]
+
+    fz = Featurizer(size=len, timer=clock)
+    fz.add("a", routine(2.0, 1.0), 1).add("b", routine(5.0, 4.0), 1).add("c", routine(3.0, 2.5), 1)
+    items = [[1.0] * k for k in range(1, 41)]
+    run = fz.featurize_in_situ(items, predict=predict, seed=1)
+    warm = 0
+    for name, cold in (("a", 2.0), ("b", 5.0), ("c", 3.0)):
+        # each timed as a served set's first feature, but the first item's second and third
+        # (no item before it to predict on)
+        assert np.sum(run.timings[name] != cold) <= 1, name
+        warm += int(np.sum(run.timings[name] != cold))
+    assert warm == 2
+    from sklearn.linear_model import LogisticRegression
+
+    from polydom.pipeline.subsets import index_over_subsets
+
+    rows = fz.transform(items)
+    labels = (rows[:, 0] > 20).astype(int)
+    index = index_over_subsets(rows, labels, fz.columns, {"a": "2", "b": "5", "c": "3"},
+                               [{"a"}, {"a", "b", "c"}], LogisticRegression(), n_min=1,
+                               n_max=40)
+    for item in items[:5]:
+        predict(None)  # the model served before this item
+        served = index.predict_item(item, 2.5, fz)
+        assert served.computed == ("a",) and served.label is not None
+        assert served.seconds == 2.0  # what the in-situ timing of "a" says
+
+
 def test_unknown_feature_names_are_named():
     fz = counting_featurizer({})
     with pytest.raises(ValueError, match="unknown feature.*'zz'"):
