@@ -5,10 +5,10 @@ Used by ``polydom demo --workload plaid`` and ``benchmarks/adherence_bench.py``.
 1. split the items into training, calibration and test items (seeded);
 2. featurise the training items in situ (:meth:`polydom.Featurizer.featurize_in_situ`:
    the learner's rows, and a timing of every feature on every training item at no extra
-   cost), with the predictions of a first stand-in model (fitted on
-   :data:`BOOTSTRAP_ITEMS` training items featurised plainly) between items, as serving
-   runs a prediction between items; then fit the stand-in on every training row (one
-   fit): the model whose predictions the calibration pass interleaves;
+   cost), each (item, feature) pair after a prediction of a first stand-in model (fitted
+   on :data:`BOOTSTRAP_ITEMS` training items featurised plainly), as serving runs a
+   prediction before an item's features; then fit the stand-in on every training row
+   (one fit): the model whose predictions the calibration pass interleaves;
 3. profile: fit each atom's curve (:class:`polydom.curves.InSituProfile`) to the in-situ
    timings of a subset of the training items (no second pass): each curve promises the
    ``1 - target_overrun`` quantile of in-situ time;
