@@ -402,7 +402,8 @@ def _profiled(config: Mapping, dataset: Dataset, names: list[str], seed: int,
 def _in_situ_curves(config: Mapping, fz: Any, sample: list, names: list[str], seed: int,
                     out: Callable[[str], Any]) -> dict[str, CostCurve]:
     """The ``profile = true`` curves: ``fz``'s features timed in situ on ``sample`` (each
-    once per item, features shuffled, as serving computes them;
+    once per item, the (item, feature) pairs shuffled, each after a prediction where a
+    model is given, as serving computes them;
     :meth:`polydom.Featurizer.profile_in_situ`), each fitted at the config's ``quantile``
     (default 0.95) with a polynomial of ``degree`` (default 2, at most the number of
     distinct sizes less one).  (The warm-loop keys ``statistic`` and ``repeats`` are refused

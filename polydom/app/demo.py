@@ -5,8 +5,8 @@ Steps (each prints as it goes):
 1. render scikit-learn's digits at several sides (the item size n is the side);
 2. featurise the training digits, fit a stand-in model on every feature, and profile the
    image features in situ (:meth:`polydom.Featurizer.profile_in_situ`, as the PLAID demo
-   does): training digits at every side, each feature timed once per digit among the other
-   features in shuffled order, a stand-in prediction between digits; each curve (stored in
+   does): training digits at every side, each feature timed once per digit, the (digit,
+   feature) pairs in a shuffled order, each after a stand-in prediction; each curve (stored in
    seconds, a non-negative polynomial in n) is the 0.95 quantile of those in-situ times;
 3. explore the feature-set lattice with a scikit-learn pipeline and store the index
    (:func:`polydom.build_index` with ``store=``);
@@ -245,7 +245,7 @@ def run_demo(
                               predict=lambda row: standin.predict(row[None, :]), seed=seed)
     out(f"[2/6] cost curves (q{config.quantile:g} of one {timer}-clock timing per digit, "
         f"{len(prof_pos)} training digits at sides {sorted({int(n) for n in prof.sizes})}, "
-        "features shuffled, a model prediction between digits; covered: the share of "
+        "(digit, feature) pairs shuffled, each after a model prediction; covered: the share of "
         f"timings at or below the curve; in {shown.name}, stored in {STORE_UNIT}):")
     out(cost_table(prof, sides, shown))
 

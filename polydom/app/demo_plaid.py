@@ -101,8 +101,9 @@ def run_plaid_demo(
     rows = [[name, round(built.coverage[name], 3),
              *[float(f"{shown.shown(float(curve(s))):.3g}") for s in sizes]]
             for name, curve in built.curves.items()]
-    out(f"[2/6] in-situ cost curves (q0.95 of one {timer}-clock timing per series, features "
-        f"shuffled, model predictions between series; in {u}, stored in {STORE_UNIT}):")
+    out(f"[2/6] in-situ cost curves (q0.95 of one {timer}-clock timing per series, (series, "
+        f"feature) pairs shuffled, each after a model prediction; in {u}, stored in "
+        f"{STORE_UNIT}):")
     out(format_table(["atom", "covered", *[f"cost @ {s:g} ({u})" for s in sizes]], rows))
     info = built.index.info
     out(f"[3/6] lattice: {info['expansions']} feature sets trained, {info['candidates']} "

@@ -16,7 +16,8 @@ def add_demo(subparsers: argparse._SubParsersAction) -> None:
         help="end to end on digit images: measure costs, build, store, serve, plot",
         description="Render scikit-learn's digits at several sides (item size n = side), "
         "profile the image features in situ (one timing per feature and training digit, "
-        "features shuffled, model predictions between digits) and fit q0.95 cost curves, "
+        "(digit, feature) pairs shuffled, each after a model prediction) and fit q0.95 "
+        "cost curves, "
         "explore the feature-set lattice with "
         "a scikit-learn pipeline, store the index, reopen it and print its skylines, serve "
         "held-out digits within budgets (plain and any-time) and write plots.  --quick: 6 "
