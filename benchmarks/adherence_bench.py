@@ -14,7 +14,8 @@ shared between the runs of a workload) and guards it:
            do without seeing the item; both serve the other half.
 
 Every test item of the served half is served at every budget (geometric, from the cheapest
-useful model to the dearest set) with ``predict_item``, the methods interleaved.  Printed
+useful model to the dearest set) by every method with ``predict_item``, the servings in a
+shuffled order (each follows another item's, as in a stream).  Printed
 per budget: over-budget rate and accuracy of each; then the checks: worst over-budget rate
 <= target + 0.02, mean accuracy over the budgets within 0.02 of the oracle's.
 
@@ -65,6 +66,7 @@ from polydom.app.insitu_run import (
 from polydom.app.tables import format_table
 from polydom.serving.drift_recalibration import DriftRecalibration
 from polydom.serving.featurizer import CLOCKS
+from polydom.serving.item_serving import predict_item
 from polydom.serving.timing_recorder import TimingRecorder
 
 TARGETS = (0.05, 0.01)
@@ -150,6 +152,29 @@ def replay(built, joint, parts, labels, budgets, seed):
     return out
 
 
+def edges(guard, items, fz, q, seed):
+    """Each candidate served alone at its own edge: every item served (``predict_item``,
+    lookup, features, prediction) by an index holding that candidate only, at a budget
+    equal to its calibrated cost at the item's size; the (item, candidate) servings in a
+    shuffled order (each follows another item's, as in a stream).  Returns (atoms,
+    realised over-budget rate) per candidate: the per-set rate the guard promises to keep
+    at most ``q``."""
+    index = guard.at_overrun(q)
+    info = {k: v for k, v in index.info.items() if k != "overrun"}
+    n_min, n_max = index.table.domain
+    singles = [(len(c.needs), polydom.Index(type(index.table).build([c], n_min, n_max),
+                                            index.cost_model, info=info), c.cost)
+               for c in index.candidates if c.needs]
+    over = [[] for _ in singles]
+    sizes = [float(fz.size(item)) for item in items]
+    for visit in np.random.default_rng(seed).permutation(len(items) * len(singles)).tolist():
+        i, k = divmod(visit, len(singles))
+        _, one, cost = singles[k]
+        b = float(cost(sizes[i]))
+        over[k].append(predict_item(one, items[i], b * (1 + 1e-9), fz).seconds > b)
+    return [(atoms, float(np.mean(o))) for (atoms, _, _), o in zip(singles, over, strict=True)]
+
+
 def pooled(rounds):
     """Rows of several serving rounds of the same items, averaged per (method, budget)."""
     out = []
@@ -230,6 +255,8 @@ def run_config(name, data, args, out, timer, hog, cache):
         rows = pooled([serve_side_by_side(methods, [items[i] for i in serve_half],
                                           labels[serve_half], budgets, fz, seed=args.seed + r)
                        for r in range(args.rounds)])
+        edge = (edges(guard, [items[i] for i in serve_half], fz, TARGETS[0], args.seed + 7)
+                if args.edges else None)
     replayed = replay(built, joint, parts, labels[serve_half], budgets, args.seed)
     over = guard.info["overrun"]
     chosen = over["chosen"]
@@ -245,6 +272,17 @@ def run_config(name, data, args, out, timer, hog, cache):
         f"held-out cross-check (selection split) overrun median "
         f"{np.median(held) if held else float('nan'):.3f} at target {TARGETS[0]}")
     out(table(rows, list(methods), budgets))
+    if edge is not None:
+        rates = np.array([r for _, r in edge])
+        one = np.array([a == 1 for a, _ in edge])
+        args.edge_log.setdefault((name, timer, hog), []).append(
+            (float(np.median(rates)), float(rates.mean()), float(rates.max())))
+        out(f"  each candidate alone at its own edge (its calibrated cost at target "
+            f"{TARGETS[0]}, {len(serve_half)} items, live): realised rate over "
+            f"{len(edge)} candidates median {np.median(rates):.3f}, mean {rates.mean():.3f}, "
+            f"max {rates.max():.3f}; one-atom sets {one.sum()} (mean "
+            f"{rates[one].mean() if one.any() else float('nan'):.3f}), larger sets "
+            f"{(~one).sum()} (mean {rates[~one].mean() if (~one).any() else float('nan'):.3f})")
     checks = []
     for q in TARGETS:
         g = [r for r in rows if r.method == f"guard {q:g}"]
@@ -366,6 +404,21 @@ def _verdict(ok: bool, margin: float, se: float) -> str:
     return ("yes" if ok else "NO") + ("?" if abs(margin) < 2 * se else "")
 
 
+def edge_summary(log, out):
+    """Per (workload, timer, load), over the seeds: the candidates' realised rates at their
+    own edge (median, mean and max over candidates), each averaged over the seeds."""
+    body = []
+    for (n, t, h), runs in log.items():
+        med, mean, top = np.array(runs).T
+        body.append([n, t, "yes" if h else "no", len(runs), round(float(med.mean()), 3),
+                     round(float(mean.mean()), 3), round(_mean_se(mean)[1], 3),
+                     round(float(top.mean()), 3)])
+    out(f"\n### each candidate alone at its own edge, target {TARGETS[0]} (live; means over "
+        "seeds)")
+    out(format_table(["workload", "timer", "hog", "seeds", "median over candidates",
+                      "mean over candidates", "se", "max over candidates"], body))
+
+
 def summary(per_seed, out):
     """Per cell (workload, timer, hog, serving, target), over the seeds: the mean of (guard -
     oracle mean accuracy over the budgets) against -0.02, and the guard's over-budget rate
@@ -414,9 +467,13 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=2,
                    help="times each served item is served at each budget (each a new timing)")
     p.add_argument("--no-drift", action="store_true")
+    p.add_argument("--edges", action="store_true",
+                   help="also serve each candidate alone at its own calibrated cost (target "
+                        f"{TARGETS[0]}) and print the realised rates")
     args = p.parse_args(argv)
     if args.seeds < 1:
         p.error(f"--seeds must be at least 1, got {args.seeds}")
+    args.edge_log = {}
     args.series = None
     args.digits = 900
     args.profile_items = 150
@@ -432,6 +489,8 @@ def main(argv=None):
         per_seed.append(evaluate(args, out))
         if s:  # a running summary: the last one covers every seed
             summary(per_seed, out)
+            if args.edge_log:
+                edge_summary(args.edge_log, out)
             out(f"\n{s + 1} seeds {time.perf_counter() - t0:.0f} s; load average {_load()}")
 
 

@@ -236,10 +236,13 @@ def serve_side_by_side(
     featurizer: Featurizer,
     seed: int = 0,
 ) -> list[ServedRow]:
-    """Serve every item at every budget with every method, interleaved.
+    """Serve every item at every budget with every method, the servings shuffled.
 
-    For each (item, budget) the methods run one after another in a rotating order, so the
-    machine's state (load, caches) falls on all of them alike.
+    Every (item, budget, method) serving runs once, in a seeded shuffled order: each
+    method's servings are spread over the whole run, so the machine's state (load, caches)
+    falls on all of them alike, and each serving follows another item's, as in a stream of
+    items where each is served once (an item served again right after itself finds its
+    data and the features' code warm, which a served item does not).
 
     Runtime complexity: O(items * budgets * methods) servings.
     """
@@ -249,14 +252,14 @@ def serve_side_by_side(
     secs = {(m, b): [] for m in names for b in budgets}
     labels = np.asarray(labels)
     rng = np.random.default_rng(seed)
-    for i in rng.permutation(len(items)):
-        for b in budgets:
-            shift = int(rng.integers(len(names)))
-            for name in names[shift:] + names[:shift]:
-                pred = predict_item(methods[name], items[i], b, featurizer)
-                over[name, b].append(pred.seconds > b)
-                right[name, b].append(pred.label is not None and pred.label == labels[i])
-                secs[name, b].append(pred.seconds)
+    width = len(budgets) * len(names)
+    for visit in rng.permutation(len(items) * width).tolist():
+        i, rest = divmod(visit, width)
+        b, name = budgets[rest // len(names)], names[rest % len(names)]
+        pred = predict_item(methods[name], items[i], b, featurizer)
+        over[name, b].append(pred.seconds > b)
+        right[name, b].append(pred.label is not None and pred.label == labels[i])
+        secs[name, b].append(pred.seconds)
     return [ServedRow(m, b, len(items), float(np.mean(over[m, b])),
                       float(np.mean(right[m, b])), float(np.mean(secs[m, b])),
                       float(np.percentile(secs[m, b], 95)))
