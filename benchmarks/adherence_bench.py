@@ -363,6 +363,11 @@ def drift(name, data, built, budgets, args, out):
         f"{'not recalibrated' if switched_after is None else switched_after} items served "
         f"between the drift and the recalibrated build (build {first} -> "
         f"{reader.info['build_id']}); steps {drift_watch.counts}")
+    report = drift_watch.last_report
+    if report is not None:
+        scales = np.array(list(report.scales.values()))
+        out(f"the recalibration's atom scales (2x drift): median {np.median(scales):.2f}, "
+            f"range {scales.min():.2f}-{scales.max():.2f} over {scales.size} atoms")
 
 
 def evaluate(args, out):

@@ -297,11 +297,14 @@ class IndexStore:
         return telemetry.append_timings(self.database, records, build_id, seal)
 
     def timings(
-        self, since_id: int = 0, features: Iterable[str] | None = None, last: int | None = None
+        self, since_id: int = 0, features: Iterable[str] | None = None, last: int | None = None,
+        until_id: int | None = None, build_id: int | None = None,
     ) -> list[StoredTiming]:
-        """Stored timings ``(id, build_id, feature, size, seconds)`` with ``id > since_id``,
-        oldest first; with ``last``, only the newest ``last`` of each feature.
+        """Stored timings ``(id, build_id, feature, size, seconds)`` with ``id > since_id``
+        (and ``id <= until_id``, of build ``build_id``, when given), oldest first; with
+        ``last``, only the newest ``last`` of each feature.
 
         Runtime complexity: one query.
         """
-        return telemetry.read_timings(self.database, since_id, features, last)
+        return telemetry.read_timings(self.database, since_id, features, last, until_id,
+                                      build_id)

@@ -159,17 +159,26 @@ def read_timings(
     since_id: int = 0,
     features: Iterable[str] | None = None,
     last: int | None = None,
+    until_id: int | None = None,
+    build_id: int | None = None,
 ) -> list[StoredTiming]:
-    """Stored timings with ``id > since_id``, oldest first (the newest ``last`` per feature).
+    """Stored timings with ``since_id < id <= until_id`` (no upper bound by default) and of
+    build ``build_id`` (any build by default), oldest first (the newest ``last`` per
+    feature).
 
     Runtime complexity: one query over the rows read.
 
     Raises
     ------
     ValueError
-        If ``since_id`` is not an integer >= 0 or ``last`` not a positive integer.
+        If ``since_id`` is not an integer >= 0, ``until_id`` or ``build_id`` not an
+        integer >= 0 or ``last`` not a positive integer.
     """
     since_id = check_id(since_id, "since_id", 0, InvalidArgumentError)
+    if until_id is not None:
+        until_id = check_id(until_id, "until_id", 0, InvalidArgumentError)
+    if build_id is not None:
+        build_id = check_id(build_id, "build_id", 0, InvalidArgumentError)
     if last is not None and (isinstance(last, bool) or not isinstance(last, (int, np.integer))
                              or last < 1):
         raise InvalidArgumentError(f"last must be a positive integer, got {last!r}")
@@ -178,6 +187,10 @@ def read_timings(
     t = S.served_timings
     query = sa.select(t.c.id, t.c.build_id, t.c.feature, t.c.size, t.c.seconds).where(
         t.c.id > int(since_id)).order_by(t.c.id)
+    if until_id is not None:
+        query = query.where(t.c.id <= int(until_id))
+    if build_id is not None:
+        query = query.where(t.c.build_id == int(build_id))
     wanted = None if features is None else set(features)
     if wanted is not None:
         query = query.where(t.c.feature.in_(sorted(wanted)))

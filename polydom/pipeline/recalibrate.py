@@ -19,6 +19,22 @@ and timings at ``degree + 1`` distinct sizes or more, the curve is fitted again 
 scaled by the median scale of the atoms that have enough (a machine slows down as a whole),
 or kept when none has.
 
+Relative (``relative=True``, what ``polydom serve --recalibrate-on-drift`` runs): each atom
+is scaled by the *change* of its served timings, the median of its ratios after
+``since_id`` over that of the build's own served timings up to ``since_id`` (the newest
+:data:`BASELINE_LAST` per atom; at least ``min_records`` on both sides, else the median
+scale as above).  The median, not the ``quantile``: the timings just before an alarm are
+already the changed machine's (the monitor needs a window of them to fire), and a few of
+those in the baseline move its upper quantile to the new level but not its median.
+The plain scale compares served timings with the curves, so it
+also moves every curve by whatever made serving differ from the protocol the curves were
+fitted on: the in-situ protocol times every atom as a served set's first feature (cold),
+and serving pays that once per set, so a multi-atom set's other atoms run warm and their
+served ratios sit below the curve's promise.  After a drift that is not the machine's
+change; the guard's calibration was made for the curves as they are, and the relative
+scale carries only the change to them.  Measured in ``benchmarks/adherence_bench.py``
+(the drift rows of ``benchmarks/RESULTS.md``).
+
 Timings are seconds; the curves are in the store's unit (``info["cost_unit"]``): every
 timing is converted into it first (:func:`polydom.curves.units.seconds_to_store`: x1000 for
 a store in ms), and a store whose unit is not one of time (``"units"``) refuses them.
@@ -43,7 +59,11 @@ from polydom.index.built import Index
 from polydom.pipeline.model_classes import register_learner_models
 from storage import IndexStore
 
-__all__ = ["RecalibrationReport", "publish_index", "recalibrate", "store_timings"]
+__all__ = ["BASELINE_LAST", "RecalibrationReport", "publish_index", "recalibrate",
+           "store_timings"]
+
+#: Newest baseline timings per atom a relative recalibration reads (module docstring).
+BASELINE_LAST = 2000
 
 
 @dataclass(frozen=True)
@@ -175,6 +195,7 @@ def recalibrate(
     key: bytes | str | None = None,
     trusted: bool = False,
     replaces: int | None = None,
+    relative: bool = False,
 ) -> RecalibrationReport:
     """Refit the curves of a stored build from its served timings and publish a new build.
 
@@ -213,6 +234,10 @@ def recalibrate(
         when the recalibration starts).  The publish compares it with the current build
         in its own transaction: a build published while the recalibration ran is never
         replaced.
+    relative : bool, default False
+        Scale each atom by the change of its served timings against the build's own
+        served timings up to ``since_id`` (module docstring; needs ``since_id >= 1`` and
+        no ``refit``).
 
     Returns
     -------
@@ -232,6 +257,13 @@ def recalibrate(
     if replaces is not None:
         replaces = _check_count(replaces, "replaces", 1)
     min_records = _check_count(min_records, "min_records", 1)
+    if not isinstance(relative, bool):
+        raise InvalidArgumentError(f"relative must be True or False, got {relative!r}")
+    if relative and (refit or since_id < 1):
+        raise InvalidArgumentError(
+            "relative=True scales the curves by the change since since_id: it needs "
+            f"since_id >= 1 and no refit (got since_id={since_id}, refit={refit})"
+        )
     register_learner_models()
     with IndexStore(url, create=False, key=key) as store:
         current = store.current_build_id()
@@ -253,8 +285,11 @@ def recalibrate(
                 f"no served timings after id {since_id} in {store.display_url!r} to "
                 "recalibrate from (record them with polydom.store_timings)"
             )
+        baseline = (store.timings(0, features=list(index.costs), last=BASELINE_LAST,
+                                  until_id=since_id, build_id=from_build)
+                    if relative else None)
         new_atoms, report = _refit_atoms(index, rows, per_second, tau, min_records, refit,
-                                         degree)
+                                         degree, baseline)
         info = {k: v for k, v in index.info.items()
                 if k not in ("build_id", "sealed", "info_sealed", "seal", "read_from", "store")}
         info["recalibrated"] = {
@@ -266,6 +301,7 @@ def recalibrate(
             "scales": report["scales"],
             "unit": unit,
             "per_second": per_second,
+            "relative": bool(relative),
         }
         info["insitu"] = {**(insitu if isinstance(insitu, dict) else {}), "quantile": tau}
         recalibrated = index.with_atom_costs(new_atoms, info=info)
@@ -278,15 +314,22 @@ def recalibrate(
                                report["refit"], report["borrowed"], dict(recalibrated.costs))
 
 
-def _refit_atoms(
-    index: Index, rows: list[tuple], per_second: float, tau: float, min_records: int,
-    refit: bool, degree: int
-) -> tuple[dict[str, CostCurve], dict[str, Any]]:
-    """New atom curves from the timings (module docstring), with what was done to each; the
-    timings' seconds are converted into the store's unit (``per_second``) first."""
+def _by_atom(rows: list[tuple]) -> dict[str, list[tuple[float, float]]]:
     by_atom: dict[str, list[tuple[float, float]]] = {}
     for _, _, feature, size, seconds in rows:
         by_atom.setdefault(feature, []).append((size, seconds))
+    return by_atom
+
+
+def _refit_atoms(
+    index: Index, rows: list[tuple], per_second: float, tau: float, min_records: int,
+    refit: bool, degree: int, baseline: list[tuple] | None = None,
+) -> tuple[dict[str, CostCurve], dict[str, Any]]:
+    """New atom curves from the timings (module docstring), with what was done to each; the
+    timings' seconds are converted into the store's unit (``per_second``) first.  With
+    ``baseline`` (timings before the change), each scale is relative to the baseline's."""
+    by_atom = _by_atom(rows)
+    before = None if baseline is None else _by_atom(baseline)
     new: dict[str, CostCurve] = {}
     scales: dict[str, float] = {}
     refitted: list[str] = []
@@ -305,6 +348,13 @@ def _refit_atoms(
             refitted.append(atom)
             continue
         s = _scale(curve, n, t, tau)
+        if s is not None and before is not None:
+            base = before.get(atom, [])
+            now = _scale(curve, n, t, 0.5)
+            ref = (_scale(curve, np.array([p[0] for p in base]),
+                          np.array([p[1] for p in base]) * per_second, 0.5)
+                   if len(base) >= min_records else None)
+            s = None if not ref or now is None else now / ref
         if s is None:
             continue
         new[atom] = curve * s

@@ -16,8 +16,9 @@ not stationary:
 3. **Rate limit.** At most one recalibration per ``min_interval`` seconds: an alarm that
    comes sooner waits (counted as ``deferred``, once per alarm); a machine that changes
    faster than that is served by the last build meanwhile.
-4. **Refit, re-sweep, publish.** ``index.recalibrate(since_id=since, min_records=...)``
-   (:func:`polydom.recalibrate`: every atom's curve scaled, or refitted, from those timings;
+4. **Refit, re-sweep, publish.** ``index.recalibrate(since_id=since, min_records=...,
+   relative=True)`` (:func:`polydom.recalibrate`: every atom's curve scaled by the change
+   of its served timings against the build's own before the alarm;
    every candidate re-derived with its guard factor and offset kept; re-swept; published
    as a new build; never a model retrained); the index follows its store, so it switches,
    and the monitor is reset on the new curves (a fresh reference).
@@ -102,6 +103,9 @@ class DriftRecalibration:
         self.last_build: int | None = None
         #: Seconds the last recalibration took.
         self.last_seconds = 0.0
+        #: What the last recalibration did (a :class:`polydom.RecalibrationReport`; None
+        #: before the first).
+        self.last_report: Any = None
         self._last_run: float | None = None
         self._since: int | None = None
         self._collected = 0
@@ -170,7 +174,8 @@ class DriftRecalibration:
         self._last_run = now
         t0 = time.perf_counter()
         try:
-            report = self.index.recalibrate(since_id=since, min_records=self.min_records)
+            report = self.index.recalibrate(since_id=since, min_records=self.min_records,
+                                            relative=since > 0)
         except Exception:  # never reaches the flush that called it: counted and logged
             self.counts["failed"] += 1
             LOG.exception("recalibration after a drift alarm failed; still serving build %s",
@@ -180,6 +185,7 @@ class DriftRecalibration:
         self.last_seconds = time.perf_counter() - t0
         self.counts["recalibrations"] += 1
         self.last_build = int(report.build_id)
+        self.last_report = report
         self._watch(self.index.snapshot())
         LOG.warning("drift: recalibrated from build %s, published build %s (%d timings)",
                     report.from_build, report.build_id, report.records)

@@ -189,9 +189,11 @@ class DriftMonitor:
         What the curves promise.
     window : int, default 30
         Timings per feature each test looks at.
-    alpha : float, default 1e-3
+    alpha : float, default 1e-4
         False alarms per served item while nothing changes, at most (in expectation): each
-        of the two tests of each feature runs at ``alpha / (2 * features)``.
+        of the two tests of each feature runs at ``alpha / (2 * features)``.  The default
+        keeps them at most 0.1 per 1,000 stationary items (1e-3 allows 1 per 1,000, which
+        a run of 1,000 items reached); a 2x slowdown is still flagged within a window.
     reference : int, default 60
         Finite timings per feature, after a reset, that make its reference (0: no
         reference, only the tail test against the promised rate).
@@ -201,7 +203,7 @@ class DriftMonitor:
     """
 
     def __init__(self, curves: Mapping[str, CostCurve], quantile: float = 0.95,
-                 window: int = 30, alpha: float = 1e-3, reference: int = 60,
+                 window: int = 30, alpha: float = 1e-4, reference: int = 60,
                  slowdown: float = 1.2) -> None:
         self.quantile = check_quantile(quantile)
         for name, value, least in (("window", window, 1), ("reference", reference, 0)):

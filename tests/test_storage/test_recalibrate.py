@@ -198,3 +198,44 @@ def test_the_recalibrate_command_publishes_and_says_what_it_scaled(built, capsys
     assert "g0: x" in out and "published build 2" in out
     assert main(["recalibrate", url, "--since-id", "100000"]) == 2
     assert "no served timings after id 100000" in capsys.readouterr().err
+
+
+def test_timings_are_read_between_ids_and_of_one_build(built):
+    url, _ = built
+    first, last = polydom.store_timings(url, [("g0", 1.0, 0.1), ("g1", 2.0, 0.2),
+                                              ("g0", 3.0, 0.3)])
+    with IndexStore(url, create=False) as store:
+        assert [r[3] for r in store.timings(until_id=first + 1)] == [1.0, 2.0]
+        assert [r[3] for r in store.timings(first, until_id=last)] == [2.0, 3.0]
+        assert [r[3] for r in store.timings(build_id=1)] == [1.0, 2.0, 3.0]
+        assert store.timings(build_id=2) == []
+        with pytest.raises(ValueError, match="until_id must be an integer"):
+            store.timings(until_id=-1)
+
+
+def test_relative_recalibration_scales_by_the_change_not_by_the_curves(built, capsys):
+    """Served timings that sit below the curves (a warm context the curves did not time)
+    move the plain scale below 1 on a machine that did not change; the relative scale
+    compares them with the build's own served timings before ``since_id``: 1 when nothing
+    changed, 2 when everything got 2x slower, whatever the served context."""
+    url, _ = built
+    _, before = polydom.store_timings(url, _slowed_records(0.6, per_atom=60, seed=1))
+    _, same = polydom.store_timings(url, _slowed_records(0.6, per_atom=60, seed=2))
+    plain = polydom.recalibrate(url, since_id=before)
+    assert all(s < 0.7 for s in plain.scales.values())  # the curves "moved down"
+    # from build 1 again: nothing changed since `before`
+    still = polydom.recalibrate(url, since_id=before, relative=True, build=1)
+    assert all(0.85 < s < 1.15 for s in still.scales.values())
+    polydom.store_timings(url, _slowed_records(1.2, per_atom=60, seed=3))
+    slower = polydom.recalibrate(url, since_id=same, relative=True, build=1)
+    assert all(1.7 < s < 2.3 for s in slower.scales.values())
+    assert not slower.borrowed
+    with pytest.raises(ValueError, match="relative=True .* needs since_id >= 1"):
+        polydom.recalibrate(url, relative=True)
+    with pytest.raises(ValueError, match="no refit"):
+        polydom.recalibrate(url, since_id=same, relative=True, refit=True)
+    from polydom.app.cli import main
+
+    assert main(["recalibrate", url, "--since-id", str(same), "--relative",
+                 "--build", "1"]) == 0
+    assert "published build" in capsys.readouterr().out

@@ -41,6 +41,10 @@ def add_recalibrate(subparsers: argparse._SubParsersAction) -> None:
                    help="quantile the curves promise (default: the build's, else 0.95)")
     p.add_argument("--refit", action="store_true",
                    help="fit the curves' shapes again instead of scaling them")
+    p.add_argument("--relative", action="store_true",
+                   help="scale each curve by the change of its served timings after "
+                        "--since-id against the build's own before it (median ratio; what "
+                        "serve --recalibrate-on-drift does)")
     p.set_defaults(run=run_recalibrate)
 
 
@@ -50,7 +54,8 @@ def run_recalibrate(args: argparse.Namespace) -> int:
 
     report = recalibrate(args.url, since_id=args.since_id, last=args.last,
                          min_records=args.min_records, quantile=args.quantile,
-                         refit=args.refit, build=args.build, key=store_key(args))
+                         refit=args.refit, build=args.build, key=store_key(args),
+                         relative=args.relative)
     for name, scale in report.scales.items():
         how = ("refit" if name in report.refit else
                "median of the others" if name in report.borrowed else "scaled")
