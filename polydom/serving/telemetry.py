@@ -176,7 +176,7 @@ class DriftMonitor:
     """Flags features whose served times moved away from what they were (module docstring).
 
     >>> mon = DriftMonitor({"f": CostCurve([0.0, 1e-3])}, window=30, reference=0)
-    >>> [mon.update("f", 10.0, 0.02) for _ in range(8)][-2:]
+    >>> [mon.update("f", 10.0, 0.02) for _ in range(9)][-2:]
     [False, True]
     >>> sorted(mon.drifted)
     ['f']
