@@ -240,7 +240,8 @@ class _DriftCollector(Collector):
         d = self.drift
         steps = CounterMetricFamily(
             "polydom_drift_steps", "Recalibrate on drift: timings monitored, alarms, "
-            "alarms deferred by the rate limit, recalibrations published, failed",
+            "alarms deferred by the rate limit, recalibrations published, alarms "
+            "dismissed (no change left to publish), failed",
             labels=["step"])
         for step, n in d.counts.items():
             steps.add_metric([step], n)

@@ -75,7 +75,7 @@ class RecalibrationReport:
     from_build : int
         The build whose curves and models were taken.
     build_id : int
-        The new, now current, build.
+        The new, now current, build (``from_build`` when nothing was published).
     records : int
         Timings read.
     last_record : int
@@ -89,6 +89,8 @@ class RecalibrationReport:
         Atoms with too few timings, scaled by the median of the others.
     curves : dict of str to CostCurve
         Every atom's new curve.
+    published : bool
+        False when ``min_change`` found no atom changed enough to publish a build.
     """
 
     from_build: int
@@ -99,6 +101,7 @@ class RecalibrationReport:
     refit: list[str] = field(default_factory=list)
     borrowed: list[str] = field(default_factory=list)
     curves: dict[str, CostCurve] = field(default_factory=dict, repr=False)
+    published: bool = True
 
 
 def store_timings(
@@ -196,6 +199,7 @@ def recalibrate(
     trusted: bool = False,
     replaces: int | None = None,
     relative: bool = False,
+    min_change: float | None = None,
 ) -> RecalibrationReport:
     """Refit the curves of a stored build from its served timings and publish a new build.
 
@@ -238,6 +242,12 @@ def recalibrate(
         Scale each atom by the change of its served timings against the build's own
         served timings up to ``since_id`` (module docstring; needs ``since_id >= 1`` and
         no ``refit``).
+    min_change : float, optional
+        With ``relative=True``: publish only when some atom's scale lies outside
+        ``[1 / min_change, min_change]`` (a change beyond what the drift monitor
+        tolerates); otherwise nothing is published and the report says so
+        (``published=False``).  A transient slowdown that raised an alarm and passed
+        before the evidence was collected then costs no build.
 
     Returns
     -------
@@ -259,6 +269,12 @@ def recalibrate(
     min_records = _check_count(min_records, "min_records", 1)
     if not isinstance(relative, bool):
         raise InvalidArgumentError(f"relative must be True or False, got {relative!r}")
+    if min_change is not None and (isinstance(min_change, bool) or not isinstance(
+            min_change, (int, float)) or not math.isfinite(min_change) or min_change < 1
+            or not relative):
+        raise InvalidArgumentError(
+            f"min_change must be a number >= 1 with relative=True, got {min_change!r}"
+        )
     if relative and (refit or since_id < 1):
         raise InvalidArgumentError(
             "relative=True scales the curves by the change since since_id: it needs "
@@ -305,6 +321,12 @@ def recalibrate(
         }
         info["insitu"] = {**(insitu if isinstance(insitu, dict) else {}), "quantile": tau}
         recalibrated = index.with_atom_costs(new_atoms, info=info)
+    scales = [v for v in report["scales"].values() if math.isfinite(v)]
+    if min_change is not None and scales and all(
+            1.0 / min_change <= v <= min_change for v in scales):
+        return RecalibrationReport(from_build, from_build, len(rows), rows[-1][0],
+                                   report["scales"], report["refit"], report["borrowed"],
+                                   dict(index.costs), published=False)
     build_id = publish_index(url, recalibrated, {
         "recalibrated_from": from_build,
         "timings": [since_id, rows[-1][0]],

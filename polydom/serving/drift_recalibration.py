@@ -21,7 +21,11 @@ not stationary:
    of its served timings against the build's own before the alarm;
    every candidate re-derived with its guard factor and offset kept; re-swept; published
    as a new build; never a model retrained); the index follows its store, so it switches,
-   and the monitor is reset on the new curves (a fresh reference).
+   and the monitor is reset on the new curves (a fresh reference).  **Dismiss.** When no
+   atom's scale lies outside ``[1 / slowdown, slowdown]`` (the monitor's tolerance), the
+   change had passed by the time the evidence was collected (a transient: another
+   process's burst): nothing is published (``min_change``), the alarm is counted as
+   ``dismissed`` and the monitor takes a fresh reference on the same build.
 5. **Failure.** A recalibration that raises is counted (``failed``) and logged; the alarm
    is dropped and the monitor reset, so the next alarm tries again (rate-limited).
 
@@ -47,7 +51,7 @@ __all__ = ["STEPS", "DriftRecalibration"]
 LOG = logging.getLogger("polydom.drift")
 
 #: What :attr:`DriftRecalibration.counts` counts.
-STEPS = ("monitored", "alarms", "deferred", "recalibrations", "failed")
+STEPS = ("monitored", "alarms", "deferred", "recalibrations", "dismissed", "failed")
 
 
 class DriftRecalibration:
@@ -174,8 +178,9 @@ class DriftRecalibration:
         self._last_run = now
         t0 = time.perf_counter()
         try:
-            report = self.index.recalibrate(since_id=since, min_records=self.min_records,
-                                            relative=since > 0)
+            report = self.index.recalibrate(
+                since_id=since, min_records=self.min_records, relative=since > 0,
+                min_change=self.monitor.slowdown if since > 0 else None)
         except Exception:  # never reaches the flush that called it: counted and logged
             self.counts["failed"] += 1
             LOG.exception("recalibration after a drift alarm failed; still serving build %s",
@@ -183,9 +188,15 @@ class DriftRecalibration:
             self._watch(self.index.snapshot())
             return None
         self.last_seconds = time.perf_counter() - t0
+        self.last_report = report
+        if not report.published:  # the change had passed: no build, a fresh reference
+            self.counts["dismissed"] += 1
+            LOG.warning("drift: the timings after the alarm show no change beyond x%.3g; "
+                        "still serving build %s", self.monitor.slowdown, report.from_build)
+            self._watch(self.index.snapshot())
+            return None
         self.counts["recalibrations"] += 1
         self.last_build = int(report.build_id)
-        self.last_report = report
         self._watch(self.index.snapshot())
         LOG.warning("drift: recalibrated from build %s, published build %s (%d timings)",
                     report.from_build, report.build_id, report.records)

@@ -145,6 +145,35 @@ def test_a_2x_drift_is_recalibrated_into_a_served_build_and_rate_limited(served)
         assert metric(text, 'polydom_drift_steps_total{step="failed"}') == 0
 
 
+def test_a_transient_slowdown_raises_an_alarm_but_publishes_no_build(served):
+    """A slowdown that passes before the evidence is collected: the alarm is raised, the
+    timings collected after it show no change beyond the monitor's tolerance, so nothing
+    is published (dismissed) and the monitor takes a fresh reference on the same build."""
+    url, index, clock, ticks, drift, recorder, app = served
+    first = index.info["build_id"]
+    with TestClient(app) as client:
+        serve(client, recorder, 300, seed=0)
+        clock.slow = 2.0
+        for k in range(20):  # slow until the alarm, no longer
+            serve(client, recorder, 10, seed=1000 + 10 * k)
+            if drift.counts["alarms"]:
+                break
+        assert drift.counts["alarms"] == 1 and drift.counts["recalibrations"] == 0
+        clock.slow = 1.0
+        serve(client, recorder, 300, seed=5000)
+        assert drift.counts["dismissed"] == 1 and drift.counts["recalibrations"] == 0
+        assert index.info["build_id"] == first and drift.last_build is None
+        assert not drift.last_report.published
+        assert all(1 / 1.2 <= v <= 1.2 for v in drift.last_report.scales.values())
+        text = client.get("/metrics").text
+        assert metric(text, 'polydom_drift_steps_total{step="dismissed"}') == 1
+        assert metric(text, 'polydom_drift_steps_total{step="recalibrations"}') == 0
+        from storage import IndexStore
+
+        with IndexStore(url, create=False) as store:
+            assert len(store.list_builds()) == 1
+
+
 def test_recalibrate_on_drift_needs_an_index_that_follows_its_store(tmp_path):
     url = f"sqlite:///{tmp_path / 'pinned.db'}"
     V.publish_trained(url)

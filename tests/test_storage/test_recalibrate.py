@@ -226,10 +226,17 @@ def test_relative_recalibration_scales_by_the_change_not_by_the_curves(built, ca
     # from build 1 again: nothing changed since `before`
     still = polydom.recalibrate(url, since_id=before, relative=True, build=1)
     assert all(0.85 < s < 1.15 for s in still.scales.values())
+    unchanged = polydom.recalibrate(url, since_id=before, relative=True, build=1,
+                                    min_change=1.2)
+    assert not unchanged.published and unchanged.build_id == 1
     polydom.store_timings(url, _slowed_records(1.2, per_atom=60, seed=3))
     slower = polydom.recalibrate(url, since_id=same, relative=True, build=1)
     assert all(1.7 < s < 2.3 for s in slower.scales.values())
     assert not slower.borrowed
+    changed = polydom.recalibrate(url, since_id=same, relative=True, build=1, min_change=1.2)
+    assert changed.published and changed.build_id > slower.build_id
+    with pytest.raises(ValueError, match="min_change must be a number >= 1 with relative"):
+        polydom.recalibrate(url, since_id=same, min_change=1.2)
     with pytest.raises(ValueError, match="relative=True .* needs since_id >= 1"):
         polydom.recalibrate(url, relative=True)
     with pytest.raises(ValueError, match="no refit"):

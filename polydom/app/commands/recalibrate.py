@@ -45,6 +45,9 @@ def add_recalibrate(subparsers: argparse._SubParsersAction) -> None:
                    help="scale each curve by the change of its served timings after "
                         "--since-id against the build's own before it (median ratio; what "
                         "serve --recalibrate-on-drift does)")
+    p.add_argument("--min-change", type=float, default=None, metavar="X",
+                   help="with --relative: publish only when some feature's scale is outside "
+                        "[1/X, X]")
     p.set_defaults(run=run_recalibrate)
 
 
@@ -55,11 +58,15 @@ def run_recalibrate(args: argparse.Namespace) -> int:
     report = recalibrate(args.url, since_id=args.since_id, last=args.last,
                          min_records=args.min_records, quantile=args.quantile,
                          refit=args.refit, build=args.build, key=store_key(args),
-                         relative=args.relative)
+                         relative=args.relative, min_change=args.min_change)
     for name, scale in report.scales.items():
         how = ("refit" if name in report.refit else
                "median of the others" if name in report.borrowed else "scaled")
         print(f"{name}: x{scale:.3g} ({how})")
+    if not report.published:
+        print(f"build {report.from_build}: no feature changed beyond x{args.min_change:g} in "
+              f"{report.records} timings (ids up to {report.last_record}): nothing published")
+        return 0
     print(f"recalibrated build {report.from_build} from {report.records} timings "
           f"(ids up to {report.last_record}): published build {report.build_id}")
     return 0
