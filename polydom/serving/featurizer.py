@@ -456,8 +456,8 @@ class Featurizer:
         left = np.full(len(items), width)
         full = None
         for visit in visits.tolist():
-            i, name = divmod(visit, width)
-            name = names[name]
+            i, k = divmod(visit, width)
+            name = names[k]
             if predict is not None and full is not None:
                 predict(full)
             vec, seconds = self.compute(items[i], name)
