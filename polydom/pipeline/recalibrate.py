@@ -369,14 +369,15 @@ def _refit_atoms(
             scales[atom] = float(fitted(top)) / old_top if old_top > 0 else math.inf
             refitted.append(atom)
             continue
-        s = _scale(curve, n, t, tau)
-        if s is not None and before is not None:
+        if before is None:
+            s = _scale(curve, n, t, tau)
+        else:  # the change: median ratio now over the baseline's median ratio
             base = before.get(atom, [])
             now = _scale(curve, n, t, 0.5)
             ref = (_scale(curve, np.array([p[0] for p in base]),
                           np.array([p[1] for p in base]) * per_second, 0.5)
                    if len(base) >= min_records else None)
-            s = None if not ref or now is None else now / ref
+            s = now / ref if now is not None and ref else None
         if s is None:
             continue
         new[atom] = curve * s
