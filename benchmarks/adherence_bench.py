@@ -51,6 +51,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -152,6 +153,15 @@ def replay(built, joint, parts, labels, budgets, seed):
     return out
 
 
+def alone(index):
+    """Per candidate of ``index`` (in order), an index holding that candidate only (the
+    same cost model and domain; no overrun levels): what serves it alone."""
+    info = {k: v for k, v in index.info.items() if k != "overrun"}
+    n_min, n_max = index.table.domain
+    return [polydom.Index(type(index.table).build([c], n_min, n_max), index.cost_model,
+                          info=info) for c in index.candidates]
+
+
 def edges(guard, items, fz, q, seed):
     """Each candidate served alone at its own edge: every item served (``predict_item``,
     lookup, features, prediction) by an index holding that candidate only, at a budget
@@ -160,11 +170,8 @@ def edges(guard, items, fz, q, seed):
     realised over-budget rate) per candidate: the per-set rate the guard promises to keep
     at most ``q``."""
     index = guard.at_overrun(q)
-    info = {k: v for k, v in index.info.items() if k != "overrun"}
-    n_min, n_max = index.table.domain
-    singles = [(len(c.needs), polydom.Index(type(index.table).build([c], n_min, n_max),
-                                            index.cost_model, info=info), c.cost)
-               for c in index.candidates if c.needs]
+    singles = [(len(c.needs), one, c.cost)
+               for c, one in zip(index.candidates, alone(index), strict=True) if c.needs]
     over = [[] for _ in singles]
     sizes = [float(fz.size(item)) for item in items]
     for visit in np.random.default_rng(seed).permutation(len(items) * len(singles)).tolist():
@@ -184,12 +191,9 @@ def served_oracle(index, items, fz, q, seed):
     and the guard fitted on the same items in situ (both answer for the other items)."""
     from polydom.curves.calibration import calibrate_overrun
 
-    info = {k: v for k, v in index.info.items() if k != "overrun"}
-    n_min, n_max = index.table.domain
     cands = index.candidates
     live = [k for k, c in enumerate(cands) if c.needs]
-    singles = {k: polydom.Index(type(index.table).build([cands[k]], n_min, n_max),
-                                index.cost_model, info=info) for k in live}
+    singles = alone(index)
     sizes = np.array([float(fz.size(item)) for item in items])
     served = {k: np.empty(len(items)) for k in live}
     for visit in np.random.default_rng(seed).permutation(len(items) * len(live)).tolist():
@@ -250,6 +254,30 @@ def table(rows, methods, budgets, unit=1e3):
             line += [round(r.over, 3), round(r.accuracy, 3)]
         body.append(line)
     return format_table(head, body)
+
+
+class Check(NamedTuple):
+    """The single-run checks of one target on served rows (guard against oracle)."""
+
+    overs: list[float]
+    worst: float
+    oracle_worst: float
+    acc_guard: float
+    acc_oracle: float
+    ok_over: bool
+    ok_acc: bool
+
+
+def check(rows, q) -> Check:
+    """Worst over-budget rate of the guard at ``q`` against ``q + 0.02`` and its mean
+    accuracy over the budgets against the oracle's less 0.02."""
+    g = [r for r in rows if r.method == f"guard {q:g}"]
+    o = [r for r in rows if r.method == f"oracle {q:g}"]
+    worst = max(r.over for r in g)
+    acc_g = float(np.mean([r.accuracy for r in g]))
+    acc_o = float(np.mean([r.accuracy for r in o]))
+    return Check([r.over for r in g], worst, max(r.over for r in o), acc_g, acc_o,
+                 worst <= q + 0.02, acc_g >= acc_o - 0.02)
 
 
 def run_config(name, data, args, out, timer, hog, cache):
@@ -329,33 +357,25 @@ def run_config(name, data, args, out, timer, hog, cache):
             f"{(~one).sum()} (mean {rates[~one].mean() if (~one).any() else float('nan'):.3f})")
     checks = []
     for q in TARGETS:
-        g = [r for r in rows if r.method == f"guard {q:g}"]
-        o = [r for r in rows if r.method == f"oracle {q:g}"]
-        worst = max(r.over for r in g)
-        acc_g, acc_o = np.mean([r.accuracy for r in g]), np.mean([r.accuracy for r in o])
-        ok_over, ok_acc = worst <= q + 0.02, acc_g >= acc_o - 0.02
-        out(f"  target {q:g}: guard worst over-budget rate {worst:.3f} "
-            f"(<= {q + 0.02:.2f}: {'yes' if ok_over else 'NO'}), oracle worst "
-            f"{max(r.over for r in o):.3f}; mean accuracy guard {acc_g:.3f}, oracle "
-            f"{acc_o:.3f} (within 0.02: {'yes' if ok_acc else 'NO'})")
-        checks.append((name, timer, hog, q, worst, acc_g, acc_o, ok_over, ok_acc, "live",
-                       [r.over for r in g]))
+        c = check(rows, q)
+        out(f"  target {q:g}: guard worst over-budget rate {c.worst:.3f} "
+            f"(<= {q + 0.02:.2f}: {'yes' if c.ok_over else 'NO'}), oracle worst "
+            f"{c.oracle_worst:.3f}; mean accuracy guard {c.acc_guard:.3f}, oracle "
+            f"{c.acc_oracle:.3f} (within 0.02: {'yes' if c.ok_acc else 'NO'})")
+        checks.append((name, timer, hog, q, c.worst, c.acc_guard, c.acc_oracle, c.ok_over,
+                       c.ok_acc, "live", c.overs))
     out(f"  replay (the same method on exchangeable timings: calibration and test items timed "
         f"in one shuffled in-situ pass; guard fitted on the {len(cal)} calibration items, "
         f"oracle on the {len(fit_half)} fit-half items, the served half replayed: over = its "
         f"recorded time of the chosen set above the budget):")
     out(table(replayed, [m for m in methods if not m.startswith("served")], budgets))
     for q in TARGETS:
-        g = [r for r in replayed if r.method == f"guard {q:g}"]
-        o = [r for r in replayed if r.method == f"oracle {q:g}"]
-        worst = max(r.over for r in g)
-        acc_g, acc_o = np.mean([r.accuracy for r in g]), np.mean([r.accuracy for r in o])
-        ok_over, ok_acc = worst <= q + 0.02, acc_g >= acc_o - 0.02
-        out(f"  replay, target {q:g}: guard worst over-budget rate {worst:.3f} (oracle "
-            f"{max(r.over for r in o):.3f}); mean accuracy guard {acc_g:.3f}, oracle "
-            f"{acc_o:.3f}")
-        checks.append((name, timer, hog, q, worst, acc_g, acc_o, ok_over, ok_acc, "replay",
-                       [r.over for r in g]))
+        c = check(replayed, q)
+        out(f"  replay, target {q:g}: guard worst over-budget rate {c.worst:.3f} (oracle "
+            f"{c.oracle_worst:.3f}); mean accuracy guard {c.acc_guard:.3f}, oracle "
+            f"{c.acc_oracle:.3f}")
+        checks.append((name, timer, hog, q, c.worst, c.acc_guard, c.acc_oracle, c.ok_over,
+                       c.ok_acc, "replay", c.overs))
     out(f"  [{time.perf_counter() - t0:.0f} s]")
     return built, budgets, checks
 
