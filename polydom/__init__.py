@@ -14,6 +14,7 @@ from polydom.lazy_exports import lazy_exports
 # name -> module that defines it; the subpackages are reachable as attributes too
 __getattr__ = lazy_exports(__name__, {
     "Candidate": "polydom.curves.candidate",
+    "CandidateArrays": "polydom.curves.candidate_arrays",
     "CostCurve": "polydom.curves.cost_curve",
     "CostModel": "polydom.curves.cost_model",
     "Featurizer": "polydom.serving.featurizer",
@@ -39,6 +40,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Candidate",
+    "CandidateArrays",
     "CostCurve",
     "CostModel",
     "Featurizer",

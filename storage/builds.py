@@ -18,12 +18,13 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
+from polydom.curves.candidate_arrays import CandidateArrays
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.curves.names import candidate_name
 from polydom.errors import BuildPublishedError, CurrentBuildChangedError, InvalidArgumentError
 from polydom.index.built import Index
-from storage import index_arrays, publications
+from storage import index_arrays, pool_record, publications
 from storage import schema as S
 from storage.blobs import dump_model
 from storage.build_records import TABLE_KINDS, build_row
@@ -49,7 +50,7 @@ from storage.cost_model_rows import (
 )
 from storage.database import Database, now
 from storage.expansion_seals import verified_expansions
-from storage.seal import index_seal, seal_header
+from storage.seal import index_seal, pool_part, seal_header
 
 __all__ = [
     "TRAINING_NEUTRAL_PARAMS",
@@ -217,7 +218,13 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     store's write lock), else :class:`polydom.errors.CurrentBuildChangedError` and nothing
     is written.  See :meth:`storage.IndexStore.publish`.
 
-    Runtime complexity: O(K * d + E) rows for K candidates and E skyline entries.
+    Only the candidates on a skyline (what a lookup can return) are written as rows and
+    index arrays; the others go to the build's side record (:mod:`storage.pool_record`),
+    one compressed blob whose digest the seal covers.
+
+    Runtime complexity: O(P * d + E) rows for the P candidates on the E skyline entries,
+    plus O(K * (d + F)) numpy work for the side record of a pool of K given as
+    :class:`polydom.CandidateArrays` (O(K) Python work for a list of candidates).
     """
     if not isinstance(index, Index):
         raise InvalidArgumentError(f"index must be a polydom.Index, got {type(index).__name__}")
@@ -226,9 +233,11 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     build_id = int(build.id)
     _check_cost_model(index, model, build_id)
     rows = _index_rows(db, known_models, build, index, model, stored)
+    side = _side_candidates(db, known_models, build, index, model, stored)
     table = index.table
     info = _json_or_str(index.info)  # sealed: the unit, protocol, ... change answers
-    db.add_tables(("build_seals", "build_arrays", "publications", "expansion_seals"))
+    db.add_tables(("build_seals", "build_arrays", "publications", "expansion_seals",
+                   *(("build_pools",) if side is not None else ())))
     with db.write() as conn:
         if replaces is not None:
             current = conn.execute(
@@ -239,21 +248,32 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
                     f"but build {current} is current now (published meanwhile); not "
                     "published")
         sequence = publications.next_sequence(conn)
+        pool = None
+        if side is not None:
+            pool = side.blob(build_id, len(table.pool), verified_expansions(
+                db, conn, side.linked, build.expansion_key))
         header = seal_header(
             *table.domain, type(table).__name__, build.expansion_key, sequence,
             cost_model_digest(cost_model_rows(build_id, model), S.SCHEMA_VERSION),
             verified_expansions(db, conn, rows.linked, build.expansion_key), head=True,
-            info=info)
+            info=info, pool=None if pool is None else pool_part(
+                db.digest.of(pool), len(side.positions)))
         seal = index_seal(db.digest, header, rows.sealed, *rows.seal_groups())
+        published = table.answerable
         arrays = index_arrays.encode(
             build_id, seal, type(table).__name__, tuple(map(float, table.domain)),
-            [cand.key for cand in table.candidates], rows.fields, rows.sealed,
-            [cand.cost.coefficients for cand in table.candidates], rows.seal_groups()[1],
-            [r["n_lo"] for r in rows.ranges], table.skyline_positions, header,
+            [table.candidate(i).key for i in published], rows.fields, rows.sealed,
+            [table.candidate(i).cost.coefficients for i in published],
+            rows.seal_groups()[1], [r["n_lo"] for r in rows.ranges], table.skyline_positions,
+            header, ids=published, size=len(table.pool),
         )
         _mark_complete(db, conn, build_id, index, info)
         rows.insert(conn)
         _make_current(db, conn, build_id, sequence, seal, arrays)
+        if pool is not None:
+            conn.execute(S.build_pools.insert().values(
+                build_id=build_id, format=pool_record.FORMAT, digest=header["pool"]["digest"],
+                candidates=len(side.positions), blob=pool))
     # fresh statistics, so that SQL over the views is planned for the new rows
     db.analyze("candidates, candidate_costs, candidate_needs, ranges, skyline_entries")
 
@@ -352,20 +372,16 @@ def _index_rows(db: Database, known_models: KnownModels, build: sa.Row, index: I
         raise InvalidArgumentError(f"index.table must be one of {sorted(TABLE_KINDS)}, got {kind}")
     atom_id = {name: i for i, name in enumerate(model.atoms)}
     order = lattice_order(model)
+    _check_needs(table.pool, atom_id, build_id)
+    published = [(pos, table.candidate(pos)) for pos in table.answerable]
     need_rows, cand_rows, cost_rows = [], [], []
-    for pos, cand in enumerate(table.candidates):
-        unknown = sorted(set(cand.needs) - atom_id.keys())
-        if unknown:
-            raise InvalidArgumentError(
-                f"candidate {cand.key!r} needs atomic feature {unknown[0]!r}, which has no "
-                f"cost curve in build {build_id}"
-            )
+    for pos, cand in published:
         need_rows.extend(
             {"build_id": build_id, "candidate_id": pos, "feature_id": atom_id[a],
              "probability": float(p)}
             for a, p in cand.needs.items()
         )
-    for pos, cand in enumerate(table.candidates):
+    for pos, cand in published:
         _check_text(db, cand.learner, f"learner of candidate {pos}")
         _check_text(db, candidate_name(cand.key), f"key of candidate {pos}")
         mask = feature_mask(cand.features, order)
@@ -386,6 +402,79 @@ def _index_rows(db: Database, known_models: KnownModels, build: sa.Row, index: I
          for r, sky in enumerate(table.skyline_positions) for k, pos in enumerate(sky)],
         sorted({r[_LINK] for r in cand_rows} - {None}),
     )
+
+
+def _check_needs(pool: Sequence[Any], atom_id: Mapping[str, int], build_id: int) -> None:
+    """Refuse a candidate of the pool that needs an atom without a cost curve in the build
+    (the atoms of a :class:`CandidateArrays` that some candidate needs, checked at once)."""
+    if isinstance(pool, CandidateArrays):
+        used = pool.needs_matrix().any(axis=0) if len(pool) else np.zeros(0, bool)
+        for atom, needed in zip(pool.atoms, used.tolist(), strict=True):
+            if needed and atom not in atom_id:
+                i = int(np.flatnonzero(pool.needs_matrix()[:, pool.atoms.index(atom)])[0])
+                _unknown_need(pool.keys[i], atom, build_id)
+        return
+    for cand in pool:
+        unknown = sorted(set(cand.needs) - atom_id.keys())
+        if unknown:
+            _unknown_need(cand.key, unknown[0], build_id)
+
+
+def _unknown_need(key: Any, atom: str, build_id: int) -> None:
+    raise InvalidArgumentError(
+        f"candidate {key!r} needs atomic feature {atom!r}, which has no cost curve in build "
+        f"{build_id}")
+
+
+@dataclass
+class _SideCandidates:
+    """The candidates of a pool no lookup can return: their positions, columns, and the
+    expansions (or own models) their models are."""
+
+    positions: np.ndarray
+    pool: CandidateArrays
+    expansion: np.ndarray
+    models: list[tuple[bytes, str, str] | None]
+
+    @property
+    def linked(self) -> list[int]:
+        return sorted(set(self.expansion.tolist()) - {-1})
+
+    def blob(self, build_id: int, size: int, seals: dict[str, str]) -> bytes:
+        return pool_record.encode(build_id, size, self.positions, self.pool, self.expansion,
+                                  self.models, seals)
+
+
+def _side_candidates(db: Database, known_models: KnownModels, build: sa.Row, index: Index,
+                     model: CostModel, stored: dict) -> _SideCandidates | None:
+    """The candidates of ``index`` on no skyline, for the side record (None: there are
+    none), with their models linked or serialised as :func:`_model_link` does."""
+    table = index.table
+    pool = table.pool
+    rest = np.ones(len(pool), dtype=bool)
+    rest[table.answerable] = False
+    positions = np.flatnonzero(rest)
+    if positions.size == 0:
+        return None
+    if isinstance(pool, CandidateArrays):
+        side = pool.take(positions)
+        payloads = side.payloads
+    else:
+        cands = [pool[i] for i in positions.tolist()]
+        side = CandidateArrays.from_candidates(cands)
+        payloads = [c.payload for c in cands]
+    expansion = np.full(positions.size, -1, dtype=np.int64)
+    models: list[tuple[bytes, str, str] | None] = [None] * positions.size
+    if any(p is not None for p in payloads) or stored:
+        order = lattice_order(model)
+        for j, i in enumerate(positions.tolist()):
+            cand = pool[i]
+            mask = feature_mask(cand.features, order)
+            eid, own = _model_link(db, known_models, build.expansion_key, cand,
+                                   stored.get(mask))
+            expansion[j] = -1 if eid is None else eid
+            models[j] = own
+    return _SideCandidates(positions, side, expansion, models)
 
 
 def _model_link(db: Database, known_models: KnownModels, expansion_key: str, cand: Any,
@@ -492,7 +581,7 @@ def _delete_failed(db: Database, params_key: str) -> None:
 
 _BUILD_TABLES = ("skyline_entries", "ranges", "candidate_needs", "candidate_costs",
                  "candidates", "bundle_atoms", "bundles", "feature_costs", "features",
-                 "build_seals", "build_arrays", "publications")
+                 "build_seals", "build_arrays", "build_pools", "publications")
 
 
 def delete_builds(

@@ -29,7 +29,14 @@ one array per other field     float64 (K,) / int64 (K,) (-1: None) / int64 (K,) 
                                the needs, sorted by candidate then atom
 ``breaks`` float64 (R,)        start of each range
 ``sky_offsets`` int64 (R+1,), ``sky_candidates`` int64 (E,): the skylines, range after range
+``ids`` int64 (K,)             each candidate's position in the build's pool (ascending; the
+                               pool's size in ``meta["size"]``): a build publishes the
+                               candidates on its skylines, the others are in its side record
+                               (:mod:`storage.pool_record`).  Blobs written before it existed
+                               hold every candidate (``ids`` 0..K-1)
 ============================  =================================================================
+
+Needs and skyline entries name candidates by ``ids``.
 
 Invariant: decoding what :func:`encode` wrote gives exactly the columns the rows give
 (tested against the row path on random stores).
@@ -82,6 +89,9 @@ class IndexArrays:
     breaks: list[float]
     skylines: list[list[int]]
     header: dict[str, Any]
+    #: Each candidate's position in the build's pool (ascending), and the pool's size.
+    ids: list[int] = field(default_factory=list)
+    size: int = 0
     #: What :func:`check_rows` compares the rows with.
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
 
@@ -106,12 +116,16 @@ def encode(
     breaks: Sequence[float],
     skylines: Sequence[Sequence[int]],
     header: dict[str, Any] | None = None,
+    ids: Sequence[int] | None = None,
+    size: int | None = None,
 ) -> bytes:
     """The blob of one build, from the rows :func:`storage.builds.publish` writes.
 
-    ``keys[i]`` is candidate ``i``'s key; ``rows[i]`` is ``(i, *values of fields)`` (the
-    sealed fields of :mod:`storage.candidate_fields`); ``needs`` rows are ``(candidate, atom
-    id, probability)``; ``header`` is JSON-able, stored as it is.
+    ``keys[i]`` is candidate ``i``'s key; ``rows[i]`` is ``(ids[i], *values of fields)``
+    (the sealed fields of :mod:`storage.candidate_fields`); ``needs`` rows are ``(candidate
+    id, atom id, probability)``; skylines hold candidate ids; ``ids`` (default ``0..K-1``)
+    are the candidates' positions in a pool of ``size`` (default K); ``header`` is JSON-able,
+    stored as it is.
 
     Runtime complexity: O(K * (L + fields) + N + E) numpy work plus one JSON text of the
     keys.
@@ -151,6 +165,7 @@ def encode(
         "fields": [[f.name, f.array] for f in fields],
         "texts": texts,
         "header": header or {},
+        "size": k if size is None else int(size),
     }
     arrays.update({
         "meta": _text(meta),
@@ -163,12 +178,14 @@ def encode(
         "breaks": np.array(breaks, dtype=np.float64),
         "sky_offsets": np.cumsum([0] + [len(s) for s in skylines], dtype=np.int64),
         "sky_candidates": np.array([i for s in skylines for i in s], dtype=np.int64),
+        "ids": np.arange(k, dtype=np.int64) if ids is None else np.array(ids, dtype=np.int64),
     })
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     return buf.getvalue()
 
 
+_OPTIONAL = ("ids",)  # arrays a blob written before they existed lacks
 _SHAPES = {  # name -> (dtype kind, ndim)
     "meta": ("u", 1), "domain": ("f", 1), "keys": ("u", 1), "coefficients": ("f", 2),
     "need_candidate": ("i", 1), "need_atom": ("i", 1), "need_probability": ("f", 1),
@@ -208,7 +225,8 @@ def decode(
     k = len(keys) if isinstance(keys, list) else -1
     if not _strings(keys) or k == 0:
         raise bad(f"{k} keys")
-    _check_lengths(arrays, k, len(atoms), names, texts, bad)
+    ids = stored_ids(arrays, meta, k, bad)
+    _check_lengths(arrays, k, len(atoms), names, texts, bad, ids)
     if meta["keys"] == "str":
         key_list: list[Hashable] = keys
     else:
@@ -234,10 +252,12 @@ def decode(
         keys=key_list,
         columns=columns,
         coefficients=arrays["coefficients"],
-        needs=_needs(arrays, k, atoms),
+        needs=_needs(arrays, k, atoms, ids),
         breaks=arrays["breaks"].tolist(),
         skylines=[sky[a:b] for a, b in zip(offsets, offsets[1:], strict=False)],
         header=meta["header"],
+        ids=ids.tolist(),
+        size=int(meta.get("size", k)),
         raw={"key_mode": meta["keys"], "key_text": arrays["keys"].tobytes().decode(),
              "key_json": None if meta["keys"] == "str" else keys,
              "fields": list(fields), "arrays": {n: arrays[n] for n in names},
@@ -254,6 +274,7 @@ def _load(blob: bytes, what: str, names: dict[str, str]) -> tuple[dict[str, np.n
     try:
         stored = load_npz(blob, what)
         arrays = {name: stored[name] for name in [*_SHAPES, *names]}
+        arrays.update({name: stored[name] for name in _OPTIONAL if name in stored})
         meta = json.loads(arrays["meta"].tobytes())
         keys = json.loads(arrays["keys"].tobytes())
     except BlobBoundsError as exc:
@@ -293,9 +314,36 @@ def _check_meta(meta: Any, build_id: int, fields: Sequence[CandidateField],
     return texts
 
 
+def stored_ids(arrays: dict[str, np.ndarray], meta: dict[str, Any], k: int,
+               bad: Any) -> np.ndarray:
+    """The candidates' positions in the build's pool: ``ids`` (ascending, inside the
+    pool's ``meta["size"]``), or ``0..k-1`` in a blob written before they existed."""
+    if "ids" not in arrays:
+        if "size" in meta:
+            raise bad("they name a pool size but no candidate ids")
+        return np.arange(k, dtype=np.int64)
+    ids, size = arrays["ids"], meta.get("size")
+    if (ids.dtype.kind != "i" or ids.shape != (k,) or not isinstance(size, int)
+            or (k and (ids[0] < 0 or ids[-1] >= size))
+            or (k > 1 and (np.diff(ids) <= 0).any())):
+        raise bad(f"their candidate ids do not name {k} candidates of a pool of {size!r}")
+    return ids
+
+
+def _row_of(ids: np.ndarray, values: np.ndarray, name: str, bad: Any) -> np.ndarray:
+    """Each of ``values`` (candidate ids) as a row of the candidates' columns."""
+    rows = np.searchsorted(ids, values)
+    if values.size and ((rows >= ids.size).any()
+                        or (ids[rows.clip(0, ids.size - 1)] != values).any()):
+        raise bad(f"{name!r} names a candidate the arrays do not hold")
+    return rows
+
+
 def _check_lengths(arrays: dict[str, np.ndarray], k: int, n_atoms: int,
-                   names: dict[str, str], texts: dict[str, list[str]], bad: Any) -> None:
-    """Every array's length and index range against the others, for ``k`` candidates."""
+                   names: dict[str, str], texts: dict[str, list[str]], bad: Any,
+                   ids: np.ndarray) -> None:
+    """Every array's length and index range against the others, for ``k`` candidates of
+    positions ``ids``."""
     for name, kind in names.items():
         if arrays[name].shape != (k,):
             raise bad(f"{name!r} has {arrays[name].shape[0]} entries for {k} candidates")
@@ -306,16 +354,16 @@ def _check_lengths(arrays: dict[str, np.ndarray], k: int, n_atoms: int,
     nc, na, npr = arrays["need_candidate"], arrays["need_atom"], arrays["need_probability"]
     if not nc.shape == na.shape == npr.shape:
         raise bad("need columns differ in length")
-    _within(nc, 0, k, "need_candidate", bad)
+    rows = _row_of(ids, nc, "need_candidate", bad)
     _within(na, 0, n_atoms, "need_atom", bad)
-    if len(nc) > 1 and (np.diff(nc * n_atoms + na) <= 0).any():
+    if len(nc) > 1 and (np.diff(rows * n_atoms + na) <= 0).any():
         raise bad("needs are not sorted by candidate and atom, or repeat one")
     breaks, offsets, sky = arrays["breaks"], arrays["sky_offsets"], arrays["sky_candidates"]
     r = breaks.shape[0]
     if (r == 0 or offsets.shape != (r + 1,) or offsets[0] != 0 or offsets[-1] != len(sky)
             or (np.diff(offsets) < 0).any()):
         raise bad(f"skyline offsets do not cover {r} ranges and {len(sky)} entries")
-    _within(sky, 0, k, "sky_candidates", bad)
+    _row_of(ids, sky, "sky_candidates", bad)
     if arrays["domain"].shape != (2,):
         raise bad(f"domain of shape {arrays['domain'].shape}")
 
@@ -336,12 +384,14 @@ def _columns(arrays: dict[str, np.ndarray], names: dict[str, str],
     return columns
 
 
-def _needs(arrays: dict[str, np.ndarray], k: int, atoms: Sequence[str]
+def _needs(arrays: dict[str, np.ndarray], k: int, atoms: Sequence[str], ids: np.ndarray
            ) -> list[dict[str, float]]:
-    """One ``atom name -> probability`` dict per candidate, in atom order."""
+    """One ``atom name -> probability`` dict per candidate (in the order of ``ids``), in
+    atom order."""
     atom_names = list(atoms)
     needs: list[dict[str, float]] = [{} for _ in range(k)]
-    for c, a, p in zip(arrays["need_candidate"].tolist(), arrays["need_atom"].tolist(),
+    rows = np.searchsorted(ids, arrays["need_candidate"]).tolist()
+    for c, a, p in zip(rows, arrays["need_atom"].tolist(),
                        arrays["need_probability"].tolist(), strict=True):
         needs[c][atom_names[a]] = p
     return needs
@@ -372,7 +422,7 @@ def check_rows(
     k = len(arrays.keys)
     fields: list[CandidateField] = raw["fields"]
     cols = list(zip(*candidates, strict=True)) if candidates else [()] * (len(fields) + 1)
-    if len(cols) != len(fields) + 1 or list(cols[0]) != list(range(k)):
+    if len(cols) != len(fields) + 1 or list(cols[0]) != arrays.ids:
         return "candidates"
     for f, column in zip(fields, cols[1:], strict=True):
         if f.array == "key":
@@ -396,10 +446,13 @@ def check_rows(
     rows = _numbers(coefficients)
     if rows is None or len(rows) != int(lengths.sum()):
         return "cost coefficients"
-    owner, degree = rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64)
-    if ((owner < 0) | (owner >= k) | (degree < 0) | (degree >= lengths[owner.clip(0, k - 1)])
-            ).any() or not np.array_equal(coef[owner, degree], rows[:, 2]) or not (
-                np.array_equal(owner, rows[:, 0]) and np.array_equal(degree, rows[:, 1])):
+    ids = np.array(arrays.ids, dtype=np.int64)
+    named, degree = rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64)
+    owner = np.searchsorted(ids, named).clip(0, max(k - 1, 0))
+    if ((ids[owner] != named) | (degree < 0) | (degree >= lengths[owner])
+            ).any() or not np.array_equal(coef[owner, degree.clip(0, coef.shape[1] - 1)],
+                                          rows[:, 2]) or not (
+                np.array_equal(named, rows[:, 0]) and np.array_equal(degree, rows[:, 1])):
         return "cost coefficients"
     rows = _numbers(needs)
     if rows is None or not (np.array_equal(rows[:, 0], raw["need_candidate"])

@@ -36,6 +36,7 @@ from storage.candidate_fields import (
 from storage.database import Database
 from storage.expansion_seals import expansion_rows
 from storage.lazy_models import model_payloads
+from storage.open_pool import stored_pool
 from storage.seal import seal_digest
 
 __all__ = ["HEADER_PARTS", "ArraysRead", "arrays_table", "read_arrays"]
@@ -183,10 +184,14 @@ def arrays_table(
     read: ArraysRead,
     trusted: bool,
     models: bool,
+    side: sa.Row | None = None,
 ) -> SkylineTable:
-    """The skyline table of a build from its checked arrays, models attached.
+    """The skyline table of a build from its checked arrays, models attached; the
+    candidates of its side record (``side``: :func:`storage.open_pool.pool_row`) are read
+    on first use (:func:`storage.open_pool.stored_pool`).
 
-    Runtime complexity: O(K * d + N + E) plus one read per distinct stored text.
+    Runtime complexity: O(P * d + N + E) for the P published candidates, plus one read per
+    distinct stored text.
     """
     build_id = int(row.id)
     arrays = read.arrays
@@ -198,7 +203,12 @@ def arrays_table(
                 else None)
     candidates = candidates_from(feeds, CostCurve.from_rows(arrays.coefficients), payloads,
                                  arrays.needs)
+    if arrays.size != len(arrays.ids) + (0 if side is None else int(side.candidates)):
+        raise IndexIntegrityError(
+            f"build {build_id}: its index arrays name a pool of {arrays.size} candidates, "
+            "which its candidates and side record do not make up; refusing to open it")
+    pool = stored_pool(db, build_id, arrays.ids, candidates, side, trusted, models)
     return TABLE_KINDS.get(arrays.kind, PolyDomIndex)(
-        candidates, arrays.n_min, arrays.n_max, arrays.breaks, arrays.skylines,
+        pool, arrays.n_min, arrays.n_max, arrays.breaks, arrays.skylines,
         json.loads(row.stats or "{}"),
     )

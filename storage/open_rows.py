@@ -33,6 +33,7 @@ from storage.codec import stored_curves
 from storage.database import Database
 from storage.expansion_seals import expansion_rows
 from storage.lazy_models import model_payloads
+from storage.open_pool import stored_pool
 from storage.seal import index_seal, info_digest, seal_digest
 
 __all__ = ["RowsRead", "read_rows", "rows_edited", "rows_table"]
@@ -185,11 +186,15 @@ def rows_edited(
 
 
 def rows_table(
-    db: Database, row: sa.Row, rows: RowsRead, trusted: bool, models: bool, rebuilt: bool
+    db: Database, row: sa.Row, rows: RowsRead, trusted: bool, models: bool, rebuilt: bool,
+    side: sa.Row | None = None,
 ) -> SkylineTable:
-    """The skyline table of a build from its rows (swept again when ``rebuilt``).
+    """The skyline table of a build from its rows (swept again when ``rebuilt``, over the
+    whole pool: its side record, ``side``, read then); otherwise the side record's
+    candidates are read on first use (:func:`storage.open_pool.stored_pool`).
 
-    Runtime complexity: O(K * d + N + E) plus one read per distinct stored text.
+    Runtime complexity: O(P * d + N + E) for the P candidates of the rows plus one read per
+    distinct stored text (and the side record when ``rebuilt``).
     """
     build_id = int(row.id)
     cands = rows.cands
@@ -203,8 +208,9 @@ def rows_table(
         feeds, stored_curves(ids, rows.coef_rows, f"build {build_id}: candidate"), payloads,
         [rows.needs.get(i, {}) for i in ids] if db.schema_version >= 2 else None)
     kind = TABLE_KINDS.get(row.index_kind, PolyDomIndex)
+    pool = stored_pool(db, build_id, ids, candidates, side, trusted, models)
     if rebuilt:
-        return kind.build(candidates, row.n_min, row.n_max)
+        return kind.build(list(pool), row.n_min, row.n_max)
     breaks = [r.n_lo for r in rows.range_rows]
-    return kind(candidates, row.n_min, row.n_max, breaks, rows.sky,
+    return kind(pool, row.n_min, row.n_max, breaks, rows.sky,
                 json.loads(row.stats or "{}"))

@@ -29,8 +29,9 @@ from storage.cost_model_rows import read_cost_model
 from storage.database import Database
 from storage.expansion_seals import expansion_digest
 from storage.open_arrays import arrays_table, read_arrays
+from storage.open_pool import pool_row
 from storage.open_rows import read_rows, rows_edited, rows_table
-from storage.seal import seal_digest, seal_header
+from storage.seal import pool_part, seal_digest, seal_header
 
 __all__ = ["load_index"]
 
@@ -95,10 +96,12 @@ def load_index(
         stored_model = read_cost_model(db, conn, build_id)
         atoms = list(stored_model.model.atoms)
         sequence = _publication(db, conn, build_id, publication)
+        side = pool_row(db, conn, build_id)
 
         def header_of(expansions: Iterable[sa.Row], head: bool,
                       info: bool) -> dict[str, Any]:
-            return _header(db, row, sequence, stored_model.digest, expansions, head, info)
+            return _header(db, row, sequence, stored_model.digest, expansions, head, info,
+                           side)
 
         stored = None
         if not rebuild and "build_arrays" in db.tables:
@@ -127,9 +130,9 @@ def load_index(
         if min_publication is not None:
             publications.check_min_publication(db, build_id, publication, min_publication)
         if stored is not None:
-            table = arrays_table(db, row, read, trusted, models)
+            table = arrays_table(db, row, read, trusted, models, side)
         else:
-            table = rows_table(db, row, rows, trusted, models, rebuilt)
+            table = rows_table(db, row, rows, trusted, models, rebuilt, side)
     info = json.loads(row.info or "{}")
     info["build_id"] = build_id
     info["sealed"] = sealed is not None
@@ -159,15 +162,17 @@ def _publication(db: Database, conn: sa.Connection, build_id: int,
 
 
 def _header(db: Database, row: sa.Row, publication: int | None, cost_model: str,
-            expansions: Iterable[sa.Row], head: bool, info: bool) -> dict[str, Any]:
+            expansions: Iterable[sa.Row], head: bool, info: bool,
+            side: sa.Row | None = None) -> dict[str, Any]:
     """The version-2 seal header of a published build as its rows now are: domain, kind,
     training key, publication number, cost model digest, the seals of the expansions
     (recomputed from their rows, ``expansions``); ``head``: the part saying it was
     published with a head record; ``info``: the digest of its ``info`` text (cost unit,
-    evaluation protocol, ...)."""
+    evaluation protocol, ...); ``side``: its side record's digest and count."""
     seals = {str(r.id): expansion_digest(db, r) for r in expansions}
     return seal_header(row.n_min, row.n_max, row.index_kind, row.expansion_key, publication,
-                       cost_model, seals, head, (row.info or "") if info else None)
+                       cost_model, seals, head, (row.info or "") if info else None,
+                       None if side is None else pool_part(side.digest, side.candidates))
 
 
 @contextmanager

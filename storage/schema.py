@@ -27,9 +27,10 @@ blob, read by ``open_index`` instead of the rows), ``expansion_predictions`` (an
 expansion's out-of-fold predictions), ``publications`` (the numbered log of published
 builds, with the unique index that allows one current build), ``expansion_seals`` and
 ``served_timings`` (telemetry: the seconds each atomic feature took on a served item of
-some size, what recalibration refits curves from).  They change no existing table, so a
-store without them is still version 2 (read without them); a store of version 3 is created
-with every table.
+some size, what recalibration refits curves from), ``build_pools`` (each published
+build's side record: the candidates no lookup can return, one sealed blob).  They change
+no existing table, so a store without them is still version 2 (read without them); a store
+of version 3 is created with every table.
 
 Views (plain SQL, the same text on SQLite and PostgreSQL):
 
@@ -264,6 +265,21 @@ build_arrays = sa.Table(
     sa.Column("blob", sa.LargeBinary, nullable=False),
 )
 
+#: A published build's side record (:mod:`storage.pool_record`): the candidates no lookup can
+#: return (dominated, or on no skyline), as one compressed array blob whose ``digest``
+#: (sha256, or HMAC under the store key) the build's seal covers; ``candidates`` counts them.
+#: ``open_index`` reads the digest, never the blob; a rebuild, a recalibration or a
+#: calibration reads it.  Builds without one hold every candidate in their rows.
+build_pools = sa.Table(
+    "build_pools",
+    metadata,
+    sa.Column("build_id", sa.Integer, sa.ForeignKey("builds.id"), primary_key=True),
+    sa.Column("format", sa.String(16), nullable=False),
+    sa.Column("digest", sa.String(64), nullable=False),
+    sa.Column("candidates", sa.Integer, nullable=False),
+    sa.Column("blob", sa.LargeBinary, nullable=False),
+)
+
 #: The out-of-fold predictions of an expansion on the learner's training rows (what a DAG's
 #: classifier bank reuses as its losses): one ``.npy`` array (no pickle) with its digest.
 expansion_predictions = sa.Table(
@@ -321,7 +337,7 @@ TABLES = [t.name for t in metadata.sorted_tables]
 #: predictions); a writer creates them before its first write that needs them
 #: (:meth:`storage.database.Database.add_tables`).
 ADDED_TABLES = ("build_seals", "build_arrays", "expansion_predictions", "publications",
-                "expansion_seals", "served_timings")
+                "expansion_seals", "served_timings", "build_pools")
 
 #: Where the views put ``cost_at_n_lo`` (computed from ``candidate_costs``) among the
 #: candidate columns the fields declare (:func:`storage.candidate_fields.view_columns`).

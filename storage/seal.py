@@ -25,6 +25,7 @@ __all__ = [
     "expansion_seal",
     "index_seal",
     "info_digest",
+    "pool_part",
     "rows_digest",
     "seal_digest",
     "seal_header",
@@ -83,6 +84,7 @@ def seal_header(
     expansions: Mapping[str, str],
     head: bool = False,
     info: str | None = None,
+    pool: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The header of a version-2 seal (JSON-able: floats by repr, ``inf`` included): the
     domain, index kind, the training key of the build's expansions, its publication number,
@@ -92,7 +94,9 @@ def seal_header(
     head records existed have no such part); with ``info`` (the build's ``builds.info``
     text), ``"info"``: its :func:`info_digest` (the cost unit, domain, evaluation protocol
     and everything else the build says of itself; builds published before the info was
-    sealed have no such part).
+    sealed have no such part); with ``pool`` (:func:`pool_part`), ``"pool"``: the digest
+    and count of the build's side record (:mod:`storage.pool_record`; builds that hold every
+    candidate in their rows have no such part).
 
     Runtime complexity: O(len(expansions) + len(info)).
     """
@@ -103,7 +107,15 @@ def seal_header(
         header["head"] = 1
     if info is not None:
         header["info"] = info_digest(info)
+    if pool is not None:
+        header["pool"] = dict(pool)
     return header
+
+
+def pool_part(digest: str, candidates: int) -> dict[str, Any]:
+    """The ``pool`` part of a seal header: the side record's blob digest (sha256, or HMAC
+    under the store key) and how many candidates it holds.  O(1)."""
+    return {"digest": digest, "candidates": int(candidates)}
 
 
 def info_digest(info: str | None) -> str:

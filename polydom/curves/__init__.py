@@ -17,6 +17,7 @@ __getattr__ = lazy_exports(__name__, {
     "InSituProfile": "polydom.curves.quantile_fit",
     "fit_quantile_curve": "polydom.curves.quantile_fit",
     "Candidate": "polydom.curves.candidate",
+    "CandidateArrays": "polydom.curves.candidate_arrays",
     "CostCurve": "polydom.curves.cost_curve",
     "CostModel": "polydom.curves.cost_model",
     "CostProfile": "polydom.curves.fitting",
@@ -30,6 +31,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Candidate",
+    "CandidateArrays",
     "CostCurve",
     "CostModel",
     "CostProfile",

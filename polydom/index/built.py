@@ -250,7 +250,7 @@ class Index:
         self.columns = model.columns
         self.info = dict(info or {})
         #: Prices the served models row by row (:meth:`Hit.row_costs`).
-        self.served_cost = ServedCost(model, table.candidates, self.info)
+        self.served_cost = ServedCost(model, table.pool, self.info)
         self._source: Callable[[Any], Index | None] | None = None
         self._recalibrator: Callable[..., Any] | None = None
         #: Serialises :meth:`refresh` (never swapped with the state it guards).

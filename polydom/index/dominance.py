@@ -8,6 +8,7 @@ is exact for the index: a dominated candidate is on no skyline at any size.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,7 +17,8 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.poly import ACC_TOL, ZERO_TOL, difference_nonnegative
 from polydom.errors import InvalidArgumentError
 
-__all__ = ["canonical_order", "cost_le_many", "prune_dominated"]
+__all__ = ["canonical_order", "check_max_prune_tests", "cost_le_many", "prune_columns",
+           "prune_dominated"]
 
 
 def canonical_order(keys: Sequence[object]) -> list[int]:
@@ -98,6 +100,7 @@ def prune_dominated(
     n_min: float = 0.0,
     n_max: float = float("inf"),
     alpha: float = 1.0,
+    max_tests: int | None = None,
 ) -> list[int]:
     """Positions of the candidates that no other candidate dominates on ``[n_min, n_max]``.
 
@@ -110,55 +113,154 @@ def prune_dominated(
     kept one within ``alpha`` at no more cost: the loss of a lookup is bounded by ``alpha``
     (no chains of approximations).
 
-    Runtime complexity: O(K * S * L) vectorised for K candidates of which S survive, plus an
-    exact O(L**3) root check for the few pairs that sampling cannot decide.
+    Runtime complexity: as :func:`prune_columns`.
     """
     if alpha < 1.0 or not np.isfinite(alpha):
         raise InvalidArgumentError(f"alpha must be finite and >= 1, got {alpha!r}")
     k = len(candidates)
     if k == 0:
         return []
-    rank = np.empty(k, dtype=np.int64)
-    rank[canonical_order([c.key for c in candidates])] = np.arange(k)
     width = max(c.cost.coefficients.size for c in candidates)
     coef = np.zeros((k, width))
     for i, c in enumerate(candidates):
         coef[i, : c.cost.coefficients.size] = c.cost.coefficients
     acc = np.array([c.accuracy for c in candidates])
-    order = sorted(range(k), key=lambda i: (-acc[i], rank[i]))
+    return prune_columns(coef, acc, [c.key for c in candidates], n_min, n_max, alpha,
+                         max_tests)
+
+
+#: Candidates tested against the kept ones at once by coefficients (see prune_columns).
+_BLOCK = 1024
+#: Kept candidates the block test compares with (the most accurate ones).
+_KILLERS = 2048
+
+
+def check_max_prune_tests(value: object) -> int | None:
+    """``value`` when it is None or an integer >= 0 (a limit of pruning's pair tests)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                              or value < 0):
+        raise InvalidArgumentError(f"max_prune_tests must be an integer >= 0 or None, got "
+                                   f"{value!r}")
+    return value
+
+
+def prune_columns(
+    coef: np.ndarray,
+    acc: np.ndarray,
+    keys: Sequence[object],
+    n_min: float = 0.0,
+    n_max: float = float("inf"),
+    alpha: float = 1.0,
+    max_tests: int | None = None,
+) -> list[int]:
+    """:func:`prune_dominated` over columns: a ``(K, L)`` coefficient matrix (lowest degree
+    first, zero-padded), the accuracies and the keys.
+
+    Candidates are taken by priority (accuracy descending, then key); one is dominated when
+    an earlier one costs no more everywhere (dominance is transitive, so testing the kept
+    ones suffices).  Three tests, cheapest first, decide most candidates without the exact
+    one: (1) blocks of candidates are compared at once with the most accurate kept ones by
+    coefficients (``n_min >= 0``: no coefficient larger means no more cost anywhere, as
+    :func:`cost_le_many` decides it); (2) a dominating curve costs no more at ``n_min`` and
+    at the far end of the domain (``n_max``, or the last sampled size of an unbounded
+    one), so a Fenwick tree over the kept curves' values at ``n_min`` holding the least
+    value at the far end says in O(log K) whether any kept curve could (when none could,
+    the candidate is kept without a test); (3) else the exact test against the kept curves
+    not dearer at ``n_min`` (:func:`cost_le_many`).
+
+    Runtime complexity: O(K log K * L) when the tests (1) and (2) decide (a staircase of
+    parallel lines that all survive; a pool dominated by few curves), plus O(S * L) numpy
+    work for each candidate that reaches (3), for S kept.  ``max_tests`` bounds the pairs
+    compared in (3): past it, ``InvalidArgumentError`` naming the limit.
+    """
+    if alpha < 1.0 or not np.isfinite(alpha):
+        raise InvalidArgumentError(f"alpha must be finite and >= 1, got {alpha!r}")
+    check_max_prune_tests(max_tests)
+    k = coef.shape[0]
+    if k == 0:
+        return []
+    width = coef.shape[1]
+    rank = np.empty(k, dtype=np.int64)
+    rank[canonical_order(keys)] = np.arange(k)
+    order = np.lexsort((rank, -acc)).tolist()
+    acc_list = acc.tolist()
 
     # A curve that costs no more everywhere costs no more at n_min: the kept candidates
     # dearer there (beyond twice the tolerance cost_le_many grants) are never tested.  A
     # value that overflowed (NaN in the comparison) is no evidence: such a one is tested.
-    start = _sample_points(n_min, n_max)[0] ** np.arange(width)
+    points = _sample_points(n_min, n_max)
+    start = points[0] ** np.arange(width)
+    far = points[-1] ** np.arange(width)
     with np.errstate(over="ignore", invalid="ignore"):
         at_start = coef @ start
         slack = 2.0 * ZERO_TOL * (np.abs(coef) @ np.abs(start))
+        at_far = coef @ far
+        slack_far = 2.0 * ZERO_TOL * (np.abs(coef) @ np.abs(far))
+        # the filter's keys: a kept y may dominate x only if lo_key[y] <= lo_cap[x] and
+        # far_key[y] <= far_cap[x] (a value that is not finite bounds nothing)
+        lo_key = np.where(np.isfinite(at_start - slack), at_start - slack, -np.inf)
+        lo_cap = np.where(np.isfinite(at_start + slack), at_start + slack, np.inf)
+        far_key = np.where(np.isfinite(at_far - slack_far), at_far - slack_far, -np.inf)
+        far_cap = np.where(np.isfinite(at_far + slack_far), at_far + slack_far, np.inf)
+    lo_sorted = np.sort(lo_key)
+    slot = (np.searchsorted(lo_sorted, lo_key, side="left") + 1).tolist()  # Fenwick slots
+    reach = np.searchsorted(lo_sorted, lo_cap, side="right").tolist()
+    far_key_l, far_cap_l = far_key.tolist(), far_cap.tolist()
+    tree = [math.inf] * (k + 1)
+    coefwise = n_min >= 0.0
+
     kept: list[int] = []
     kept_arr = np.empty(k, dtype=np.int64)  # kept, as an array (its first len(kept) slots)
     by_accuracy: dict[float, list[int]] = {}
-    for x in order:
+    killed = np.zeros(k, dtype=bool)
+    tests = 0
+    for step, x in enumerate(order):
+        if coefwise and step % _BLOCK == 0 and kept:
+            killers = coef[kept_arr[: min(len(kept), _KILLERS)]]
+            block = np.array(order[step : step + _BLOCK])
+            killed[block] = np.all(killers[None, :, :] <= coef[block][:, None, :],
+                                   axis=2).any(axis=1)
+        if killed[x]:
+            continue
         if kept:
-            held = kept_arr[: len(kept)]
-            # Kept candidates come first in (accuracy desc, key) order, so one that costs no
-            # more everywhere dominates x (ties of accuracy and curve go to the smaller key).
-            with np.errstate(invalid="ignore"):
-                dearer = at_start[x] - at_start[held] < -(slack[x] + slack[held])
-            near = held[~dearer]
-            if near.size and cost_le_many(coef[near], coef[x], n_min, n_max, first=True).any():
-                continue
+            # (2): the least far value among kept curves not dearer at n_min
+            i, least = reach[x], math.inf
+            while i > 0:
+                if tree[i] < least:
+                    least = tree[i]
+                i -= i & -i
+            if least <= far_cap_l[x] or math.isnan(least):
+                held = kept_arr[: len(kept)]
+                with np.errstate(invalid="ignore"):
+                    dearer = at_start[x] - at_start[held] < -(slack[x] + slack[held])
+                near = held[~dearer]
+                tests += near.size
+                if max_tests is not None and tests > max_tests:
+                    raise InvalidArgumentError(
+                        f"pruning the {k:,} candidates needs more than max_prune_tests="
+                        f"{max_tests:,} curve comparisons (their curves cross a lot, or "
+                        "many survive): pass a larger max_prune_tests to "
+                        "polydom.build_index or PolyDomIndex.build, or give fewer candidates")
+                if near.size and cost_le_many(coef[near], coef[x], n_min, n_max,
+                                              first=True).any():
+                    continue
             # x may dominate kept candidates of the same accuracy (strictly cheaper somewhere).
             beaten = {
-                j for j in by_accuracy.get(acc[x], ())
+                j for j in by_accuracy.get(acc_list[x], ())
                 if cost_le_many(coef[x][None, :], coef[j], n_min, n_max)[0]
             }
             if beaten:
                 kept = [j for j in kept if j not in beaten]
                 kept_arr[: len(kept)] = kept
-                by_accuracy[acc[x]] = [j for j in by_accuracy[acc[x]] if j not in beaten]
+                by_accuracy[acc_list[x]] = [j for j in by_accuracy[acc_list[x]]
+                                            if j not in beaten]
+                tree = [math.inf] * (k + 1)  # rebuilt without the beaten (rare)
+                for j in kept:
+                    _fenwick_min(tree, slot[j], far_key_l[j])
         kept_arr[len(kept)] = x
         kept.append(x)
-        by_accuracy.setdefault(acc[x], []).append(x)
+        by_accuracy.setdefault(acc_list[x], []).append(x)
+        _fenwick_min(tree, slot[x], far_key_l[x])
     if alpha > 1.0:
         # Safe mode: ascending accuracy, a candidate goes when a KEPT cheaper one is within
         # alpha of it; kept ones are never removed later, so errors cannot chain.
@@ -171,3 +273,12 @@ def prune_dominated(
             loose.append(x)
         kept = loose
     return sorted(kept, key=lambda i: (-acc[i], rank[i]))
+
+
+def _fenwick_min(tree: list[float], i: int, value: float) -> None:
+    """Lower the prefix minima of a Fenwick tree from slot ``i`` on to ``value``."""
+    n = len(tree)
+    while i < n:
+        if value < tree[i]:
+            tree[i] = value
+        i += i & -i

@@ -10,10 +10,19 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from polydom.curves.candidate import Candidate
+from polydom.curves.candidate_arrays import CandidateArrays
+from polydom.curves.cost_curve import CostCurve
 from polydom.curves.domain import check_budget, check_domain, check_size, shown
-from polydom.curves.poly import candidate_roots, difference, interval_points
+from polydom.curves.poly import (
+    ZERO_TOL,
+    candidate_roots,
+    difference,
+    difference_nonnegative,
+    interval_points,
+    surely_nonnegative,
+)
 from polydom.errors import ArgumentTypeError, InvalidArgumentError
-from polydom.index.dominance import prune_dominated
+from polydom.index.dominance import prune_columns
 from polydom.index.sweep import (
     MAX_CROSSINGS,
     check_sweep_work,
@@ -22,7 +31,7 @@ from polydom.index.sweep import (
 )
 from polydom.index.table import RULES, SkylineTable, check_rule
 
-__all__ = ["PolyDomIndex", "IndexAll", "validate_candidates"]
+__all__ = ["PolyDomIndex", "IndexAll", "candidate_columns", "validate_candidates"]
 
 
 def validate_candidates(
@@ -32,61 +41,97 @@ def validate_candidates(
 
     Returns the list, ``n_min`` and ``n_max`` as floats.  Raises ``TypeError`` (not an
     iterable of candidates) or ``ValueError`` naming the problem; nothing is modified.
+
+    Runtime complexity: O(K * L) (see :func:`candidate_columns`).
+    """
+    pool, _, _, lo, hi = candidate_columns(candidates, n_min, n_max)
+    return list(pool), lo, hi
+
+
+def candidate_columns(
+    candidates: Sequence[Candidate] | CandidateArrays, n_min: float, n_max: float
+) -> tuple[Sequence[Candidate], np.ndarray, np.ndarray, float, float]:
+    """The pool an index is built over, with its ``(K, L)`` coefficient matrix, its
+    accuracies and the domain, after the checks of :func:`validate_candidates`.
+
+    A :class:`~polydom.curves.candidate_arrays.CandidateArrays` is taken as it is (its
+    columns were checked when it was made); a list is checked candidate by candidate for
+    its type and keys.  Curves are non-negative on the domain when every coefficient is
+    (``n_min >= 0``): decided for the whole matrix at once; only the other rows are checked
+    exactly (:func:`polydom.curves.poly.difference_nonnegative`); curves of degree <= 2
+    whose minimum on the domain is clearly positive are decided at once too
+    (:func:`polydom.curves.poly.surely_nonnegative`).
+
+    Runtime complexity: O(K * L) vectorised, plus O(L**3) per curve left undecided (a
+    negative coefficient and a minimum within rounding of 0, or a degree above 2).
     """
     lo, hi = check_domain(n_min, n_max)
-    if isinstance(candidates, (str, bytes, Mapping)) or not isinstance(candidates, Iterable):
-        raise ArgumentTypeError(
-            f"candidates must be an iterable of polydom.Candidate, got {shown(candidates)} "
-            f"({type(candidates).__name__})"
-        )
-    cands = list(candidates)
-    if not cands:
-        raise InvalidArgumentError("candidates must not be empty")
-    seen = set()
-    for k, c in enumerate(cands):
-        if not isinstance(c, Candidate):
+    if isinstance(candidates, CandidateArrays):
+        pool: Sequence[Candidate] = candidates
+        if not len(pool):
+            raise InvalidArgumentError("candidates must not be empty")
+        coef, acc, keys = pool.coefficients, pool.accuracies, pool.keys
+    else:
+        if isinstance(candidates, (str, bytes, Mapping)) or not isinstance(candidates,
+                                                                            Iterable):
             raise ArgumentTypeError(
-                f"candidates[{k}] must be a polydom.Candidate, got {shown(c)} "
-                f"({type(c).__name__})"
+                f"candidates must be an iterable of polydom.Candidate, got "
+                f"{shown(candidates)} ({type(candidates).__name__})"
             )
-        if c.key in seen:
-            raise InvalidArgumentError(f"duplicate candidate key {c.key!r}")
-        seen.add(c.key)
-        if not c.cost.is_nonnegative(lo, hi):
+        pool = list(candidates)
+        if not pool:
+            raise InvalidArgumentError("candidates must not be empty")
+        seen = set()
+        for k, c in enumerate(pool):
+            if not isinstance(c, Candidate):
+                raise ArgumentTypeError(
+                    f"candidates[{k}] must be a polydom.Candidate, got {shown(c)} "
+                    f"({type(c).__name__})"
+                )
+            if c.key in seen:
+                raise InvalidArgumentError(f"duplicate candidate key {c.key!r}")
+            seen.add(c.key)
+        coef = coefficient_matrix([c.cost for c in pool])
+        acc = np.fromiter((c.accuracy for c in pool), dtype=np.float64, count=len(pool))
+        keys = None
+    sure = surely_nonnegative(coef, lo, hi)
+    for i in np.flatnonzero(~sure).tolist():
+        row = coef[i]
+        if not difference_nonnegative(row, lo, hi, ZERO_TOL * np.abs(row)):
+            key = keys[i] if keys is not None else pool[i].key
             raise InvalidArgumentError(
-                f"cost curve of candidate {c.key!r} ({c.cost}) is negative somewhere on "
-                f"[{lo!r}, {hi!r}]"
+                f"cost curve of candidate {key!r} ({CostCurve(row)}) is negative somewhere "
+                f"on [{lo!r}, {hi!r}]"
             )
-    return cands, lo, hi
+    return pool, coef, acc, lo, hi
 
 
 def _sweep_table(
     cls: type[SkylineTable],
-    candidates: Sequence[Candidate],
+    candidates: Sequence[Candidate] | CandidateArrays,
     n_min: float,
     n_max: float,
     keep_all: bool,
     max_crossings: int,
 ) -> SkylineTable:
     start = time.perf_counter()
-    cands, lo, hi = validate_candidates(candidates, n_min, n_max)
-    check_sweep_work(coefficient_matrix([c.cost for c in cands]), lo, hi, max_crossings,
-                     np.array([c.accuracy for c in cands]))
-    kept = prune_dominated(cands, lo, hi)  # canonical priority order
+    pool, coef, acc, lo, hi = candidate_columns(candidates, n_min, n_max)
+    check_sweep_work(coef, lo, hi, max_crossings, acc)
+    keys = pool.keys if isinstance(pool, CandidateArrays) else [c.key for c in pool]
+    kept = prune_columns(coef, acc, keys, lo, hi)  # canonical priority order
     pruned_at = time.perf_counter()
-    coefs = [cands[i].cost.coefficients for i in kept]
-    accs = [cands[i].accuracy for i in kept]
-    result = kinetic_sweep(coefs, accs, lo, hi, keep_all=keep_all, max_crossings=max_crossings)
+    result = kinetic_sweep([coef[i] for i in kept], acc[kept].tolist(), lo, hi,
+                           keep_all=keep_all, max_crossings=max_crossings)
     skylines = [[kept[i] for i in sky] for sky in result.skylines]
     stats = {
-        "candidates": len(cands),
+        "candidates": len(pool),
         "undominated": len(kept),
         "events": result.events,
         "crossings": result.crossings,
         "prune_seconds": pruned_at - start,
         "build_seconds": time.perf_counter() - start,
     }
-    return cls(cands, lo, hi, result.breaks, skylines, stats)
+    return cls(pool, lo, hi, result.breaks, skylines, stats)
 
 
 class PolyDomIndex(SkylineTable):

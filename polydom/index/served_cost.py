@@ -70,7 +70,11 @@ class ServedCost:
         self._info = info
 
     def factor(self, candidate: Candidate) -> float:
-        """``candidate``'s calibration factor (1.0 uncalibrated).  Runtime complexity: O(K)."""
+        """``candidate``'s calibration factor (1.0 uncalibrated).  Runtime complexity: O(K)
+        calibrated, O(1) uncalibrated."""
+        overrun = self._info.get("overrun")
+        if not isinstance(overrun, Mapping) or not isinstance(overrun.get("factors"), list):
+            return 1.0
         for i, c in enumerate(self._candidates):
             if c is candidate:
                 return float(stored_overrun(self._info, "factors", 1.0,

@@ -13,23 +13,28 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cmp_to_key
+from itertools import pairwise
 
 import numpy as np
 
 from polydom.curves.poly import (
+    REL_TOL,
     compare_right,
     difference,
+    float_sign_changes,
     sign_change_roots,
     tol_x,
     values_equal,
 )
 from polydom.errors import InvalidArgumentError
 
-__all__ = ["MAX_CROSSINGS", "SweepResult", "check_max_crossings", "check_sweep_work",
-           "coefficient_matrix", "crossing_lower_bound", "kinetic_sweep", "skyline_of",
+__all__ = ["BOUND_POINTS", "MAX_CROSSINGS", "PrefixMax", "SweepResult", "bound_points",
+           "check_max_crossings", "check_sweep_work", "coefficient_matrix",
+           "crossing_lower_bound", "initial_order", "inversions", "kinetic_sweep",
+           "skyline_of",
            "surviving_pruning"]
 
 #: Default bound of the sweep's work: crossing events (about 90 microseconds each on one
@@ -97,42 +102,101 @@ def _values_at(coefs: np.ndarray, x: float) -> np.ndarray:
     return np.where(np.isnan(out), np.inf, out)
 
 
-def crossing_lower_bound(coefs: np.ndarray, lo: float, hi: float) -> int:
-    """How many pairs of curves cross at least once in ``(lo, hi)``: the pairs whose order by
-    cost at ``lo`` is strictly the reverse of their order at ``hi`` (for an infinite ``hi``,
-    the order as ``n`` grows: by the highest-degree coefficient first).  Ties count as no
-    crossing, so the count is a lower bound of the crossings among these curves.
+#: Sizes at which :func:`crossing_lower_bound` compares the curves' orders (the domain's
+#: ends included): pairs that cross inside the domain and come back (parabolas crossing
+#: twice) reverse their order between two of them.
+BOUND_POINTS = 17
+
+
+def bound_points(lo: float, hi: float, count: int = BOUND_POINTS) -> list[float]:
+    """The sizes :func:`crossing_lower_bound` compares orders at: ``count`` evenly spaced
+    over a finite ``[lo, hi]``; over an unbounded one ``lo`` and ``count - 2`` sizes
+    spaced by powers of ten up to ``lo + 1e12`` (the order as ``n`` grows is compared
+    last).  O(count)."""
+    if lo == hi:
+        return [lo]
+    if math.isinf(hi):
+        return [lo, *(lo + v for v in np.logspace(-3, 12, count - 2).tolist())]
+    return [lo + (hi - lo) * t for t in np.linspace(0.0, 1.0, count).tolist()]
+
+
+def inversions(first: np.ndarray, second: np.ndarray, limit: int | None = None) -> int:
+    """How many pairs are strictly ordered one way by ``first`` and strictly the other way
+    by ``second`` (two integer rank arrays; equal ranks order nothing): a merge count over
+    ``second`` taken in the order of ``first``, run level by level in numpy.  Stops once
+    the count passes ``limit`` (then it returns a number above ``limit``).
+
+    Runtime complexity: O(K log**2 K) numpy work (sorts of runs at each of log K levels).
+
+    >>> inversions(np.array([0, 1, 2]), np.array([2, 1, 0]))
+    3
+    >>> inversions(np.array([0, 0, 1]), np.array([1, 0, 0]))
+    1
+    """
+    k = first.size
+    if k < 2:
+        return 0
+    # visit by first (ties by second, so a tie in first counts nothing), then count for
+    # each curve the earlier ones whose rank in second is strictly larger
+    seq = second[np.lexsort((second, first))].astype(np.int64)
+    top = int(seq.max()) + 1
+    size = 1 << (k - 1).bit_length()
+    runs = np.full(size, top, dtype=np.int64)  # padding sorts last: it adds nothing
+    runs[:k] = seq
+    total, width = 0, 1
+    while width < size:
+        blocks = runs.reshape(-1, 2, width)
+        count = blocks.shape[0]
+        offset = (np.arange(count, dtype=np.int64) * (top + 1))[:, None]
+        left = (blocks[:, 0, :] + offset).ravel()
+        right = (blocks[:, 1, :] + offset).ravel()
+        # left runs are sorted: the ones above each right element are those after it
+        at = np.searchsorted(left, right, side="right")
+        start = np.repeat(np.arange(count, dtype=np.int64) * width, width)
+        total += int((width - (at - start)).sum())
+        if limit is not None and total > limit:
+            return total
+        runs = np.sort(blocks.reshape(count, 2 * width), axis=1).ravel()
+        width *= 2
+    return total
+
+
+def crossing_lower_bound(coefs: np.ndarray, lo: float, hi: float,
+                         limit: int | None = None) -> int:
+    """A lower bound of the crossings among curves in ``(lo, hi)``: between each two
+    consecutive sizes of :func:`bound_points`, the pairs whose order by cost at one is
+    strictly the reverse of their order at the other cross there at least once (for an
+    infinite ``hi``, the last order is the one as ``n`` grows: by the highest-degree
+    coefficient first).  The intervals are disjoint, so the counts add up; ties count as no
+    crossing.  The count between the two ends alone is a bound too (exact for lines); the
+    larger is returned.  With ``limit``, stops once the count passes it.
 
     ``coefs`` is ``(K, L)``, lowest degree first, padded with zeros.
 
-    Runtime complexity: O(K log K * L).
+    Runtime complexity: O(P * K log**2 K * L) numpy work for P = :data:`BOUND_POINTS`.
 
     >>> crossing_lower_bound(np.array([[0.0, 2.0], [1.0, 1.0], [2.0, 0.0]]), 0.0, 10.0)
     3
+    >>> crossing_lower_bound(np.array([[0.0, 4.0, -0.4], [1.0, 0.0, 0.0]]), 0.0, 10.0)
+    2
     """
     k = coefs.shape[0]
     if k < 2 or lo == hi:
         return 0
-    at_lo = _dense_rank(_values_at(coefs, lo)[:, None])
-    far = coefs if math.isinf(hi) else _values_at(coefs, hi)[:, None]
-    at_hi = _dense_rank(far)
-    # visit by rank at lo (ties by rank at hi, so a tie at lo counts nothing), then count
-    # the earlier curves whose rank at hi is strictly larger: a Fenwick tree over ranks
-    sequence = at_hi[np.lexsort((at_hi, at_lo))].tolist()
-    size = max(sequence) + 1
-    tree = [0] * (size + 1)
-    inversions = 0
-    for seen, r in enumerate(sequence):
-        i, not_above = r + 1, 0
-        while i > 0:
-            not_above += tree[i]
-            i -= i & -i
-        inversions += seen - not_above
-        i = r + 1
-        while i <= size:
-            tree[i] += 1
-            i += i & -i
-    return inversions
+    ranks = [_dense_rank(_values_at(coefs, x)[:, None]) for x in bound_points(lo, hi)]
+    if math.isinf(hi):
+        ranks.append(_dense_rank(coefs))
+    # the ends alone: exact for lines (a pair tied at a size between would be missed by
+    # both intervals around it)
+    ends = inversions(ranks[0], ranks[-1], limit)
+    if limit is not None and ends > limit:
+        return ends
+    total = 0
+    for before, after in pairwise(ranks):
+        total += inversions(before, after, None if limit is None else limit - total)
+        if limit is not None and total > limit:
+            break
+    return max(total, ends)
 
 
 def coefficient_matrix(curves: Sequence) -> np.ndarray:
@@ -155,12 +219,12 @@ def check_max_crossings(value: object) -> int:
 def surviving_pruning(coefs: np.ndarray, accuracies: np.ndarray, lo: float,
                       hi: float) -> np.ndarray:
     """A mask of curves that dominance pruning keeps for sure: those strictly on the
-    (cost, accuracy) front at ``lo`` or at ``hi`` (no other curve as cheap there and as
-    accurate).  Dominance needs a curve cheaper or as cheap everywhere, so a curve strictly
+    (cost, accuracy) front at one of the sizes of :func:`bound_points` (no other curve as
+    cheap there and as accurate; for an infinite ``hi`` also as ``n`` grows).  Dominance needs a curve cheaper or as cheap everywhere, so a curve strictly
     on the front at a point of the domain is dominated by none.  Exact duplicates count as
     not surviving (a lower bound is all this is for).
 
-    Runtime complexity: O(K log K * L).
+    Runtime complexity: O(P * K log K * L) for P = :data:`BOUND_POINTS`.
 
     >>> surviving_pruning(np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0]]),
     ...                   np.array([0.9, 0.5, 0.6]), 0.0, 10.0).tolist()
@@ -168,8 +232,10 @@ def surviving_pruning(coefs: np.ndarray, accuracies: np.ndarray, lo: float,
     """
     keep = np.zeros(coefs.shape[0], dtype=bool)
     acc = np.asarray(accuracies, dtype=np.float64)
-    far = coefs if math.isinf(hi) else _values_at(coefs, hi)[:, None]
-    for rank in (_dense_rank(_values_at(coefs, lo)[:, None]), _dense_rank(far)):
+    ranks = [_dense_rank(_values_at(coefs, x)[:, None]) for x in bound_points(lo, hi)]
+    if math.isinf(hi):
+        ranks.append(_dense_rank(coefs))
+    for rank in ranks:
         order = np.lexsort((-acc, rank))  # cheapest first; equal cost: most accurate first
         best_before = np.maximum.accumulate(np.concatenate(([-np.inf], acc[order][:-1])))
         on_front = acc[order] > best_before
@@ -183,21 +249,22 @@ def surviving_pruning(coefs: np.ndarray, accuracies: np.ndarray, lo: float,
 def check_sweep_work(coefs: np.ndarray, lo: float, hi: float, max_crossings: int,
                      accuracies: np.ndarray | None = None) -> None:
     """Refuse, before any pruning or sweeping, curves that cross more than ``max_crossings``
-    times (:func:`crossing_lower_bound`), naming the limit and how to raise it.
+    times (:func:`crossing_lower_bound`, at the sizes of :func:`bound_points`), naming the
+    limit and how to raise it.
 
     The sweep follows only the curves that pruning keeps, so with ``accuracies`` the count
     is taken over the curves that pruning keeps for sure (:func:`surviving_pruning`): a
     pool of many curves that cross but are dominated (2,000 random curves, say) is not
     refused for crossings the sweep never meets.
 
-    Runtime complexity: O(K log K * L).
+    Runtime complexity: O(P * K log**2 K * L) numpy work (:func:`crossing_lower_bound`).
     """
     check_max_crossings(max_crossings)
     if coefs.shape[0] * (coefs.shape[0] - 1) // 2 * max(coefs.shape[1] - 1, 0) <= max_crossings:
         return  # even every pair crossing at every root stays within the limit
     if accuracies is not None:
         coefs = coefs[surviving_pruning(coefs, accuracies, lo, hi)]
-    at_least = crossing_lower_bound(coefs, lo, hi)
+    at_least = crossing_lower_bound(coefs, lo, hi, max_crossings)
     if at_least > max_crossings:
         raise InvalidArgumentError(_too_many(coefs.shape[0], at_least, max_crossings, "at least"))
 
@@ -207,6 +274,105 @@ def _too_many(k: int, crossings: int, limit: int, how: str) -> str:
             f"domain; the sweep's limit is max_crossings={limit:,} (about 90 microseconds "
             "each): pass a larger max_crossings to polydom.build_index or "
             "PolyDomIndex.build, or give fewer candidates")
+
+
+class PrefixMax:
+    """The running maximum of a list of numbers before each position, under updates: a
+    segment tree (the sweep asks, at each event, for the best accuracy cheaper than a
+    block of swapped curves, which a scan made O(K) per event).
+
+    Runtime complexity: O(K) to build, O(log K) per :meth:`set` and :meth:`before`.
+
+    >>> m = PrefixMax([0.5, 0.9, 0.7])
+    >>> m.before(0), m.before(2), m.before(3)
+    (-inf, 0.9, 0.9)
+    >>> m.set(1, 0.1); m.before(2)
+    0.5
+    """
+
+    __slots__ = ("_size", "_tree")
+
+    def __init__(self, values: Sequence[float]) -> None:
+        size = 1
+        while size < max(len(values), 1):
+            size *= 2
+        tree = [-math.inf] * (2 * size)
+        tree[size : size + len(values)] = values
+        for i in range(size - 1, 0, -1):
+            tree[i] = max(tree[2 * i], tree[2 * i + 1])
+        self._size, self._tree = size, tree
+
+    def set(self, i: int, value: float) -> None:
+        """Position ``i`` holds ``value`` now."""
+        tree = self._tree
+        i += self._size
+        tree[i] = value
+        i >>= 1
+        while i:
+            tree[i] = max(tree[2 * i], tree[2 * i + 1])
+            i >>= 1
+
+    def before(self, end: int) -> float:
+        """The largest value at positions ``0 .. end - 1`` (-inf for none)."""
+        tree = self._tree
+        best = -math.inf
+        lo, hi = self._size, self._size + end
+        while lo < hi:
+            if lo & 1:
+                best = max(best, tree[lo])
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                best = max(best, tree[hi])
+            lo >>= 1
+            hi >>= 1
+        return best
+
+
+def initial_order(coefs: Sequence[np.ndarray], lists: Sequence[list[float]], lo: float,
+                  cmp: Callable[[int, int], int]) -> list[int]:
+    """The curves ``0..K-1`` sorted by ``cmp`` (their order just right of ``lo``, ties by
+    number), found by numpy where floats decide it.
+
+    The order just right of ``lo`` is that of the Taylor coefficients at ``lo``, compared
+    first to last (:func:`polydom.curves.poly.compare_right`).  The curves are sorted by
+    their float Taylor coefficients at once; two neighbours whose first coefficients differ
+    by more than twice the tolerance ``compare_right`` grants are in its order, so only the
+    runs of closer neighbours are sorted again by ``cmp`` itself.
+
+    Runtime complexity: O(K log K * L) numpy work plus O(r log r) comparisons per run of r
+    close neighbours.
+    """
+    k = len(lists)
+    if k < 2:
+        return list(range(k))
+    width = max(len(c) for c in lists)
+    t = np.zeros((k, width))
+    for i, c in enumerate(lists):
+        t[i, : len(c)] = c
+    mag = np.abs(t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for j in range(width - 1):  # Horner shifts to lo, as poly.taylor does
+            for m in range(width - 2, j - 1, -1):
+                t[:, m] += lo * t[:, m + 1]
+                mag[:, m] += abs(lo) * mag[:, m + 1]
+    if not (np.isfinite(t).all() and np.isfinite(mag).all()):
+        return sorted(range(k), key=cmp_to_key(cmp))
+    idx = np.arange(k)
+    order = np.lexsort((idx, *(t[:, m] for m in range(width - 1, -1, -1))))
+    first, scale = t[order, 0], mag[order, 0]
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow decides nothing
+        clear = (first[1:] - first[:-1]) > 4.0 * REL_TOL * (scale[1:] + scale[:-1])
+    out = order.tolist()
+    close = np.flatnonzero(~clear)
+    if close.size == 0:
+        return out
+    # runs of close neighbours: [a, b] over positions
+    starts = close[np.concatenate(([True], np.diff(close) > 1))]
+    ends = close[np.concatenate((np.diff(close) > 1, [True]))] + 1
+    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+        out[a : b + 1] = sorted(out[a : b + 1], key=cmp_to_key(cmp))
+    return out
 
 
 def kinetic_sweep(
@@ -241,8 +407,11 @@ def kinetic_sweep(
     -------
     SweepResult
 
-    Runtime complexity: O((K + X) log K) heap work for X crossings, plus O(K) per kept
-    range to record its skyline and an O(l) prefix maximum per event.
+    Runtime complexity: O(K log K) numpy work for the first order, O((K + X) log K) heap
+    and prefix-maximum work for X crossings, plus O(K) per kept range to record its
+    skyline.  Curves of degree <= 2 are handled in plain floats (closed-form roots, Taylor
+    orders) wherever floats decide; the exact paths of :mod:`polydom.curves.poly` take
+    the rest.
     """
     k = len(coefs)
     lists = [c.tolist() for c in coefs]
@@ -260,23 +429,27 @@ def kinetic_sweep(
             order = compare_right(lists[i], lists[j], lo)
         return order or (i > j) - (i < j)
 
-    order = sorted(range(k), key=cmp_to_key(cmp_lo))
+    order = (sorted(range(k), key=cmp_to_key(cmp_lo)) if at_point
+             else initial_order(coefs, lists, lo, cmp_lo))
     pos = [0] * k
     for p, i in enumerate(order):
         pos[i] = p
-    acc_at = [accs[i] for i in order]
+    best = PrefixMax([accs[i] for i in order])
     heap: list[tuple[float, int, int]] = []
     roots: dict[tuple[int, int], list[float]] = {}
 
     def push_next(u: int, v: int, after: float) -> None:
         """Queue the first crossing of ``u`` and ``v`` strictly after ``after``.  A root that
         is the crossing just processed (rounding put it a hair later) re-sorts nothing: the
-        order there already is the order just right of it."""
+        order there already is the order just right of it.  Degree <= 2 in plain floats
+        where they decide (:func:`polydom.curves.poly.float_sign_changes`), else exactly."""
         pair = (u, v) if u < v else (v, u)
         r = roots.get(pair)
         if r is None:
-            d = difference(coefs[pair[0]], coefs[pair[1]])
-            r = sign_change_roots(d, lo, hi, absorb_ends=False).tolist()
+            r = float_sign_changes(lists[pair[0]], lists[pair[1]], lo, hi)
+            if r is None:
+                d = difference(coefs[pair[0]], coefs[pair[1]])
+                r = sign_change_roots(d, lo, hi, absorb_ends=False).tolist()
             roots[pair] = r
         j = bisect_right(r, after)
         if j < len(r):
@@ -343,12 +516,12 @@ def kinetic_sweep(
             if new != old:
                 changed = True
                 if not interesting:
-                    running = max(acc_at[:lft], default=-math.inf)
+                    running = best.before(lft)
                     interesting = _members(old, accs, running) != _members(new, accs, running)
                 order[lft : rgt + 1] = new
                 for p in range(lft, rgt + 1):
                     pos[order[p]] = p
-                    acc_at[p] = accs[order[p]]
+                    best.set(p, accs[order[p]])
             for j in range(max(0, lft - 1), min(k - 2, rgt) + 1):
                 push_next(order[j], order[j + 1], x)
             b += 1

@@ -57,21 +57,32 @@ class SkylineTable:
         skylines: Sequence[Sequence[int]],
         stats: dict | None = None,
     ) -> None:
-        self._candidates = list(candidates)
+        # the pool as given (a list, a CandidateArrays, a store's lazily read pool), and the
+        # hot path's list: position -> candidate, filled for the positions on a skyline
+        self._pool = candidates if not isinstance(candidates, (list, tuple)) else list(
+            candidates)
         self._lo = float(n_min)
         self._hi = float(n_max)
         self._top = min(self._hi, _MAX_FLOAT)  # largest size accepted without a full check
         self._breaks = [float(b) for b in breaks]
         self._sky = [list(map(int, s)) for s in skylines]
         self.stats_ = dict(stats or {})
+        self._answerable = sorted({i for s in self._sky for i in s})
+        if isinstance(self._pool, list):
+            self._candidates = self._pool
+        else:
+            self._candidates = [None] * len(self._pool)
+            for i in self._answerable:
+                self._candidates[i] = self._pool[i]
+        picked = [self._candidates[i] for i in self._answerable]
         # cubic and below share one unrolled Horner in lookups (width 4)
-        width = max([4, *(c.cost.coefficients.size for c in self._candidates)])
+        width = max([4, *(c.cost.coefficients.size for c in picked)])
         self._width = width
-        # Per candidate: coefficients highest degree first, padded to one width (Horner).
-        self._horner = [
-            (0.0,) * (width - c.cost.coefficients.size) + c.cost._horner
-            for c in self._candidates
-        ]
+        # Per skyline candidate: coefficients highest degree first, padded to one width.
+        self._horner = {
+            i: (0.0,) * (width - c.cost.coefficients.size) + c.cost._horner
+            for i, c in zip(self._answerable, picked, strict=True)
+        }
         self._sky_horner = [[self._horner[i] for i in s] for s in self._sky]
         # per range, for the one-SE rule: accuracies (increasing) and each entry's
         # threshold, its accuracy minus its standard error
@@ -85,8 +96,36 @@ class SkylineTable:
     # ------------------------------------------------------------------ properties
     @property
     def candidates(self) -> list[Candidate]:
-        """The candidates given to ``build``, in their given order."""
-        return list(self._candidates)
+        """The candidates given to ``build``, in their given order.
+
+        Runtime complexity: O(K); a pool given as arrays (or read lazily from a store)
+        makes (reads) every candidate on the first call.
+        """
+        if self._pool is self._candidates:
+            return list(self._candidates)
+        return list(self._pool)
+
+    @property
+    def pool(self) -> Sequence[Candidate]:
+        """The candidates as given to ``build`` (a list, a
+        :class:`~polydom.curves.candidate_arrays.CandidateArrays`, or the pool a store
+        reads on first use), without making any.  O(1)."""
+        return self._pool
+
+    @property
+    def answerable(self) -> list[int]:
+        """Positions of the candidates on some skyline (every answer is one), ascending.
+        O(1) (a copy: O(P))."""
+        return list(self._answerable)
+
+    def candidate(self, position: int) -> Candidate:
+        """The candidate at ``position`` in :attr:`candidates`.
+
+        Runtime complexity: O(1) for a candidate on a skyline; otherwise what the pool's
+        item costs (a store's pool is read on the first such call).
+        """
+        found = self._candidates[position]
+        return self._pool[position] if found is None else found
 
     @property
     def domain(self) -> tuple[float, float]:
@@ -124,7 +163,7 @@ class SkylineTable:
 
     def __repr__(self) -> str:
         return (
-            f"{type(self).__name__}(candidates={len(self._candidates)}, "
+            f"{type(self).__name__}(candidates={len(self._pool)}, "
             f"ranges={len(self._sky)}, entries={self.entries}, "
             f"domain=[{self._lo!r}, {self._hi!r}])"
         )

@@ -18,7 +18,12 @@ import polydom
 from polydom import Candidate, CostCurve, IndexAll, PolyDomIndex
 from polydom.errors import InvalidArgumentError
 from polydom.index import dominance, polydom_index
-from polydom.index.sweep import MAX_CROSSINGS, coefficient_matrix, crossing_lower_bound
+from polydom.index.sweep import (
+    MAX_CROSSINGS,
+    coefficient_matrix,
+    crossing_lower_bound,
+    kinetic_sweep,
+)
 from tests.index_oracle import full_scan, pair_crossings
 
 
@@ -35,14 +40,16 @@ def test_the_probe_is_refused_before_pruning_or_sweeping(monkeypatch):
     def never(*args, **kwargs):
         raise AssertionError("the work the bound is there to avoid was started")
 
-    monkeypatch.setattr(polydom_index, "prune_dominated", never)
+    monkeypatch.setattr(polydom_index, "prune_columns", never)
     monkeypatch.setattr(polydom_index, "kinetic_sweep", never)
     cands = _all_crossing(3000)  # 4,498,500 crossings: about 400 s of sweep
     with pytest.raises(InvalidArgumentError) as caught:
         PolyDomIndex.build(cands, 0.0, math.inf)
     message = str(caught.value)
+    counted = int(message.split("cross at least ")[1].split(" times")[0].replace(",", ""))
+    assert MAX_CROSSINGS < counted <= 4_498_500  # the count stops once past the limit
     assert message == (
-        "the cost curves of the 3,000 candidates cross at least 4,498,500 times on the "
+        f"the cost curves of the 3,000 candidates cross at least {counted:,} times on the "
         f"domain; the sweep's limit is max_crossings={MAX_CROSSINGS:,} (about 90 microseconds "
         "each): pass a larger max_crossings to polydom.build_index or PolyDomIndex.build, or "
         "give fewer candidates")
@@ -61,17 +68,24 @@ def test_a_raised_limit_builds_and_answers_as_the_full_scan():
             assert (got and got.key) == (want and want.key)
 
 
-def test_curves_that_cross_back_stop_the_sweep_at_the_limit():
-    """i (n - 5)**2 + 50 - i**3 / 100: the same order at 0 and 10 (no pair counted up
-    front), the reverse at 5: every pair crosses twice, at (n - 5)**2 = (i*i + i*j + j*j)
-    / 100, 2 * 66 = 132 times in all."""
+def test_curves_that_cross_back_are_counted_up_front_and_stop_the_sweep():
+    """i (n - 5)**2 + 50 - i**3 / 100: the same order at 0 and 10, the reverse at 5: every
+    pair crosses twice, at (n - 5)**2 = (i*i + i*j + j*j) / 100, 2 * 66 = 132 times in all.
+    The orders compared at sizes inside the domain see them (the ends alone saw none); the
+    sweep stops at its own limit too."""
     cands = [Candidate(f"q{i}", 0.5 + i / 100,
                        CostCurve.parse(f"{i}*(n - 5)**2 + 50 - {i}**3 / 100"))
              for i in range(1, 13)]
-    assert crossing_lower_bound(coefficient_matrix([c.cost for c in cands]), 0.0, 10.0) == 0
+    coefs = coefficient_matrix([c.cost for c in cands])
+    assert 66 <= crossing_lower_bound(coefs, 0.0, 10.0) <= 132
+    with pytest.raises(InvalidArgumentError, match="cross at least [0-9]+ times on the "
+                                                   "domain; the sweep's limit is "
+                                                   "max_crossings=20"):
+        PolyDomIndex.build(cands, 0.0, 10.0, max_crossings=20)
     with pytest.raises(InvalidArgumentError, match="cross more than 20 times on the domain; "
                                                    "the sweep's limit is max_crossings=20"):
-        PolyDomIndex.build(cands, 0.0, 10.0, max_crossings=20)
+        kinetic_sweep(list(coefs), [c.accuracy for c in cands][::-1], 0.0, 10.0,
+                      max_crossings=20)
     index = PolyDomIndex.build(cands, 0.0, 10.0, max_crossings=1000)
     assert 20 < index.stats_["events"] <= 132
     for size in (0.0, 2.0, 4.2, 5.0, 6.1, 9.0):
