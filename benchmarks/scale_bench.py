@@ -24,6 +24,16 @@
   the largest ``--sizes``, CPU time each.
 * open_pg (not in the default ``--only``): as open, each size one build in the PostgreSQL
   database of ``--pg-url`` (published there on the first run).
+* index (issue 38; not in the default ``--only``): pools of ``--index-sizes`` candidates
+  (the realistic family: 40 atoms of degree <= 2, 5-20 a candidate, accuracy rising with
+  information), each size in a fresh process: build, publish, the store (its published
+  part and its side record), open in a fresh process against a process that only imports
+  the read path, open warm, lookup against two bisects, lookup_many against a numpy scan
+  of every candidate (and the mismatches), peak memory; then the adversarial families
+  (a staircase of parallel lines, lines that all cross, parabolas that cross twice) built
+  or refused, and the sweep's CPU per crossing on random lines and parabolas at K = 1,000.
+  CPU seconds (``time.process_time``) with wall beside, medians of ``--repeats``; growth
+  exponents between sizes.
 
 Every section prints the 1-minute load average next to its numbers: this machine is shared.
 """
@@ -444,6 +454,272 @@ def bench_readers(workdir: Path, pg_url: str | None, seconds: float = 12.0) -> N
           f"{sum(r['mixed'] for r in reports)}; {load()}")
 
 
+# ---------------------------------------------------------------------------- index
+N_INDEX = 1000.0  # the realistic family's domain is [0, N_INDEX]
+
+
+def realistic_pool(k: int, seed: int = 0, atoms: int = 40):
+    """``k`` candidates over ``atoms`` atoms of degree <= 2: each needs 5-20 of them (its
+    cost their sum), its accuracy rises with the information they carry (plus noise).
+    Returns the pool (:class:`polydom.CandidateArrays`) and the atoms' curves."""
+    import polydom
+
+    rng = np.random.default_rng(seed)
+    curves = np.stack([rng.uniform(0, 10, atoms), rng.uniform(0, 0.1, atoms),
+                       rng.uniform(0, 1e-4, atoms)], axis=1)
+    weight = rng.uniform(0.02, 0.12, atoms)
+    count = rng.integers(5, 21, k)
+    ranks = np.argsort(np.argsort(rng.random((k, atoms)), axis=1), axis=1)
+    mask = ranks < count[:, None]
+    acc = 1.0 - 0.5 * np.exp(mask.astype(float) @ np.log1p(-weight))
+    acc = np.clip(acc + rng.normal(0, 0.005, k), 0.0, 1.0)
+    names = [f"a{i}" for i in range(atoms)]
+    pool = polydom.CandidateArrays([f"c{i}" for i in range(k)], acc,
+                                   mask.astype(float) @ curves, mask, names)
+    return pool, {n: curves[i].tolist() for i, n in enumerate(names)}
+
+
+def adversarial_pool(family: str, k: int):
+    """A pool of ``k`` candidates of an adversarial family on ``[0, N_INDEX]`` (accuracy
+    rising with the cost at 0, so that every curve is on the front there):
+
+    * ``staircase``: parallel lines ``1 + i + 0.5 n``: none crosses, all survive pruning;
+    * ``lines``: the tangents of ``sqrt(n)`` at sizes spread over the domain: every pair
+      crosses once, each at its own size;
+    * ``parabolas``: ``a_i + b_i (n - 500)**2``, the order at the middle the reverse of the
+      order at both ends: every pair crosses twice.
+    """
+    import polydom
+
+    i = np.arange(k, dtype=float)
+    acc = 0.5 + 0.5 * i / k
+    if family == "staircase":
+        coef = np.stack([1.0 + i, np.full(k, 0.5)], axis=1)
+    elif family == "lines":
+        t = N_INDEX * (i + 1.0) / (k + 1.0)
+        coef = np.stack([np.sqrt(t) / 2.0, 1.0 / (2.0 * np.sqrt(t))], axis=1)
+    else:
+        alpha = 1.0 + (k - i)
+        beta = 4.0 * (2.0 * i + 1.0) / N_INDEX**2
+        m = N_INDEX / 2.0
+        coef = np.stack([alpha + beta * m * m, -2.0 * beta * m, beta], axis=1)
+    return polydom.CandidateArrays([f"{family[0]}{j}" for j in range(k)], acc, coef)
+
+
+def _timed(f):
+    cpu, wall = time.process_time(), time.perf_counter()
+    out = f()
+    return out, time.process_time() - cpu, time.perf_counter() - wall
+
+
+def _scan(pool, sizes: np.ndarray, budgets: np.ndarray) -> np.ndarray:
+    """The answer to each query by a numpy scan of every candidate: the most accurate that
+    fits, ties to the cheaper, then to the smaller key (the lookup's rule)."""
+    coef = pool.coefficients
+    acc = pool.accuracies
+    key_rank = np.empty(len(pool), dtype=np.int64)
+    key_rank[np.argsort(np.array(pool.keys, dtype=object), kind="stable")] = np.arange(len(pool))
+    out = np.empty(sizes.size, dtype=np.int64)
+    for q, (n, b) in enumerate(zip(sizes.tolist(), budgets.tolist(), strict=True)):
+        cost = coef[:, 0].copy()
+        for j in range(1, coef.shape[1]):
+            cost += coef[:, j] * n**j
+        fits = np.flatnonzero(cost <= b)
+        if fits.size == 0:
+            out[q] = -1
+            continue
+        best = fits[np.lexsort((key_rank[fits], cost[fits], -acc[fits]))[0]]
+        out[q] = best
+    return out
+
+
+def _fresh_cpu(code: str) -> float:
+    """CPU seconds (user + system) of a fresh interpreter running ``code``."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", code + "\nimport resource\nr = resource."
+                          "getrusage(resource.RUSAGE_SELF)\nprint(r.ru_utime + r.ru_stime)"],
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": os.getcwd()})
+    return float(out.stdout.split()[-1])
+
+
+def _child_modules(url: str) -> list[str]:
+    """The modules a fresh process holds after ``polydom.open_index(url)``, in import
+    order (private submodules of C extensions left out)."""
+    import json
+    import subprocess
+
+    code = (f"import json, sys\nimport polydom\npolydom.open_index({url!r})\n"
+            "print(json.dumps([m for m in sys.modules if not m.startswith('_')]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def bench_index_one(workdir: Path, k: int, repeats: int) -> dict:
+    """One size of the index table, in this process (run in a fresh one per size)."""
+    import bisect
+    import resource
+    import sqlite3
+
+    import polydom
+    from storage import IndexStore
+
+    pool, costs = realistic_pool(k)
+    builds = [_timed(lambda: polydom.PolyDomIndex.build(pool, 0.0, N_INDEX))
+              for _ in range(repeats)]
+    table = builds[-1][0]
+    path = workdir / f"index_{k}.db"
+    publishes = []
+    for _ in range(repeats):
+        for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            p.unlink(missing_ok=True)
+        url = f"sqlite:///{path}"
+        with IndexStore(url) as store:
+            build = store.begin_build({"alpha": 1.0, "k": k}, costs)
+            index = polydom.Index(table, costs)
+            publishes.append(_timed(lambda s=store, b=build, i=index: s.publish(b, i))[1:])
+    conn = sqlite3.connect(path)
+    (side,) = conn.execute("SELECT COALESCE(SUM(length(blob)), 0) FROM build_pools").fetchone()
+    conn.close()
+    size = path.stat().st_size
+    warm = [_timed(lambda: polydom.open_index(url))[1:] for _ in range(repeats)]
+    index = polydom.open_index(url)
+    # the modules an open imports: the baseline process imports exactly these, opens nothing
+    modules = _child_modules(url)
+    reads = f"import importlib\nfor m in {modules!r}:\n    importlib.import_module(m)"
+    cold = [_fresh_cpu(f"import polydom\npolydom.open_index({url!r})") for _ in range(repeats)]
+    only = [_fresh_cpu(f"import polydom\n{reads}") for _ in range(repeats)]
+    rng = np.random.default_rng(1)
+    q = 20_000
+    sizes, budgets = rng.uniform(0, N_INDEX, q), rng.uniform(0, 150, q)
+    pairs = list(zip(sizes.tolist(), budgets.tolist(), strict=True))
+    lookup = index.table.lookup_position
+    _, lk, _ = _timed(lambda: [lookup(n, b) for n, b in pairs])
+    breaks = index.table.breakpoints.tolist()
+    longest = max(len(s) for s in index.table.skyline_positions)
+    column = sorted(rng.uniform(0, 150, longest).tolist())
+    _, bis, _ = _timed(lambda: [(bisect.bisect_right(breaks, n), bisect.bisect_right(column, b))
+                                for n, b in pairs])
+    _, many, _ = _timed(lambda: index.lookup_many(sizes, budgets))
+    got = index.lookup_many(sizes, budgets)
+    scan_q = min(q, max(200, 2_000_000 // k))
+    want, scan, _ = _timed(lambda: _scan(pool, sizes[:scan_q], budgets[:scan_q]))
+    mismatches = int((got[:scan_q] != want).sum())
+    med = statistics.median
+    return {
+        "k": k, "undominated": table.stats_["undominated"], "published": len(table.answerable),
+        "ranges": len(table), "crossings": table.stats_["crossings"],
+        "build_cpu": med(b[1] for b in builds), "build_wall": med(b[2] for b in builds),
+        "publish_cpu": med(p[0] for p in publishes), "publish_wall": med(p[1] for p in publishes),
+        "file_mb": size / 1e6, "side_mb": side / 1e6,
+        "open_cold_cpu": med(cold), "import_only_cpu": med(only),
+        "open_warm_cpu": med(w[0] for w in warm), "open_warm_wall": med(w[1] for w in warm),
+        "lookup_us": lk / q * 1e6, "bisects_us": bis / q * 1e6, "many_us": many / q * 1e6,
+        "scan_us": scan / scan_q * 1e6, "scan_queries": scan_q, "mismatches": mismatches,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def bench_adversarial_one(family: str, k: int) -> dict:
+    """One adversarial pool built or refused, in this process."""
+    import polydom
+
+    pool = adversarial_pool(family, k)
+
+    def build():
+        try:
+            table = polydom.PolyDomIndex.build(pool, 0.0, N_INDEX)
+        except ValueError as exc:
+            return f"refused: {str(exc)[:60]}..."
+        return f"built: {table.stats_['undominated']} kept, {len(table)} ranges"
+
+    outcome, cpu, wall = _timed(build)
+    return {"family": family, "k": k, "outcome": outcome, "cpu": cpu, "wall": wall}
+
+
+def bench_sweep_rate(k: int = 1000) -> list[dict]:
+    """CPU per crossing of the sweep alone on ``k`` random lines and parabolas."""
+    from polydom.index.sweep import kinetic_sweep
+
+    rng = np.random.default_rng(0)
+    out = []
+    for name, width in (("lines", 2), ("parabolas", 3)):
+        scale = [100.0, 1.0, 1e-3][:width]
+        coefs = [rng.uniform(0, 1, width) * scale for _ in range(k)]
+        accs = sorted(rng.uniform(0.5, 1.0, k).tolist(), reverse=True)
+        result, cpu, wall = _timed(lambda coefs=coefs, accs=accs: kinetic_sweep(
+            coefs, accs, 0.0, N_INDEX, max_crossings=10**8))
+        out.append({"curves": name, "k": k, "crossings": result.crossings, "cpu": cpu,
+                    "wall": wall, "us_per_crossing": cpu / max(result.crossings, 1) * 1e6})
+    return out
+
+
+def _child(args: list[str]) -> dict:
+    import json
+    import subprocess
+
+    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": os.getcwd()})
+    if out.returncode != 0:
+        raise SystemExit(out.stderr[-2000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _slope(rows: list[dict], field: str) -> list[str]:
+    out = ["-"]
+    for a, b in zip(rows, rows[1:], strict=False):
+        if a[field] > 0 and b[field] > 0:
+            out.append(f"{math.log(b[field] / a[field]) / math.log(b['k'] / a['k']):.2f}")
+        else:
+            out.append("-")
+    return out
+
+
+def bench_index(workdir: Path, sizes: list[int], repeats: int, families: list[int]) -> None:
+    rows = [_child(["--only", "index_one", "--k", str(k), "--repeats",
+                    str(repeats if k <= 100_000 else 1), "--workdir", str(workdir)])
+            for k in sizes]
+    print("\n## index (issue 38): the realistic family, each size in a fresh process "
+          f"(median of {repeats}; 1 run at 10^6); {load()}\n")
+    print("| K | undominated | published | ranges | crossings | build CPU s (wall) | "
+          "publish CPU s (wall) | file MB (side record) | open cold CPU s / import only | "
+          "open warm CPU s (wall) | lookup us / two bisects | lookup_many us / numpy scan | "
+          "mismatches (of) | peak MB |")
+    print("|---:|---:|---:|---:|---:|---|---|---|---|---|---|---|---|---:|")
+    for r in rows:
+        print(f"| {r['k']:,} | {r['undominated']} | {r['published']} | {r['ranges']} | "
+              f"{r['crossings']:,} | {r['build_cpu']:.3f} ({r['build_wall']:.2f}) | "
+              f"{r['publish_cpu']:.3f} ({r['publish_wall']:.2f}) | {r['file_mb']:.2f} "
+              f"({r['side_mb']:.2f}) | {r['open_cold_cpu']:.3f} / {r['import_only_cpu']:.3f}"
+              f" = {r['open_cold_cpu'] / r['import_only_cpu']:.2f}x | "
+              f"{r['open_warm_cpu']:.3f} ({r['open_warm_wall']:.3f}) | {r['lookup_us']:.2f} / "
+              f"{r['bisects_us']:.2f} | {r['many_us']:.2f} / {r['scan_us']:.1f} | "
+              f"{r['mismatches']} ({r['scan_queries']:,}) | {r['peak_mb']:.0f} |")
+    print("\ngrowth exponents (log ratio of CPU over log ratio of K, size to size): build "
+          f"{', '.join(_slope(rows, 'build_cpu'))}; publish "
+          f"{', '.join(_slope(rows, 'publish_cpu'))}; open warm "
+          f"{', '.join(_slope(rows, 'open_warm_cpu'))}")
+    adv = [_child(["--only", "adversarial_one", "--family", f, "--k", str(k)])
+           for f in ("staircase", "lines", "parabolas") for k in families]
+    print(f"\n## adversarial pools on [0, {N_INDEX:g}] (one run each, fresh process)\n")
+    print("| family | K | outcome | CPU s (wall) |")
+    print("|---|---:|---|---|")
+    for r in adv:
+        print(f"| {r['family']} | {r['k']:,} | {r['outcome']} | {r['cpu']:.3f} "
+              f"({r['wall']:.2f}) |")
+    for f in ("staircase", "lines", "parabolas"):
+        part = [{"k": r["k"], "cpu": r["cpu"]} for r in adv if r["family"] == f]
+        print(f"\n{f}: growth exponents {', '.join(_slope(part, 'cpu'))}", end="")
+    print("\n\n## the sweep alone: random curves on [0, 1000], K = 1,000\n")
+    print("| curves | crossings | CPU s (wall) | CPU us per crossing |")
+    print("|---|---:|---|---:|")
+    for r in _child(["--only", "sweep_rate"])["rows"]:
+        print(f"| {r['curves']} | {r['crossings']:,} | {r['cpu']:.2f} ({r['wall']:.2f}) | "
+              f"{r['us_per_crossing']:.1f} |")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="build,lattice,readers,open")
@@ -456,7 +732,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3, help="the build section's repeats")
     parser.add_argument("--executors", default="inprocess,pool,dask,dask-untrimmed",
                         help="the build section's rows (in-process always runs first)")
+    parser.add_argument("--index-sizes", default="100,1000,10000,100000,1000000",
+                        help="the index section's pool sizes")
+    parser.add_argument("--families", default="1000,10000,100000",
+                        help="the index section's adversarial pool sizes")
+    parser.add_argument("--k", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--family", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.only in ("index_one", "adversarial_one", "sweep_rate"):  # a child of "index"
+        import json
+
+        workdir = Path(args.workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        if args.only == "index_one":
+            print(json.dumps(bench_index_one(workdir, args.k, args.repeats)))
+        elif args.only == "adversarial_one":
+            print(json.dumps(bench_adversarial_one(args.family, args.k)))
+        else:
+            print(json.dumps({"rows": bench_sweep_rate()}))
+        return
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     parts = set(args.only.split(","))
@@ -471,6 +765,9 @@ def main(argv: list[str] | None = None) -> None:
         bench_open(workdir, [int(s) for s in args.sizes.split(",")])
     if "open_pg" in parts:
         bench_open(workdir, [int(s) for s in args.sizes.split(",")], args.pg_url)
+    if "index" in parts:
+        bench_index(workdir, [int(s) for s in args.index_sizes.split(",")], args.repeats,
+                    [int(s) for s in args.families.split(",")])
     if "open_parts" in parts:
         bench_open_parts(workdir, max(int(s) for s in args.sizes.split(",")))
     sys.stdout.flush()

@@ -56,11 +56,14 @@ __all__ = [
     "TRAINING_NEUTRAL_PARAMS",
     "BuildPublishedError",
     "KnownModels",
+    "MAX_PUBLISH_ROWS",
     "begin_build",
     "build_cost_model",
     "delete_builds",
     "fail_build",
+    "check_max_publish_rows",
     "publish",
+    "publish_rows",
 ]
 
 #: Build parameters that do not change what training a feature set produces; builds that
@@ -208,8 +211,30 @@ def _find_or_insert(
     return int(build_id)
 
 
+#: Default bound of the rows a publish writes (candidates, coefficients, needs, ranges,
+#: skyline entries): 10**7, about a minute of inserts on one shared core.
+MAX_PUBLISH_ROWS = 10_000_000
+
+
+def check_max_publish_rows(value: object) -> int:
+    """``value`` when it is an integer >= 1 (a limit of rows), else a named error."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidArgumentError(f"max_publish_rows must be an integer >= 1, got {value!r}")
+    return value
+
+
+def publish_rows(index: Index) -> int:
+    """The rows publishing ``index`` writes: a row per published candidate, its cost
+    coefficients and needs, per range and per skyline entry.  O(P) for P published."""
+    table = index.table
+    published = [table.candidate(i) for i in table.answerable]
+    return (sum(1 + c.cost.coefficients.size + len(c.needs) for c in published)
+            + len(table) + table.entries)
+
+
 def publish(db: Database, known_models: KnownModels, build_id: int, index: Index,
-            cost_model: CostModel | None = None, replaces: int | None = None) -> None:
+            cost_model: CostModel | None = None, replaces: int | None = None,
+            max_rows: int = MAX_PUBLISH_ROWS) -> None:
     """Write ``index`` as the result of the build and make it current, atomically.
 
     ``cost_model`` is the build's cost model as :func:`begin_build` stored it (read back
@@ -228,6 +253,14 @@ def publish(db: Database, known_models: KnownModels, build_id: int, index: Index
     """
     if not isinstance(index, Index):
         raise InvalidArgumentError(f"index must be a polydom.Index, got {type(index).__name__}")
+    check_max_publish_rows(max_rows)
+    rows_needed = publish_rows(index)
+    if rows_needed > max_rows:
+        raise InvalidArgumentError(
+            f"publishing the index writes {rows_needed:,} rows ({len(index.table.answerable):,}"
+            f" candidates on {index.table.entries:,} skyline entries); the limit is "
+            f"max_publish_rows={max_rows:,}: pass a larger max_publish_rows to "
+            "IndexStore.publish or polydom.build_index")
     db.check_writable()
     build, model, stored = _publishable(db, build_id, cost_model)
     build_id = int(build.id)

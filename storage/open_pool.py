@@ -72,6 +72,17 @@ def _loader(db: Database, build_id: int, digest: str, trusted: bool,
 
     def load() -> dict[int, Candidate]:
         where = f"build {build_id} of {db.display_url!r}"
+        try:
+            return read(where)
+        except IndexIntegrityError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the store moved, is gone or is locked
+            reason = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
+            raise IndexIntegrityError(
+                f"{where}: its side record (the candidates on no skyline) could not be read "
+                f"({type(exc).__name__}: {reason}); lookups need none of them") from None
+
+    def read(where: str) -> dict[int, Candidate]:
         bp = S.build_pools
         with db.read() as conn:
             stored = conn.execute(sa.select(bp.c.format, bp.c.digest, bp.c.blob)

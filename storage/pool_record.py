@@ -24,7 +24,7 @@ What the blob holds (``M`` candidates, each at its position in the build's pool)
 ``features`` uint8           the (M, F) feature matrix, bit-packed by row (``numpy.packbits``)
 ``need_row``, ``need_atom`` int64, ``need_probability`` float64: the needs (absent when each
                              candidate needs its features with probability 1)
-``fold_scores`` float64 (M, S)
+``fold_values`` float64, ``fold_offsets`` int64 (M+1,): each candidate's fold scores
 ``learner``, ``model_format``, ``model_digest`` int64 (M,): positions into the texts (-1: None)
 ``expansion`` int64 (M,)     the stored expansion whose model the candidate uses (-1: none)
 ``model_offsets`` int64 (M+1,), ``model_bytes`` uint8: the candidates' own model blobs
@@ -123,7 +123,8 @@ def encode(
         "accuracy_ses": pool.accuracy_ses,
         "coefficients": pool.coefficients,
         "features": np.packbits(pool.features, axis=1),
-        "fold_scores": pool.fold_scores,
+        "fold_values": pool.fold_values,
+        "fold_offsets": pool.fold_offsets,
         "learner": learner_ids,
         "model_format": format_ids,
         "model_digest": digest_ids,
@@ -200,7 +201,7 @@ def decode(blob: bytes, build_id: int) -> PoolRecord:
         pool = CandidateArrays(
             key_list, arrays["accuracies"], arrays["coefficients"], features, names, needs,
             meta["atoms"] if needs is not None else None, learners, arrays["accuracy_ses"],
-            arrays["fold_scores"] if arrays["fold_scores"].shape[1] else None)
+            _ragged(arrays["fold_values"], arrays["fold_offsets"], m))
         offsets = arrays["model_offsets"].tolist()
         data = arrays["model_bytes"].tobytes()
         if len(offsets) != m + 1 or offsets[-1] != len(data):
@@ -221,6 +222,14 @@ def decode(blob: bytes, build_id: int) -> PoolRecord:
         raise bad(f"it does not decode ({type(exc).__name__}: {reason})") from None
     return PoolRecord(positions, pool, expansion, formats, digests, blobs,
                       dict(meta["expansion_seals"]))
+
+
+def _ragged(values: np.ndarray, offsets: np.ndarray, m: int) -> list[np.ndarray]:
+    """One array of ``values`` per candidate, cut at ``offsets``."""
+    if offsets.shape != (m + 1,) or offsets[0] != 0 or offsets[-1] != values.size or (
+            np.diff(offsets) < 0).any():
+        raise ValueError("fold offsets do not cover the fold values")
+    return np.split(values, offsets[1:-1]) if m else []
 
 
 class StoredPool(Sequence):

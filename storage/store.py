@@ -148,7 +148,8 @@ class IndexStore:
 
         return ExpansionCache(self.database, self._known_models, build_id, trusted)
 
-    def publish(self, build_id: int, index: Index, replaces: int | None = None) -> None:
+    def publish(self, build_id: int, index: Index, replaces: int | None = None,
+                max_publish_rows: int = builds.MAX_PUBLISH_ROWS) -> None:
         """Write ``index`` as the result of the build and make it current, atomically.
 
         With ``replaces`` (a build id), only while that build is still current, checked in
@@ -166,16 +167,25 @@ class IndexStore:
         tables are then analysed, so that queries over the views are planned with
         statistics of the new rows.
 
-        Runtime complexity: O(K * d + E) rows for K candidates and E skyline entries.
+        Only the candidates on a skyline (what a lookup can return) are written as rows and
+        index arrays; the others go to the build's side record (``build_pools``, one sealed
+        blob that ``open_index`` never reads; :mod:`storage.pool_record`).  At most
+        ``max_publish_rows`` rows (default :data:`storage.builds.MAX_PUBLISH_ROWS`,
+        10**7) are written: more is refused in one line before the transaction opens.
+
+        Runtime complexity: O(P * d + E) rows for the P candidates on E skyline entries,
+        plus O(K * (d + F)) numpy work for the side record of a pool of K given as a
+        :class:`polydom.CandidateArrays` (O(K) Python work for a list).
 
         Raises
         ------
         ValueError
-            If the build does not exist or is already complete, or ``index`` is not a
-            :class:`polydom.Index` over the build's features.
+            If the build does not exist or is already complete, ``index`` is not a
+            :class:`polydom.Index` over the build's features, or it needs more than
+            ``max_publish_rows`` rows.
         """
         builds.publish(self.database, self._known_models, build_id, index,
-                       self._cost_models.get(build_id), replaces)
+                       self._cost_models.get(build_id), replaces, max_publish_rows)
 
     def fail_build(self, build_id: int, error: BaseException | str) -> None:
         """Mark an unfinished build ``failed`` with its error (see

@@ -18,7 +18,9 @@ The columns (``K`` candidates):
   an atom not needed (default: each feature with probability 1, ``atoms`` the feature
   names);
 * ``learners``: None, one name for all, or K names (None allowed);
-* ``fold_scores``: float (K, S) in [0, 1] (default: none);
+* ``fold_scores``: float (K, S) in [0, 1], or K sequences of such numbers (of any
+  lengths); held as ``fold_values`` (all scores, candidate after candidate) and
+  ``fold_offsets`` (K + 1) (default: none);
 * ``payloads``: K objects (default None).
 """
 
@@ -156,27 +158,14 @@ class CandidateArrays(Sequence):
                 if name is not None and not isinstance(name, str):
                     raise InvalidArgumentError(
                         f"learner of candidate {key!r} must be a string, got {name!r}")
-        if fold_scores is None:
-            self.fold_scores = np.zeros((k, 0))
-        else:
-            self.fold_scores = _float_matrix(fold_scores, "fold_scores", 2)
-            if self.fold_scores.shape[0] != k:
-                raise InvalidArgumentError(
-                    f"fold_scores must have one row per candidate ({k}), got "
-                    f"{self.fold_scores.shape[0]}")
-            bad = ~(np.isfinite(self.fold_scores) & (self.fold_scores >= 0.0)
-                    & (self.fold_scores <= 1.0)).all(axis=1)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise InvalidArgumentError(
-                    f"fold_scores of candidate {self.keys[i]!r} must be in [0, 1], got "
-                    f"{self.fold_scores[i].tolist()!r}")
+        self.fold_values, self.fold_offsets = self._folds(fold_scores, k)
         self.payloads = [None] * k if payloads is None else list(payloads)
         if len(self.payloads) != k:
             raise InvalidArgumentError(
                 f"payloads must hold one object per candidate ({k}), got {len(self.payloads)}")
         for arr in (self.accuracies, self.accuracy_ses, self.coefficients, self.features,
-                    self.fold_scores, *(() if self.needs is None else (self.needs,))):
+                    self.fold_values, self.fold_offsets,
+                    *(() if self.needs is None else (self.needs,))):
             arr.setflags(write=False)
         self._made: dict[int, Candidate] = {}
 
@@ -194,6 +183,37 @@ class CandidateArrays(Sequence):
             raise InvalidArgumentError(
                 f"{name} of candidate {self.keys[i]!r} {rule}, got {arr[i].item()!r}")
         return arr
+
+    def _folds(self, value: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``fold_scores`` as (all values, offsets), checked: in [0, 1]."""
+        if value is None:
+            return np.zeros(0), np.zeros(k + 1, dtype=np.int64)
+        if isinstance(value, np.ndarray) and value.ndim == 2:
+            matrix = _float_matrix(value, "fold_scores", 2)
+            rows = list(matrix)
+        else:
+            if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+                raise ArgumentTypeError(
+                    f"fold_scores must be a matrix or one sequence per candidate, got "
+                    f"{type(value).__name__}")
+            rows = [_float_matrix(list(r), "fold_scores", 1) for r in value]
+        if len(rows) != k:
+            raise InvalidArgumentError(
+                f"fold_scores must have one row per candidate ({k}), got {len(rows)}")
+        offsets = np.cumsum([0, *map(len, rows)], dtype=np.int64)
+        values = np.concatenate(rows) if offsets[-1] else np.zeros(0)
+        bad = ~(np.isfinite(values) & (values >= 0.0) & (values <= 1.0))
+        if bad.any():
+            i = int(np.searchsorted(offsets, np.flatnonzero(bad)[0], side="right") - 1)
+            raise InvalidArgumentError(
+                f"fold_scores of candidate {self.keys[i]!r} must be in [0, 1], got "
+                f"{rows[i].tolist()!r}")
+        return values, offsets
+
+    def fold_scores(self, i: int) -> tuple[float, ...]:
+        """Candidate ``i``'s fold scores.  O(S)."""
+        return tuple(self.fold_values[self.fold_offsets[i] : self.fold_offsets[i + 1]]
+                     .tolist())
 
     def _coefficients(self, value: Any, k: int) -> np.ndarray:
         arr = _float_matrix(value, "coefficients", 2)
@@ -249,13 +269,10 @@ class CandidateArrays(Sequence):
                 feats[i, f_at[f]] = True
             for a, p in c.needs.items():
                 needs[i, a_at[a]] = p
-        folds = {len(c.fold_scores) for c in cands}
         return cls(
             [c.key for c in cands], [c.accuracy for c in cands], coef, feats, names, needs,
             atoms, [c.learner for c in cands], [c.accuracy_se for c in cands],
-            np.array([c.fold_scores for c in cands]) if folds and folds != {0}
-            and len(folds) == 1 else None,
-            [c.payload for c in cands])
+            [c.fold_scores for c in cands], [c.payload for c in cands])
 
     def needs_matrix(self) -> np.ndarray:
         """The ``(K, A)`` probabilities over :attr:`atoms` (the features with probability 1
@@ -310,7 +327,7 @@ class CandidateArrays(Sequence):
         atoms = self.atoms
         n_names = [atoms[c] for c in n_cols.tolist()]
         n_values = needs[n_rows, n_cols].astype(np.float64).tolist()
-        folds = self.fold_scores[idx].tolist()
+        fold_values, fold_at = self.fold_values.tolist(), self.fold_offsets.tolist()
         accs = self.accuracies[idx].tolist()
         ses = self.accuracy_ses[idx].tolist()
         keys, payloads, learners = self.keys, self.payloads, self.learners
@@ -328,7 +345,7 @@ class CandidateArrays(Sequence):
                                       strict=True)))
             put(c, "learner", learners[i])
             put(c, "accuracy_se", ses[j])
-            put(c, "fold_scores", tuple(folds[j]))
+            put(c, "fold_scores", tuple(fold_values[fold_at[i] : fold_at[i + 1]]))
             f_at, n_at = f_ends[j], n_ends[j]
             out.append(c)
         return out
@@ -340,13 +357,17 @@ class CandidateArrays(Sequence):
         pool.keys = [self.keys[i] for i in idx.tolist()]
         pool.learners = [self.learners[i] for i in idx.tolist()]
         pool.payloads = [self.payloads[i] for i in idx.tolist()]
-        for name in ("accuracies", "accuracy_ses", "coefficients", "features", "needs",
-                     "fold_scores"):
+        for name in ("accuracies", "accuracy_ses", "coefficients", "features", "needs"):
             arr = getattr(self, name)
             if arr is not None:
                 arr = arr[idx]
                 arr.setflags(write=False)
             setattr(pool, name, arr)
+        starts, ends = self.fold_offsets[idx], self.fold_offsets[idx + 1]
+        pool.fold_offsets = np.cumsum(np.concatenate(([0], ends - starts)), dtype=np.int64)
+        pool.fold_values = (np.concatenate([self.fold_values[a:b] for a, b in
+                                            zip(starts.tolist(), ends.tolist(), strict=True)])
+                            if pool.fold_offsets[-1] else np.zeros(0))
         pool.feature_names, pool.atoms = self.feature_names, self.atoms
         pool._made = {}
         return pool

@@ -38,6 +38,7 @@ __all__ = [
     "candidate_roots",
     "coef_difference",
     "compare_right",
+    "compare_right_2",
     "derivative",
     "difference",
     "difference_nonnegative",
@@ -54,6 +55,7 @@ __all__ = [
     "taylor",
     "tol_x",
     "values_equal",
+    "values_equal_2",
 ]
 
 REL_TOL = 1e-12
@@ -209,6 +211,45 @@ def values_equal(ci: Sequence[float], cj: Sequence[float], x: float) -> bool:
     d = coef_difference(ci, cj)
     tol = [REL_TOL * abs(v) for v in d]
     return exceeds(horner(d, x), horner(tol, abs(x)), d, tol, x, abs(x)) == 0
+
+
+def compare_right_2(ci: tuple[float, float, float], cj: tuple[float, float, float],
+                    x: float) -> int:
+    """:func:`compare_right` of two curves of degree <= 2 given as 3-tuples (lowest degree
+    first, zero-padded), its Taylor shift written out: the same float operations in the
+    same order, so the same answer, without lists; the general function where a value is
+    not finite.  O(1)."""
+    d0, d1, d2 = ci[0] - cj[0], ci[1] - cj[1], ci[2] - cj[2]
+    s0, s1, s2 = REL_TOL * abs(d0), REL_TOL * abs(d1), REL_TOL * abs(d2)
+    ax = abs(x)
+    u1 = d1 + x * d2
+    t0, t1 = d0 + x * u1, u1 + x * d2
+    w1 = s1 + ax * s2
+    k0, k1 = s0 + ax * w1, w1 + ax * s2
+    if not (math.isfinite(t0) and math.isfinite(t1) and math.isfinite(k0)
+            and math.isfinite(k1) and math.isfinite(d2)):
+        return compare_right(ci, cj, x)
+    if abs(t0) > k0:
+        return -1 if t0 < 0 else 1
+    if abs(t1) > k1:
+        return -1 if t1 < 0 else 1
+    if abs(d2) > s2:
+        return -1 if d2 < 0 else 1
+    return 0
+
+
+def values_equal_2(ci: tuple[float, float, float], cj: tuple[float, float, float],
+                   x: float) -> bool:
+    """:func:`values_equal` of two curves of degree <= 2 given as 3-tuples, written out (the
+    same float operations); the general function where floats do not decide.  O(1)."""
+    d0, d1, d2 = ci[0] - cj[0], ci[1] - cj[1], ci[2] - cj[2]
+    ax = abs(x)
+    value = ((0.0 * x + d2) * x + d1) * x + d0
+    scale = ((0.0 * ax + REL_TOL * abs(d2)) * ax + REL_TOL * abs(d1)) * ax + REL_TOL * abs(d0)
+    if not (math.isfinite(value) and math.isfinite(scale)) or (
+            scale < _TINY and (d0 != 0.0 or d1 != 0.0 or d2 != 0.0)):
+        return values_equal(ci, cj, x)
+    return abs(value) <= scale
 
 
 def derivative(d: np.ndarray) -> np.ndarray:
@@ -532,45 +573,63 @@ def float_sign_changes(ci: Sequence[float], cj: Sequence[float], lo: float,
     []
     """
     ni, nj = len(ci), len(cj)
-    n = ni if ni > nj else nj
-    if n > 3:
+    if ni > 3 or nj > 3:
         return None
     # 0.0 + c first, as the general path's difference does (a -0.0 there becomes 0.0)
-    d = [(0.0 + (ci[k] if k < ni else 0.0)) - (cj[k] if k < nj else 0.0) for k in range(n)]
-    while d and d[-1] == 0.0:
-        d.pop()
-    if len(d) <= 1:
-        return []
-    exps = [math.frexp(v)[1] for v in d if v != 0.0]
-    top = max(exps)
-    if top - min(exps) > 28 or not all(map(math.isfinite, d)) or top > 1000 or top < -1000:
+    d0 = (0.0 + ci[0]) - cj[0] if nj else 0.0 + ci[0]
+    d1 = (0.0 + (ci[1] if ni > 1 else 0.0)) - (cj[1] if nj > 1 else 0.0)
+    d2 = (0.0 + (ci[2] if ni > 2 else 0.0)) - (cj[2] if nj > 2 else 0.0)
+    if d2 == 0.0:
+        if d1 == 0.0:
+            return []
+        deg = 1
+    else:
+        deg = 2
+    if not (math.isfinite(d0) and math.isfinite(d1) and math.isfinite(d2)):
         return None
-    sd = [math.ldexp(v, -top) for v in d]
-    roots = [-sd[0] / sd[1]] if len(d) == 2 else _quadratic_roots(*sd)
+    frexp = math.frexp
+    e1 = frexp(d1)[1] if d1 != 0.0 else None
+    e2 = frexp(d2)[1] if d2 != 0.0 else None
+    e0 = frexp(d0)[1] if d0 != 0.0 else None
+    exps = [e for e in (e0, e1, e2) if e is not None]
+    top, low = max(exps), min(exps)
+    if top - low > 28 or top > 1000 or low < -1000:
+        return None
+    ldexp = math.ldexp
+    if deg == 1:
+        roots = [-ldexp(d0, -top) / ldexp(d1, -top)]
+    else:
+        roots = _quadratic_roots(ldexp(d0, -top), ldexp(d1, -top), ldexp(d2, -top))
     clusters: list[list[float]] = []
     for r in roots:
         if r <= lo or r >= hi:
             continue
-        if clusters and r - clusters[-1][0] <= tol_x(r):
+        if clusters and r - clusters[-1][0] <= 1e-9 * (r if r > 1.0 else 1.0 if r >= -1.0
+                                                        else -r):
             clusters[-1][1] = r
             continue
         clusters.append([r, r])
     if not clusters:
         return []
-    tl = [ZERO_TOL * abs(v) for v in d]
+    t0, t1, t2 = ZERO_TOL * abs(d0), ZERO_TOL * abs(d1), ZERO_TOL * abs(d2)
     signs = []
-    for left, right in zip([lo, *(c[1] for c in clusters)], [*(c[0] for c in clusters), hi],
-                           strict=True):
+    left = lo
+    for c in [*clusters, None]:
+        right = hi if c is None else c[0]
         if right == _INF:
             x = max(2.0 * left, left + 1.0)
             if not math.isfinite(x):
                 return None
         else:
             x = left + 0.5 * (right - left)
-        value, scale = horner(d, x), horner(tl, abs(x))
+        ax = abs(x)
+        value = ((0.0 * x + d2) * x + d1) * x + d0
+        scale = ((0.0 * ax + t2) * ax + t1) * ax + t0
         if not (math.isfinite(value) and math.isfinite(scale)) or scale < _TINY:
             return None
         signs.append(0 if abs(value) <= scale else (1 if value > 0 else -1))
+        if c is not None:
+            left = c[1]
     out = []
     previous = signs[0]
     for k, sgn in enumerate(signs[1:]):

@@ -17,8 +17,8 @@ from polydom.curves.candidate import Candidate
 from polydom.curves.poly import ACC_TOL, ZERO_TOL, difference_nonnegative
 from polydom.errors import InvalidArgumentError
 
-__all__ = ["canonical_order", "check_max_prune_tests", "cost_le_many", "prune_columns",
-           "prune_dominated"]
+__all__ = ["MAX_PRUNE_TESTS", "canonical_order", "check_max_prune_tests", "cost_le_many",
+           "prune_columns", "prune_dominated"]
 
 
 def canonical_order(keys: Sequence[object]) -> list[int]:
@@ -128,6 +128,11 @@ def prune_dominated(
     return prune_columns(coef, acc, [c.key for c in candidates], n_min, n_max, alpha,
                          max_tests)
 
+
+#: Default bound of pruning's exact work: curves compared in its third test
+#: (:func:`prune_columns`), about 10 nanoseconds each on one shared core.  ``max_prune_tests``
+#: of :meth:`polydom.PolyDomIndex.build` and :func:`polydom.build_index` sets it.
+MAX_PRUNE_TESTS = 500_000_000
 
 #: Candidates tested against the kept ones at once by coefficients (see prune_columns).
 _BLOCK = 1024

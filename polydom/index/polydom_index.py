@@ -22,9 +22,13 @@ from polydom.curves.poly import (
     surely_nonnegative,
 )
 from polydom.errors import ArgumentTypeError, InvalidArgumentError
-from polydom.index.dominance import prune_columns
+from polydom.index.dominance import MAX_PRUNE_TESTS, check_max_prune_tests, prune_columns
 from polydom.index.sweep import (
     MAX_CROSSINGS,
+    MAX_MEMORY,
+    check_max_crossings,
+    check_max_memory,
+    check_memory,
     check_sweep_work,
     coefficient_matrix,
     kinetic_sweep,
@@ -113,15 +117,23 @@ def _sweep_table(
     n_max: float,
     keep_all: bool,
     max_crossings: int,
+    max_prune_tests: int | None,
+    max_memory: int,
 ) -> SkylineTable:
     start = time.perf_counter()
+    check_max_crossings(max_crossings)
+    check_max_prune_tests(max_prune_tests)
+    check_max_memory(max_memory)
     pool, coef, acc, lo, hi = candidate_columns(candidates, n_min, n_max)
+    check_memory(coef.shape[0], coef.shape[1], max_memory)
     check_sweep_work(coef, lo, hi, max_crossings, acc)
     keys = pool.keys if isinstance(pool, CandidateArrays) else [c.key for c in pool]
-    kept = prune_columns(coef, acc, keys, lo, hi)  # canonical priority order
+    kept = prune_columns(coef, acc, keys, lo, hi,
+                         max_tests=max_prune_tests)  # canonical priority order
     pruned_at = time.perf_counter()
     result = kinetic_sweep([coef[i] for i in kept], acc[kept].tolist(), lo, hi,
-                           keep_all=keep_all, max_crossings=max_crossings)
+                           keep_all=keep_all, max_crossings=max_crossings,
+                           max_memory=max_memory)
     skylines = [[kept[i] for i in sky] for sky in result.skylines]
     stats = {
         "candidates": len(pool),
@@ -154,6 +166,8 @@ class PolyDomIndex(SkylineTable):
         n_min: float = 0.0,
         n_max: float = float("inf"),
         max_crossings: int = MAX_CROSSINGS,
+        max_prune_tests: int | None = MAX_PRUNE_TESTS,
+        max_memory: int = MAX_MEMORY,
     ) -> PolyDomIndex:
         """Build the index over ``candidates`` for sizes in ``[n_min, n_max]``.
 
@@ -162,23 +176,38 @@ class PolyDomIndex(SkylineTable):
         the sizes where the skyline of the rest changes.  ``n_min == n_max`` builds the index
         for one fixed size (Problem 2): one range holding that size's skyline.
 
-        The sweep's work is bounded by ``max_crossings`` (default
-        :data:`polydom.index.sweep.MAX_CROSSINGS`, 500,000 crossing events): candidates
-        whose curves cross more often are refused up front when their orders at ``n_min``
-        and ``n_max`` already show it (:func:`polydom.index.sweep.crossing_lower_bound`,
-        O(K log K)), else when the sweep reaches the limit.
+        ``candidates`` is a list of :class:`Candidate` or a
+        :class:`~polydom.curves.candidate_arrays.CandidateArrays` (then only the skyline's
+        candidates are ever made).  No step's work is unbounded; each limit is refused in
+        one line naming it and how to raise it:
 
-        Runtime complexity: O(K log K) for the bound, O(K * S) dominance tests for K
-        candidates of which S are undominated, then O((S + X) log S) for X crossings among
-        those S.
+        * ``max_crossings`` (default :data:`polydom.index.sweep.MAX_CROSSINGS`, 500,000
+          crossing events, about 40 us of CPU each for curves of degree <= 2 on one shared
+          core): candidates whose curves cross more often are refused up front when their
+          orders at 17 sizes of the domain show it
+          (:func:`polydom.index.sweep.crossing_lower_bound`, O(P K log**2 K) numpy work, a
+          second or so at 10**5), else when the sweep reaches the limit;
+        * ``max_prune_tests`` (default :data:`polydom.index.dominance.MAX_PRUNE_TESTS`,
+          5 * 10**8 curve comparisons, about 10 ns each; None: no limit): the exact
+          comparisons pruning makes when its cheaper tests do not decide
+          (:func:`polydom.index.dominance.prune_columns`);
+        * ``max_memory`` (default :data:`polydom.index.sweep.MAX_MEMORY`, 2 GiB): the
+          working arrays of pruning (160 + 8 L bytes a candidate, checked up front) and the
+          skylines the sweep records (40 bytes an entry, checked as they grow).
+
+        Runtime complexity: O(K * L) checks and O(P K log**2 K) for the bound; pruning
+        O(K log K * L) when its block and Fenwick tests decide (a staircase of parallel
+        lines, a pool dominated by few curves), plus O(S * L) numpy work per candidate they
+        do not decide, for S kept; then O((S + X) log S) for X crossings among the S.
 
         Raises
         ------
         ValueError
-            On an empty list, duplicate keys, a bad domain, a curve negative on it, or more
-            than ``max_crossings`` crossings (naming the limit and how to raise it).
+            On an empty list, duplicate keys, a bad domain, a curve negative on it, or a
+            limit reached (naming it and how to raise it).
         """
-        return _sweep_table(cls, candidates, n_min, n_max, False, max_crossings)
+        return _sweep_table(cls, candidates, n_min, n_max, False, max_crossings,
+                            max_prune_tests, max_memory)
 
     def for_budget(self, budget: float) -> FixedBudgetIndex:
         """A one-dimensional index over sizes for a budget fixed in advance (Problem 3),
@@ -204,9 +233,12 @@ class IndexAll(SkylineTable):
         n_min: float = 0.0,
         n_max: float = float("inf"),
         max_crossings: int = MAX_CROSSINGS,
+        max_prune_tests: int | None = MAX_PRUNE_TESTS,
+        max_memory: int = MAX_MEMORY,
     ) -> IndexAll:
         """Build over ``candidates``; same arguments and errors as :meth:`PolyDomIndex.build`."""
-        return _sweep_table(cls, candidates, n_min, n_max, True, max_crossings)
+        return _sweep_table(cls, candidates, n_min, n_max, True, max_crossings,
+                            max_prune_tests, max_memory)
 
     def _check(self, minimal: bool = False) -> None:
         super()._check(minimal=minimal)

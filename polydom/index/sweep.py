@@ -23,16 +23,19 @@ import numpy as np
 from polydom.curves.poly import (
     REL_TOL,
     compare_right,
+    compare_right_2,
     difference,
     float_sign_changes,
     sign_change_roots,
     tol_x,
     values_equal,
+    values_equal_2,
 )
 from polydom.errors import InvalidArgumentError
 
-__all__ = ["BOUND_POINTS", "MAX_CROSSINGS", "PrefixMax", "SweepResult", "bound_points",
-           "check_max_crossings", "check_sweep_work", "coefficient_matrix",
+__all__ = ["BOUND_POINTS", "MAX_CROSSINGS", "MAX_MEMORY", "PrefixMax", "SweepResult",
+           "bound_points", "check_max_crossings", "check_max_memory", "check_memory",
+           "check_sweep_work", "coefficient_matrix",
            "crossing_lower_bound", "initial_order", "inversions", "kinetic_sweep",
            "skyline_of",
            "surviving_pruning"]
@@ -41,6 +44,37 @@ __all__ = ["BOUND_POINTS", "MAX_CROSSINGS", "PrefixMax", "SweepResult", "bound_p
 #: shared core, so about 45 s).  ``max_crossings`` of :meth:`polydom.PolyDomIndex.build`
 #: and :func:`polydom.build_index` raises it.
 MAX_CROSSINGS = 500_000
+
+#: Default bound of a build's memory, bytes (:func:`check_memory`): 2 GiB.
+#: ``max_memory`` of :meth:`polydom.PolyDomIndex.build` and :func:`polydom.build_index`
+#: sets it.
+MAX_MEMORY = 2 << 30
+#: Bytes a build holds per candidate while it prunes (coefficients, values and tolerances
+#: at two sizes, ranks, priorities), and per skyline entry it records.
+BYTES_PER_CANDIDATE = 160
+BYTES_PER_ENTRY = 40
+
+
+def check_max_memory(value: object) -> int:
+    """``value`` when it is an integer >= 1 (a limit of bytes), else a named error."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidArgumentError(f"max_memory must be an integer >= 1 (bytes), got "
+                                   f"{value!r}")
+    return value
+
+
+def check_memory(k: int, width: int, max_memory: int) -> None:
+    """Refuse, before pruning, a pool whose working arrays alone would pass ``max_memory``
+    bytes (``K * (BYTES_PER_CANDIDATE + 8 * L)``), in one line naming the limit.  O(1)."""
+    need = k * (BYTES_PER_CANDIDATE + 8 * width)
+    if need > max_memory:
+        raise InvalidArgumentError(_memory(k, need, max_memory, "its working arrays"))
+
+
+def _memory(k: int, need: int, limit: int, what: str) -> str:
+    return (f"indexing the {k:,} candidates needs more than {need / 2**20:,.0f} MiB for "
+            f"{what}; the limit is max_memory={limit:,} bytes: pass a larger max_memory to "
+            "polydom.build_index or PolyDomIndex.build, or give fewer candidates")
 
 
 @dataclass(frozen=True)
@@ -220,8 +254,9 @@ def surviving_pruning(coefs: np.ndarray, accuracies: np.ndarray, lo: float,
                       hi: float) -> np.ndarray:
     """A mask of curves that dominance pruning keeps for sure: those strictly on the
     (cost, accuracy) front at one of the sizes of :func:`bound_points` (no other curve as
-    cheap there and as accurate; for an infinite ``hi`` also as ``n`` grows).  Dominance needs a curve cheaper or as cheap everywhere, so a curve strictly
-    on the front at a point of the domain is dominated by none.  Exact duplicates count as
+    cheap there and as accurate; for an infinite ``hi`` also as ``n`` grows).  Dominance
+    needs a curve cheaper or as cheap everywhere, so a curve strictly on the front at a
+    point of the domain is dominated by none.  Exact duplicates count as
     not surviving (a lower bound is all this is for).
 
     Runtime complexity: O(P * K log K * L) for P = :data:`BOUND_POINTS`.
@@ -288,6 +323,8 @@ class PrefixMax:
     (-inf, 0.9, 0.9)
     >>> m.set(1, 0.1); m.before(2)
     0.5
+    >>> m.swap(0); m.before(1), m.before(2)
+    (0.1, 0.5)
     """
 
     __slots__ = ("_size", "_tree")
@@ -311,6 +348,22 @@ class PrefixMax:
         while i:
             tree[i] = max(tree[2 * i], tree[2 * i + 1])
             i >>= 1
+
+    def swap(self, i: int) -> None:
+        """Positions ``i`` and ``i + 1`` exchange their values (the maxima above the pair's
+        common ancestor do not change)."""
+        tree = self._tree
+        a, b = i + self._size, i + self._size + 1
+        tree[a], tree[b] = tree[b], tree[a]
+        a >>= 1
+        b >>= 1
+        while a != b:
+            left, right = tree[2 * a], tree[2 * a + 1]
+            tree[a] = left if left > right else right
+            left, right = tree[2 * b], tree[2 * b + 1]
+            tree[b] = left if left > right else right
+            a >>= 1
+            b >>= 1
 
     def before(self, end: int) -> float:
         """The largest value at positions ``0 .. end - 1`` (-inf for none)."""
@@ -382,6 +435,7 @@ def kinetic_sweep(
     hi: float,
     keep_all: bool = False,
     max_crossings: int | None = None,
+    max_memory: int | None = None,
 ) -> SweepResult:
     """Sweep curves ``0..K-1`` over ``[lo, hi]``.
 
@@ -402,6 +456,9 @@ def kinetic_sweep(
     max_crossings : int, optional
         Stop with ``InvalidArgumentError`` naming the limit after this many crossing events
         (curves that cross back and forth, which :func:`crossing_lower_bound` does not see).
+    max_memory : int, optional
+        Stop with ``InvalidArgumentError`` naming the limit once the recorded skylines
+        would take more bytes (``BYTES_PER_ENTRY`` per entry).
 
     Returns
     -------
@@ -417,6 +474,14 @@ def kinetic_sweep(
     lists = [c.tolist() for c in coefs]
     # On a one-point domain only the values there matter, not the order just right of it.
     at_point = lo == hi
+    # degree <= 2: the orders and equalities written out on 3-tuples (the same float
+    # operations as the general functions, which they call where floats do not decide)
+    quadratic = all(len(c) <= 3 for c in lists)
+    if quadratic:
+        curves = [tuple(c) + (0.0,) * (3 - len(c)) for c in lists]
+        compare, equal = compare_right_2, values_equal_2
+    else:
+        curves, compare, equal = lists, compare_right, values_equal
 
     def cmp_lo(i: int, j: int) -> int:
         if at_point:
@@ -426,7 +491,7 @@ def kinetic_sweep(
             else:  # a cost beyond the largest float fits no budget: dearer than any other
                 order = (vi > vj) - (vi < vj)
         else:
-            order = compare_right(lists[i], lists[j], lo)
+            order = compare(curves[i], curves[j], lo)
         return order or (i > j) - (i < j)
 
     order = (sorted(range(k), key=cmp_to_key(cmp_lo)) if at_point
@@ -460,24 +525,76 @@ def kinetic_sweep(
 
     breaks = [lo]
     skylines = [skyline_of(order, accs)]
+    entries = [len(skylines[0])]  # recorded skyline entries (a list: the closure adds)
+    entry_limit = None if max_memory is None else max_memory // BYTES_PER_ENTRY
+
+    def record(x: float, sky: list[int]) -> None:
+        entries[0] += len(sky)
+        if entry_limit is not None and entries[0] > entry_limit:
+            raise InvalidArgumentError(_memory(k, entries[0] * BYTES_PER_ENTRY, max_memory,
+                                               "the skylines of its ranges"))
+        breaks.append(x)
+        skylines.append(sky)
+
     events = crossings = 0
+    pop = heapq.heappop
     while heap:
         x = heap[0][0]
         limit = x + tol_x(x)
-        lefts = set()
-        while heap and heap[0][0] <= limit:
-            _, u, v = heapq.heappop(heap)
-            pu, pv = pos[u], pos[v]
-            if abs(pu - pv) == 1:
-                lefts.add(min(pu, pv))
-        if not lefts:
-            continue
-        events += 1
-        if max_crossings is not None and events > max_crossings:
-            raise InvalidArgumentError(_too_many(k, max_crossings, max_crossings, "more than"))
+        if len(heap) == 1 or heap[1][0] > limit and (len(heap) == 2 or heap[2][0] > limit):
+            # one crossing at x (the common case): the general steps below, written out for
+            # a block of two curves that no neighbour meets at x
+            _, u, v = pop(heap)
+            p = pos[u]
+            if pos[v] != p + 1 and pos[v] != p - 1:
+                continue
+            events += 1
+            if max_crossings is not None and events > max_crossings:
+                raise InvalidArgumentError(_too_many(k, max_crossings, max_crossings,
+                                                     "more than"))
+            p = min(p, pos[v])
+            a, b = order[p], order[p + 1]
+            if not ((p > 0 and equal(curves[order[p - 1]], curves[a], x))
+                    or (p + 2 < k and equal(curves[b], curves[order[p + 2]], x))):
+                c = compare(curves[a], curves[b], x) or (a > b) - (a < b)
+                first, last = (b, a) if c > 0 else (a, b)
+                if not ((p > 0 and (compare(curves[order[p - 1]], curves[first], x)
+                                    or (order[p - 1] > first) - (order[p - 1] < first)) > 0)
+                        or (p + 2 < k and (compare(curves[last], curves[order[p + 2]], x)
+                                           or (last > order[p + 2]) - (last < order[p + 2]))
+                            > 0)):
+                    if c > 0:
+                        running = best.before(p)
+                        interesting = (_members((a, b), accs, running)
+                                       != _members((b, a), accs, running))
+                        order[p], order[p + 1] = b, a
+                        pos[a], pos[b] = p + 1, p
+                        best.swap(p)
+                        crossings += 1
+                    for j in range(max(0, p - 1), min(k - 2, p + 1) + 1):
+                        push_next(order[j], order[j + 1], x)
+                    if c > 0 and (interesting or keep_all):
+                        sky = skyline_of(order, accs)
+                        if keep_all or sky != skylines[-1]:
+                            record(x, sky)
+                    continue
+            lefts = {p}
+        else:
+            lefts = set()
+            while heap and heap[0][0] <= limit:
+                _, u, v = pop(heap)
+                pu, pv = pos[u], pos[v]
+                if abs(pu - pv) == 1:
+                    lefts.add(min(pu, pv))
+            if not lefts:
+                continue
+            events += 1
+            if max_crossings is not None and events > max_crossings:
+                raise InvalidArgumentError(_too_many(k, max_crossings, max_crossings,
+                                                     "more than"))
 
         def equal_at(i: int, j: int, x: float = x) -> bool:
-            return values_equal(lists[i], lists[j], x)
+            return equal(curves[i], curves[j], x)
 
         blocks: list[list[int]] = []
         for p in sorted(lefts):
@@ -492,7 +609,7 @@ def kinetic_sweep(
                 blocks.append([lft, rgt])
 
         def cmp_x(i: int, j: int, x: float = x) -> int:
-            return compare_right(lists[i], lists[j], x) or (i > j) - (i < j)
+            return compare(curves[i], curves[j], x) or (i > j) - (i < j)
 
         interesting = False
         changed = False
@@ -532,6 +649,5 @@ def kinetic_sweep(
                 # only if the recomputed skyline really differs (ranges stay minimal)
                 sky = skyline_of(order, accs)
                 if keep_all or sky != skylines[-1]:
-                    breaks.append(x)
-                    skylines.append(sky)
+                    record(x, sky)
     return SweepResult(breaks, skylines, events, crossings)

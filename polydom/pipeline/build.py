@@ -23,15 +23,19 @@ from polydom.errors import (
     did_you_mean,
 )
 from polydom.index.built import Index
+from polydom.index.dominance import MAX_PRUNE_TESTS, check_max_prune_tests
 from polydom.index.polydom_index import PolyDomIndex
 from polydom.index.sweep import (
     MAX_CROSSINGS,
+    MAX_MEMORY,
     check_max_crossings,
+    check_max_memory,
     check_sweep_work,
     coefficient_matrix,
 )
 from polydom.pipeline.open import register_learner_models
 from storage import IndexStore
+from storage.builds import MAX_PUBLISH_ROWS, check_max_publish_rows
 
 __all__ = ["build_index"]
 
@@ -53,6 +57,9 @@ def build_index(
     allow_foreign_database: bool = False,
     keep_trained: bool = False,
     max_crossings: int = MAX_CROSSINGS,
+    max_prune_tests: int | None = MAX_PRUNE_TESTS,
+    max_memory: int = MAX_MEMORY,
+    max_publish_rows: int = MAX_PUBLISH_ROWS,
     **explore_options: Any,
 ) -> Index:
     """Explore the feature-set lattice with ``learner``, then index the candidates.
@@ -120,6 +127,15 @@ def build_index(
         Bound of the index sweep's work (:meth:`polydom.PolyDomIndex.build`): candidates
         whose cost curves cross more often are refused naming the limit (before any
         training when ``extra_candidates`` alone do).
+    max_prune_tests : int or None, default 500,000,000
+        Bound of pruning's exact curve comparisons (about 10 ns each;
+        :meth:`polydom.PolyDomIndex.build`); None: no bound.
+    max_memory : int, default 2 GiB
+        Bound of the index build's memory in bytes: pruning's working arrays (checked
+        before it starts) and the skylines the sweep records.
+    max_publish_rows : int, default 10,000,000
+        Bound of the rows publishing into ``store`` writes (:meth:`storage.IndexStore.
+        publish`): refused before the publishing transaction opens.
     **explore_options
         Passed to :func:`lattice.explore` (``traversal``, ``scope``, ``cost_pruning``,
         ``candidate_alpha``, ``max_expansions``, ...).
@@ -155,7 +171,8 @@ def build_index(
     """
     model, extra = _checked_inputs(costs, learner, n_min, n_max, extra_candidates, store,
                                    cache, cost_unit, keep_trained, max_crossings,
-                                   explore_options)
+                                   explore_options, max_prune_tests, max_memory,
+                                   max_publish_rows)
     ex = lattice.make_executor(executor)
     fail = None
     try:
@@ -170,9 +187,10 @@ def build_index(
             progress=progress, **explore_options,
         )
         index = _index(exploration, extra, model, n_min, n_max, cost_unit,
-                       _evaluation(learner, extra), keep_trained, max_crossings)
+                       _evaluation(learner, extra), keep_trained, max_crossings,
+                       max_prune_tests, max_memory)
         if publish is not None:
-            publish(index)
+            publish(index, max_publish_rows)
         return index
     except Exception as exc:  # a stored build is marked failed, with its error; then raised
         if fail is not None:
@@ -188,6 +206,8 @@ def _checked_inputs(
     costs: Mapping[str, Any] | CostModel, learner: Any, n_min: float, n_max: float,
     extra_candidates: Iterable[Candidate], store: Any, cache: Any, cost_unit: str,
     keep_trained: bool, max_crossings: int, explore_options: Mapping[str, Any],
+    max_prune_tests: int | None = MAX_PRUNE_TESTS, max_memory: int = MAX_MEMORY,
+    max_publish_rows: int = MAX_PUBLISH_ROWS,
 ) -> tuple[CostModel, list[Candidate]]:
     """Every argument of :func:`build_index` checked before anything is trained or stored:
     the build's cost model and the extra candidates, as lists.
@@ -200,6 +220,9 @@ def _checked_inputs(
     if not isinstance(keep_trained, bool):
         raise ArgumentTypeError(f"keep_trained must be True or False, got {keep_trained!r}")
     check_max_crossings(max_crossings)
+    check_max_prune_tests(max_prune_tests)
+    check_max_memory(max_memory)
+    check_max_publish_rows(max_publish_rows)
     extra = list(extra_candidates)
     for c in extra:
         if not isinstance(c, Candidate):
@@ -228,6 +251,8 @@ def _index(
     evaluation: dict[str, Any] | None = None,
     keep_trained: bool = False,
     max_crossings: int = MAX_CROSSINGS,
+    max_prune_tests: int | None = MAX_PRUNE_TESTS,
+    max_memory: int = MAX_MEMORY,
 ) -> Index:
     """The index over the exploration's candidates (every expanded set with
     ``keep_trained``) and ``extra``, with its ``info``."""
@@ -239,7 +264,8 @@ def _index(
             stacklevel=3,
         )
     candidates = exploration.all_candidates() if keep_trained else exploration.candidates
-    table = PolyDomIndex.build([*candidates, *extra], n_min, n_max, max_crossings)
+    table = PolyDomIndex.build([*candidates, *extra], n_min, n_max, max_crossings,
+                               max_prune_tests, max_memory)
     info = {
         "alpha": exploration.alpha,
         "delta": exploration.delta,
@@ -433,9 +459,9 @@ def _open_store(
     st = IndexStore(url, key=key, allow_foreign=allow_foreign)
     build_id = st.begin_build(params, model, learner=lattice.learner_name(learner))
 
-    def publish(index: Index) -> None:
+    def publish(index: Index, max_publish_rows: int = MAX_PUBLISH_ROWS) -> None:
         try:
-            st.publish(build_id, index)
+            st.publish(build_id, index, max_publish_rows=max_publish_rows)
         except BuildPublishedError:
             pass  # another process built the same arguments into this build id first
         finally:  # the connections close now (a WAL store checkpoints), not at collection
