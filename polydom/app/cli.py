@@ -4,6 +4,8 @@
     polydom build CONFIG [--executor SPEC]
     polydom inspect URL [--build ID] [--ranges K] [--unit U] [--json | --csv]
     polydom lookup URL (--size N --budget C | --queries FILE) [--unit U] [--json | --csv]
+    polydom predict URL --data FILE --out FILE --budget C (--size N | --size-from COLUMN
+                    | --featurizer MODULE:ATTR) [--drop COLUMN] [--chunk-rows N]
     polydom plot URL --out DIR [--build ID] [--unit U]
     polydom plan URL --sizes FILE (--budget B | --per-hour C --rate R) [--plot PNG]
     polydom builds (list | delete) URL [ID ...] [--json | --csv]
@@ -40,6 +42,7 @@ from polydom.app.commands.inspect import add_inspect
 from polydom.app.commands.lookup import add_lookup
 from polydom.app.commands.plan import add_plan
 from polydom.app.commands.plot import add_plot
+from polydom.app.commands.predict import add_predict
 from polydom.app.commands.recalibrate import add_recalibrate
 from polydom.app.commands.serve import add_serve
 from polydom.app.tables import printable
@@ -50,8 +53,8 @@ PROG = "polydom"
 
 #: ``add_<verb>`` functions, one per verb, in the order ``--help`` lists them.
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_demo, add_build, add_inspect, add_lookup, add_plot, add_plan, add_builds, add_serve,
-    add_browse, add_recalibrate,
+    add_demo, add_build, add_inspect, add_lookup, add_predict, add_plot, add_plan, add_builds,
+    add_serve, add_browse, add_recalibrate,
 ]
 
 
