@@ -12,6 +12,7 @@
     polydom serve URL [--host H] [--port P] [--featurizer MODULE:ATTR] [--refresh S]
     polydom browse URL [--host H] [--port P] [--plots DIR]
     polydom recalibrate URL [--since-id ID] [--last K] [--refit]
+    polydom calibrate URL --timings FILE --target-overrun Q [--level Q ...]
 
 ``URL`` is any SQLAlchemy URL or a SQLite file path.  Each verb is one module of
 :mod:`polydom.app.commands` (or elsewhere in :mod:`polydom.app`) with an ``add_<verb>``
@@ -37,6 +38,7 @@ from polydom.app.arguments import OneLineParser, UsageError
 from polydom.app.commands.browse import add_browse
 from polydom.app.commands.build import add_build
 from polydom.app.commands.builds import add_builds
+from polydom.app.commands.calibrate import add_calibrate
 from polydom.app.commands.demo import add_demo
 from polydom.app.commands.inspect import add_inspect
 from polydom.app.commands.lookup import add_lookup
@@ -54,7 +56,7 @@ PROG = "polydom"
 #: ``add_<verb>`` functions, one per verb, in the order ``--help`` lists them.
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_demo, add_build, add_inspect, add_lookup, add_predict, add_plot, add_plan, add_builds,
-    add_serve, add_browse, add_recalibrate,
+    add_serve, add_browse, add_recalibrate, add_calibrate,
 ]
 
 

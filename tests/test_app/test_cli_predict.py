@@ -16,7 +16,6 @@ import pytest
 
 import polydom
 from polydom.app.cli import main
-from storage import IndexStore
 from tests import serve_support
 from tests import storage_support as S
 
@@ -27,16 +26,7 @@ BUDGET = 40.0  # ms: the cheap groups fit at small sizes, nothing at the largest
 def store(tmp_path_factory):
     """A store of five real models with string labels, and its index with models."""
     url = f"sqlite:///{tmp_path_factory.mktemp('predict') / 'labels.db'}"
-    X, y = S.data()
-    y = np.where(y == 1, "1", "2")
-    with IndexStore(url) as db:
-        build_id = db.begin_build(S.BUILD_PARAMS, S.COSTS, S.GROUPS)
-        cache = db.expansion_cache(build_id)
-        sets = S.feature_sets(1)
-        for features in sets:
-            cache[features] = S.train(features, X, y)
-        db.publish(build_id, S.index_of([S.candidate_of(cache[fs]) for fs in sets],
-                                        {"alpha": 1.0, "cost_unit": "ms"}))
+    serve_support.publish_string_labels(url)
     return url, polydom.open_index(url)
 
 
@@ -118,7 +108,8 @@ def test_a_bad_row_is_named_by_its_line_and_the_others_go_on(store, rows, tmp_pa
 
 @pytest.mark.parametrize("suffix", [".parquet", ".npy"])
 def test_parquet_and_npy_stream_in_chunks_to_the_same_answers(store, rows, tmp_path, suffix):
-    pyarrow = pytest.importorskip("pyarrow")
+    pytest.importorskip("pyarrow")
+    import pyarrow
     import pyarrow.parquet
 
     url, index = store
