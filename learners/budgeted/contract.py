@@ -26,7 +26,6 @@ column of a group computes the whole group and pays its cost once.  Without grou
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -35,6 +34,7 @@ from sklearn.metrics import accuracy_score
 
 from learners.budgeted.former_names import current_class_path
 from learners.columns import column_groups
+from polydom.blobs.model_registry import stored_class
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
@@ -340,17 +340,14 @@ class ColumnSubsetModel:
     def from_arrays(
         cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]
     ) -> ColumnSubsetModel:
-        """Rebuild from :meth:`to_arrays`; only budgeted learners of the ``learners``
-        package load (``"module:Name"``, a module under ``learners.``, a plain class name
-        naming a :class:`BudgetedClassifierMixin` subclass).
+        """Rebuild from :meth:`to_arrays`; only a registered array-model class
+        (:func:`polydom.blobs.model_registry.stored_class`: the path is checked before any
+        import) that is a :class:`BudgetedClassifierMixin` subclass loads.
 
         Runtime complexity: that of the estimator's ``from_arrays``.
         """
-        module, _, qualname = current_class_path(str(meta["estimator"])).partition(":")
-        if not module.startswith("learners.") or not qualname.isidentifier():
-            raise InvalidArgumentError(f"refusing to load estimator class {meta['estimator']!r}")
-        est_cls = getattr(importlib.import_module(module), qualname, None)
-        if not (isinstance(est_cls, type) and issubclass(est_cls, BudgetedClassifierMixin)):
+        est_cls = stored_class(current_class_path(str(meta["estimator"])), "its estimator")
+        if not issubclass(est_cls, BudgetedClassifierMixin):
             raise InvalidArgumentError(
                 f"refusing to load estimator class {meta['estimator']!r} (not a "
                 "budgeted learner of the learners package)")
