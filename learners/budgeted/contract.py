@@ -592,7 +592,8 @@ def sweep_features(
     name must be an atom or bundle of the cost model (``ValueError`` naming it otherwise).
     Training costs at a reference size ``s`` are ``cost_model.cost([name])(s)``.  An
     estimator with a ``feature_atoms`` parameter (one that pays an atom shared by two of its
-    features once, like the DAG) also gets ``feature_atoms = {name: its atoms}`` here, and
+    features once, like the DAG) also gets ``feature_atoms = {name: its units}`` here (its
+    atoms, the shared steps they use and the model's start: :meth:`CostModel.units_of`), and
     ``atom_costs`` at each reference size from the sweep.
 
     Runtime complexity: O(columns + names * atoms).
@@ -611,5 +612,7 @@ def sweep_features(
     else:
         names = _training_names(estimator, model, plain, n_columns)
     if "feature_atoms" in estimator.get_params():
-        params["feature_atoms"] = {n: sorted(model.atoms_of([n])) for n in names}
+        # the units each name pays (atoms, shared steps, the start): a unit shared by two
+        # features is paid once, the one mechanism of the cost model
+        params["feature_atoms"] = {n: sorted(model.units_of([n])) for n in names}
     return model, params, names
