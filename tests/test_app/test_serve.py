@@ -85,7 +85,7 @@ def test_explain_answers_equal_index_explain(served, index):
         got = served.get("/explain", params={"size": repr(size), "budget": repr(budget)})
         assert got.status_code == 200, got.text
         assert got.json() == json.loads(json.dumps(
-            explanation_json(index.explain(size, budget), unit)))
+            {**explanation_json(index.explain(size, budget), unit), "overrun": None}))
 
 
 def test_predict_rows_equal_the_in_process_predict(served, index):
