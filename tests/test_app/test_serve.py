@@ -66,7 +66,8 @@ def test_lookup_answers_equal_the_in_process_lookup_on_random_queries(served, in
         answer = got.json()
         hit = index.lookup(size, budget)
         assert answer == {"build": index.info["build_id"], "size": size, "budget": budget,
-                          "rule": "best", "overrun": None, "unit": unit, "model": _model_json(hit, unit)}
+                          "rule": "best", "overrun": None, "unit": unit,
+                          "model": _model_json(hit, unit)}
         found += hit is not None
     assert 100 < found < 900  # both kinds of answer were exercised
 
