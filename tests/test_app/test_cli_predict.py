@@ -98,7 +98,7 @@ def test_a_bad_row_is_named_by_its_line_and_the_others_go_on(store, rows, tmp_pa
     err = capsys.readouterr().err
     assert code == 1
     assert "line 5: column 'x0': 'oops' is not a number" in err
-    assert "line 6: size 5000.0 is not a number in the index's domain" in err
+    assert "line 6: size 5000.0 is outside the index domain [0.0, 1000.0]" in err
     assert "line 7: 5 fields where the header has 31" in err
     assert "line 8: no size in column 'n'" in err
     assert "8 rows in" in err and "4 predicted" in err and "4 bad" in err
