@@ -88,6 +88,7 @@ from polydom.app.config_data import (
 from polydom.app.tables import DEFAULT_COST_UNIT
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
+from polydom.curves.domain import CONSTRAINTS
 from polydom.errors import EvaluationError, ExecutorError, did_you_mean
 from polydom.pipeline.build import build_index
 from polydom.pipeline.learning import (
@@ -182,7 +183,7 @@ def _budgeted(config: Mapping) -> list[dict[str, Any]]:
             raise ConfigError(f"{where}: {len(sizes)} sizes; the limit is {MAX_SIZES}")
         if (not isinstance(sizes, list) or not sizes or not all(
                 isinstance(v, (int, float)) and not isinstance(v, bool)
-                and math.isfinite(v) and v >= 0 for v in sizes)):
+                and CONSTRAINTS["size"].holds(float(v)) for v in sizes)):
             raise ConfigError(f"{where}: sizes must be a non-empty list of numbers >= 0, "
                               f"got {sizes!r}")
         cost = entry.get("cost", "expected")
