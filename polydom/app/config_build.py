@@ -53,6 +53,16 @@ default 300) and either ``costs`` or
 0.95, of ``degree`` at most 2: :meth:`polydom.Featurizer.profile_in_situ`).  Every
 digit is rendered once, at a side drawn from ``sides``, so folds never share a digit.
 
+The in-situ guard (docs/in_situ.md, "A stated overrun rate") from the config: the build is
+stored, then calibrated on held-out timings and published as the next build, the current
+one (:func:`polydom.pipeline.guard.guard_index`; the costs must be in a unit of time)::
+
+    target_overrun = 0.05           # the rate every guarded curve promises
+    overrun_levels = [0.01, 0.2]    # more rates a request may ask for (default none)
+    overrun_score = "auto"          # or "ratio", "excess", "best" (default "auto")
+    calibration_timings = "held_out.csv"  # 'size' and one column of seconds per atom,
+                                    # held-out items timed in situ (relative to the file)
+
 ``executor`` (or ``polydom build --executor``) is ``"inprocess"``, ``"processes"``,
 ``"processes:N"`` or ``"dask://host:port"`` (see :func:`lattice.make_executor`); it is checked,
 and a scheduler connected, before anything is trained or stored.  The lattice's trainings and
@@ -69,9 +79,7 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 import tomllib
-import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -86,19 +94,18 @@ from polydom.app.config_data import (
     load_dataset,
 )
 from polydom.app.tables import DEFAULT_COST_UNIT
+from polydom.app.timings_file import read_timings_file
+from polydom.curves.calibration import min_calibration_items
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
-from polydom.errors import EvaluationError, ExecutorError, did_you_mean
-from polydom.pipeline.build import build_index
+from polydom.curves.domain import CONSTRAINTS
+from polydom.errors import EvaluationError, ExecutorError, InvalidArgumentError, did_you_mean
+from polydom.pipeline.config_run import BuildPlan, Guard, run_build
 from polydom.pipeline.learning import (
     evaluation_protocol,
     make_estimator,
-    make_executor,
     registered_learners,
-    sklearn_learner,
-    sweep_budgeted,
 )
-from polydom.pipeline.progress import CountingExecutor
 from polydom.pipeline.stores import store_url as normalize_url
 
 __all__ = ["Config", "ConfigError", "MAX_PARAMS", "MAX_SEED", "MAX_SIDE", "MAX_SIZES",
@@ -108,7 +115,8 @@ __all__ = ["Config", "ConfigError", "MAX_PARAMS", "MAX_SEED", "MAX_SIDE", "MAX_S
 
 _KEYS = {"data", "learner", "store", "alpha", "delta", "domain", "cv", "seed", "features",
          "costs", "profile", "sides", "digits", "cost_unit", "atoms", "quantile", "degree",
-         "budgeted", "holdout", "executor", "foreign_database", "target", "featurizer"}
+         "budgeted", "holdout", "executor", "foreign_database", "target", "featurizer",
+         "target_overrun", "overrun_levels", "overrun_score", "calibration_timings"}
 #: Keys of earlier versions, refused with a line saying what replaced them.
 _RETIRED = ("statistic", "repeats")
 _BUDGETED_KEYS = {"learner", "tradeoffs", "sizes", "cost", "params"}
@@ -182,7 +190,7 @@ def _budgeted(config: Mapping) -> list[dict[str, Any]]:
             raise ConfigError(f"{where}: {len(sizes)} sizes; the limit is {MAX_SIZES}")
         if (not isinstance(sizes, list) or not sizes or not all(
                 isinstance(v, (int, float)) and not isinstance(v, bool)
-                and math.isfinite(v) and v >= 0 for v in sizes)):
+                and CONSTRAINTS["size"].holds(float(v)) for v in sizes)):
             raise ConfigError(f"{where}: sizes must be a non-empty list of numbers >= 0, "
                               f"got {sizes!r}")
         cost = entry.get("cost", "expected")
@@ -452,7 +460,9 @@ def build_from_config(
         if key not in config:
             raise ConfigError(f"missing key {key!r}")
     seed = _integer(config, "seed", 0, 0, MAX_SEED)
-    estimator = make_learner(config["learner"], seed)
+    if config["learner"] not in lattice_learners():
+        raise ConfigError(f"unknown learner {config['learner']!r}; known: "
+                          f"{', '.join(lattice_learners())}")
     specs = _budgeted(config)
     alpha = _number(config, "alpha", 1.0, 1.0)
     delta = _number(config, "delta", 0.0, 0.0)
@@ -476,6 +486,7 @@ def build_from_config(
         if not (0 <= n_min <= n_max):
             raise ConfigError(f"domain must have 0 <= n_min <= n_max, got {dom!r}")
     model = _checked_model(config, columns, costs, column_costs, n_min, n_max)
+    guard = _guard(config, folder, model.atoms)
     if not isinstance(unit, str) or not unit.strip():
         raise ConfigError(f"cost_unit must be a non-empty text such as 's', got {unit!r}")
     foreign = config.get("foreign_database", False)
@@ -488,45 +499,81 @@ def build_from_config(
         protocol.splits(y)
     except EvaluationError as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
-    learner = sklearn_learner(estimator, X, y, features=model, cv=protocol,
-                              name=config["learner"])
-    spec = executor if executor is not None else config.get("executor")
+    guard = None if guard is None else Guard(
+        guard["timings"][0], guard["timings"][1], guard["target_overrun"], guard["levels"],
+        guard["score"], f"config calibration_timings {guard['file']}")
+    plan = BuildPlan(X, y, model, config["learner"], specs, protocol, store, n_min, n_max,
+                     alpha=alpha, delta=delta, cost_unit=unit, seed=seed,
+                     executor=executor if executor is not None else config.get("executor"),
+                     allow_foreign_database=foreign, guard=guard)
     try:
-        ex = make_executor(spec)
+        outcome = run_build(plan)
     except ExecutorError as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
-    start = time.perf_counter()
-    counting = CountingExecutor(ex)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", category=UserWarning)
-            extra = sweep_budgeted(specs, model, X, y, protocol, seed, counting)
-            with counting.phase("lattice"):
-                index = build_index(model, learner, alpha=alpha, delta=delta, n_min=n_min,
-                                    n_max=n_max, store=store, extra_candidates=extra,
-                                    cost_unit=unit, executor=counting,
-                                    allow_foreign_database=foreign)
-    finally:
-        if ex is not spec:
-            ex.close()
+    index = outcome.index
     info = index.info
     out(f"built {data} with {config['learner']}: {info['expansions']} of "
         f"{info['lattice_size']} feature sets trained ({info['trained']} new, "
-        f"{info['cache_hits']} reused) in {time.perf_counter() - start:.1f} s; "
+        f"{info['cache_hits']} reused) in {outcome.seconds:.1f} s; "
         f"{info['candidates']} candidates, {info['ranges']} ranges, {info['entries']} skyline "
         f"entries; alpha={alpha:g}, delta={delta:g}, domain [{n_min:g}, {n_max:g}], costs in "
         f"{unit}")
     if specs:
-        per = {}
-        for c in index.candidates:
-            per[c.learner] = per.get(c.learner, 0) + 1
-        out(f"budgeted: {len(extra)} candidates from "
+        out(f"budgeted: {outcome.budgeted_candidates} candidates from "
             f"{', '.join(s['learner'] for s in specs)}; in the index by learner: "
-            + ", ".join(f"{k} {v}" for k, v in sorted(per.items())))
+            + ", ".join(f"{k} {v}" for k, v in sorted(outcome.learners.items())))
     out(f"evaluation: {protocol} for every learner; accuracies are fold means +- their "
         f"standard error")
     out(f"stored as build {info['build_id']} in {store}")
-    return index
+    if outcome.guarded is None:
+        return index
+    guarded = outcome.guarded
+    overrun = guarded.info["overrun"]
+    out(f"guarded for overrun {overrun['target_overrun']:g} on {overrun['items']} held-out "
+        f"items of {config['calibration_timings']} (score {overrun['score']}; levels "
+        f"{', '.join(f'{v:g}' for v in guarded.overrun_levels())}): published build "
+        f"{guarded.info['build_id']}")
+    return guarded
+
+
+def _guard(config: Mapping, folder: Path, atoms: Any) -> dict[str, Any] | None:
+    """The in-situ guard a config asks for (``target_overrun``, ``overrun_levels``,
+    ``overrun_score``, ``calibration_timings``), its timings read and checked before any
+    training; None when it asks for none."""
+    keys = ("overrun_levels", "overrun_score", "calibration_timings")
+    if "target_overrun" not in config:
+        given = [k for k in keys if k in config]
+        if given:
+            raise ConfigError(f"{given[0]} needs target_overrun (the rate the guard promises)")
+        return None
+    q = config["target_overrun"]
+    if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 < q < 1:
+        raise ConfigError(f"target_overrun must be a number in (0, 1), got {q!r}")
+    levels = config.get("overrun_levels", [])
+    if not isinstance(levels, list) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1
+            for v in levels):
+        raise ConfigError(f"overrun_levels must be a list of numbers in (0, 1), got {levels!r}")
+    score = config.get("overrun_score", "auto")
+    if score not in ("auto", "ratio", "excess", "best"):
+        raise ConfigError(f"overrun_score must be auto, ratio, excess or best, got {score!r}")
+    file = config.get("calibration_timings")
+    if not isinstance(file, str) or not file:
+        raise ConfigError("target_overrun needs calibration_timings: a CSV file of held-out "
+                          "items ('size' and one column of seconds per atom, timed in situ)")
+    path = Path(file) if Path(file).is_absolute() else Path(folder) / file
+    try:
+        timings = read_timings_file(str(path), atoms, "calibration_timings")
+    except InvalidArgumentError as exc:
+        raise ConfigError(str(exc)) from None
+    for level in (q, *levels):
+        least = min_calibration_items(level / 2 if score == "best" else level)
+        if timings[0].size < least:
+            raise ConfigError(f"calibration_timings {file!r}: overrun {level:g} with score "
+                              f"{score!r} needs at least {least} held-out items, got "
+                              f"{timings[0].size}")
+    return {"target_overrun": float(q), "levels": [float(v) for v in levels], "score": score,
+            "file": file, "timings": timings}
 
 
 def check_keys(config: Mapping[str, Any]) -> None:

@@ -56,7 +56,6 @@ from polydom.curves.quantile_fit import check_quantile, fit_quantile_curve
 from polydom.curves.units import seconds_to_store, unit_name
 from polydom.errors import CurrentBuildChangedError, InvalidArgumentError, TelemetryError
 from polydom.index.built import Index
-from polydom.pipeline.model_classes import register_learner_models
 from storage import IndexStore
 
 __all__ = ["BASELINE_LAST", "RecalibrationReport", "publish_index", "recalibrate",
@@ -116,6 +115,9 @@ def store_timings(
     The public way to persist telemetry: drain a
     :class:`~polydom.serving.telemetry.TimingBuffer` off the hot path (another thread, a
     periodic job) and pass its records.  See :meth:`storage.IndexStore.record_timings`.
+    A :class:`~polydom.serving.telemetry.TimingBatch` (``buffer.drain_batch()``, what a
+    :class:`~polydom.serving.timing_recorder.TimingRecorder` flushes) also stores its served
+    sets (the set, the order its atoms ran, their seconds and total; ``served_sets``).
 
     ``seal`` (default: ``build.seal`` when ``build`` is a
     :class:`~polydom.serving.timing_recorder.ServedBuild`, as a
@@ -141,7 +143,8 @@ def store_timings(
     if seal is None:
         seal = getattr(build, "seal", None)
     with IndexStore(url, create=False, key=key) as store:
-        return store.record_timings(list(records), build, seal=seal)
+        batch = records if hasattr(records, "sets") else list(records)  # a TimingBatch's sets
+        return store.record_timings(batch, build, seal=seal)
 
 
 def publish_index(
@@ -280,7 +283,6 @@ def recalibrate(
             "relative=True scales the curves by the change since since_id: it needs "
             f"since_id >= 1 and no refit (got since_id={since_id}, refit={refit})"
         )
-    register_learner_models()
     with IndexStore(url, create=False, key=key) as store:
         current = store.current_build_id()
         index = store.load_index(build=build, trusted=trusted)
