@@ -307,6 +307,14 @@ class CandidateArrays(Sequence):
             made = self._made[i] = self.make([i])[0]
         return made
 
+    def made(self, positions: Sequence[int]) -> list[Candidate]:
+        """The candidates at ``positions``, as :meth:`candidate` gives them (made at once
+        for those not made yet, and kept).  O(P * (L + F + A + S))."""
+        todo = [i for i in positions if i not in self._made]
+        for i, c in zip(todo, self.make(todo), strict=True):
+            self._made[i] = c
+        return [self._made[i] for i in positions]
+
     def make(self, positions: Sequence[int]) -> list[Candidate]:
         """The candidates at ``positions`` (new objects; not kept).
 
@@ -327,7 +335,9 @@ class CandidateArrays(Sequence):
         atoms = self.atoms
         n_names = [atoms[c] for c in n_cols.tolist()]
         n_values = needs[n_rows, n_cols].astype(np.float64).tolist()
-        fold_values, fold_at = self.fold_values.tolist(), self.fold_offsets.tolist()
+        fold_from = self.fold_offsets[idx].tolist()
+        fold_to = self.fold_offsets[idx + 1].tolist()
+        fold_values = self.fold_values
         accs = self.accuracies[idx].tolist()
         ses = self.accuracy_ses[idx].tolist()
         keys, payloads, learners = self.keys, self.payloads, self.learners
@@ -345,7 +355,7 @@ class CandidateArrays(Sequence):
                                       strict=True)))
             put(c, "learner", learners[i])
             put(c, "accuracy_se", ses[j])
-            put(c, "fold_scores", tuple(fold_values[fold_at[i] : fold_at[i + 1]]))
+            put(c, "fold_scores", tuple(fold_values[fold_from[j] : fold_to[j]].tolist()))
             f_at, n_at = f_ends[j], n_ends[j]
             out.append(c)
         return out

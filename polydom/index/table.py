@@ -72,8 +72,11 @@ class SkylineTable:
             self._candidates = self._pool
         else:
             self._candidates = [None] * len(self._pool)
-            for i in self._answerable:
-                self._candidates[i] = self._pool[i]
+            made = getattr(self._pool, "made", None)  # a CandidateArrays makes them at once
+            picked = (made(self._answerable) if made is not None
+                      else [self._pool[i] for i in self._answerable])
+            for i, c in zip(self._answerable, picked, strict=True):
+                self._candidates[i] = c
         picked = [self._candidates[i] for i in self._answerable]
         # cubic and below share one unrolled Horner in lookups (width 4)
         width = max([4, *(c.cost.coefficients.size for c in picked)])
