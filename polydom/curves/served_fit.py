@@ -13,8 +13,10 @@ and :func:`fit_served_costs` fits all units' curves at once.
 *The fit.*  Median regression (the pinball loss at ``quantile``, 0.5 by default) of each
 timing on the polynomial basis of the units it paid, with non-negative coefficients (every
 curve non-negative and non-decreasing on ``n >= 0``, so set costs stay monotone and the
-index's proofs hold), each timing weighted by ``1 / t`` (relative error: a 10 us feature and
-a 10 ms one weigh alike), a linear program solved by HiGHS.  The median is robust to the
+index's proofs hold), each timing weighted by ``1 / predicted`` (relative error: a 10 us
+feature and a 10 ms one weigh alike; three passes, each weighted by the previous pass's
+predictions, since a weight ``1 / t`` would pull the fit below the median), a linear program
+solved by HiGHS.  The median is robust to the
 preempted timings of a loaded machine (a few 10 ms outliers do not move it).  Units no
 timing paid keep their curve.
 
@@ -170,7 +172,6 @@ def fit_served_costs(
     t = np.array([times[k] for k in rows])
     scale = max(float(n.max()), 1.0)
     basis = (n[:, None] / scale) ** np.arange(degree + 1)[None, :]
-    w = 1.0 / t
     r, p = rows.size, len(seen) * (degree + 1)
     ii, jj, vv = [], [], []
     for i, k in enumerate(rows):
@@ -178,15 +179,25 @@ def fit_served_costs(
             base = col[u] * (degree + 1)
             ii.extend([i] * (degree + 1))
             jj.extend(range(base, base + degree + 1))
-            vv.extend((basis[i] * w[i]).tolist())
+            vv.extend(basis[i].tolist())
     X = sparse.csr_matrix((vv, (ii, jj)), shape=(r, p))
     eye = sparse.identity(r, format="csr")
-    A = sparse.hstack([X, eye, -eye], format="csr")  # X theta + up - um = t * w (= 1)
     c = np.concatenate([np.zeros(p), np.full(r, q), np.full(r, 1.0 - q)])
-    res = linprog(c, A_eq=A, b_eq=t * w, bounds=(0, None), method="highs")
-    if res.status != 0:
-        raise FitError(f"the served-cost fit failed: {res.message}")
-    theta = res.x[:p].reshape(len(seen), degree + 1) / scale ** np.arange(degree + 1)
+    # relative errors: each row weighted by 1 / its predicted time, from the previous pass
+    # (the first by 1 / its median time); a weight that depended on the timing itself
+    # (1 / t) would pull the fit below the median
+    w = np.full(r, 1.0 / float(np.median(t)))
+    theta = np.zeros(p)
+    for _ in range(3):
+        Wx = sparse.diags(w) @ X
+        A = sparse.hstack([Wx, eye, -eye], format="csr")  # w (X theta) + up - um = w t
+        res = linprog(c, A_eq=A, b_eq=t * w, bounds=(0, None), method="highs")
+        if res.status != 0:
+            raise FitError(f"the served-cost fit failed: {res.message}")
+        theta = res.x[:p]
+        pred = X @ theta
+        w = 1.0 / np.maximum(pred, 1e-3 * float(np.median(t)))
+    theta = theta.reshape(len(seen), degree + 1) / scale ** np.arange(degree + 1)
     curves = {u: CostCurve(theta[col[u]]) for u in seen}
     return model.with_curves(
         atoms={u: c for u, c in curves.items() if u in model.atoms},
