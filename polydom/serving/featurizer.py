@@ -126,6 +126,18 @@ class Featurizer:
         self._steps[name] = routine
         return self
 
+    def step_routine(self, name: str) -> Callable[[Any], Any]:
+        """The routine registered as shared step ``name``.
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is not a registered step.
+        """
+        if name not in self._steps:
+            raise InvalidArgumentError(f"unknown step {name!r}; steps: {self.steps}")
+        return self._steps[name]
+
     @property
     def steps(self) -> list[str]:
         """Names of the shared steps, in registration order."""
