@@ -50,6 +50,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
+from polydom.curves.domain import CONSTRAINTS
 from polydom.curves.quantile_fit import check_quantile
 from polydom.curves.units import check_seconds, check_size_value
 from polydom.errors import InvalidArgumentError, TelemetryError
@@ -401,7 +402,7 @@ class DriftMonitor:
         except (TypeError, ValueError):
             self.ignored += 1
             return False
-        if not (math.isfinite(n) and math.isfinite(t) and n >= 0 and t >= 0):
+        if not (CONSTRAINTS["size"].holds(n) and CONSTRAINTS["seconds"].holds(t)):
             self.ignored += 1
             return False
         bound = float(curve(n))
