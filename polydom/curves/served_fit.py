@@ -7,7 +7,9 @@ guard's conformal bound per set or per family (issue 37 item 3).
 curve and the shared steps it uses; each later one its own curve and the steps no earlier
 atom had paid.  An in-situ timing (:meth:`polydom.serving.Featurizer.featurize_in_situ`)
 is an atom computed alone after a prediction, as a set's first atom: start + atom + its
-steps.  Every timing is thus a sum of unit curves (:meth:`CostModel.units_of`) at its size,
+steps; it enters the fit only for an atom no served set ran (where nothing was served yet:
+the protocol's conditions are not serving's, and where both exist the served ones say what
+serving pays).  Every timing is thus a sum of unit curves (:meth:`CostModel.units_of`) at its size,
 and :func:`fit_served_costs` fits all units' curves at once.
 
 *The fit.*  Median regression (the pinball loss at ``quantile``, 0.5 by default) of each
@@ -111,11 +113,12 @@ def _rows(model: CostModel, served: Iterable[Any],
             units.append(paid)
             sizes.append(float(rec.size))
             times.append(float(t))
-    if insitu is not None:
+    if insitu is not None:  # only where nothing was served yet: an atom no served set ran
+        served_atoms = {a for paid in units for a in paid if a in atoms}
         isizes, timings = insitu
         isizes = np.asarray(isizes, dtype=float)
         for atom, ts in timings.items():
-            if atom not in atoms:
+            if atom not in atoms or atom in served_atoms:
                 continue
             (paid,) = paid_units(model, [atom])
             for n, t in zip(isizes, np.asarray(ts, dtype=float), strict=True):
@@ -136,7 +139,8 @@ def fit_served_costs(
     seed: int = 0,
 ) -> CostModel:
     """The model with its start, atoms' and steps' curves fitted on served-set timings (and
-    on in-situ ones, ``(sizes, {atom: seconds per item})``): module docstring.  A model
+    on in-situ ones, ``(sizes, {atom: seconds per item})``, for the atoms no served set
+    ran): module docstring.  A model
     without a start gains one (what a set's first atom pays beyond its own curve).
 
     ``max_rows`` timings at most enter the fit (a seeded sample beyond).  The curves are
