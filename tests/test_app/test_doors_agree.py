@@ -50,8 +50,8 @@ def test_every_door_gives_the_same_answers_as_index_lookup(tmp_path):
 def test_the_check_sees_a_door_that_differs(tmp_path):
     """A renamed model in the SQL door is counted (the comparison can fail)."""
     check = _check_module()
-    expected = {"name": "a+b", "features": ["a", "b"], "learner": "x", "accuracy": 0.9, "accuracy_se": 0.01,
-                "cost": 2.0, "unit": "ms", "build": 1}
+    expected = {"name": "a+b", "features": ["a", "b"], "learner": "x", "accuracy": 0.9,
+                "accuracy_se": 0.01, "cost": 2.0, "unit": "ms", "build": 1}
     assert check._differs(expected, dict(expected)) is None
     assert "name" in check._differs(expected, {**expected, "name": "b+a"})
     assert "cost" in check._differs(expected, {**expected, "cost": 2.0 * (1 + 1e-9)})
