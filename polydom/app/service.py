@@ -48,16 +48,13 @@ import json
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
-    CollectorRegistry,
     generate_latest,
 )
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-from prometheus_client.registry import Collector
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -73,7 +70,7 @@ from polydom.index.built import Index
 from polydom.index.explanation import Explanation
 from polydom.serving.drift_recalibration import DriftRecalibration
 from polydom.serving.query import explanation_record
-from polydom.serving.service_core import ServiceMetrics, ServingCore
+from polydom.serving.service_core import ServiceMetrics, ServingCore, flush_periodically
 from polydom.serving.timing_recorder import TimingRecorder
 
 __all__ = ["DEFAULT_MAX_BODY", "RequestError", "flush_periodically", "make_app", "key_text"]
@@ -120,56 +117,6 @@ def _answer(content: Any) -> JSONResponse:
     """``content`` as strict JSON (RFC 8259): a number beyond the float range (a cost that
     overflows at the size) is written as ``null``, as the command line's ``--json`` does."""
     return JSONResponse(json_ready(content))
-
-
-class _TimingsCollector(Collector):
-    """The counts of a :class:`TimingRecorder`, read when ``/metrics`` is scraped."""
-
-    def __init__(self, recorder: TimingRecorder) -> None:
-        self.recorder = recorder
-
-    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
-        r = self.recorder
-        yield CounterMetricFamily("polydom_timings_recorded",
-                                  "Feature timings of served items offered to telemetry",
-                                  value=r.recorded)
-        yield CounterMetricFamily("polydom_timings_stored",
-                                  "Feature timings written to the telemetry store",
-                                  value=r.stored)
-        dropped = CounterMetricFamily("polydom_timings_dropped",
-                                      "Feature timings dropped, by reason", labels=["reason"])
-        for reason, n in r.dropped.items():
-            dropped.add_metric([reason], n)
-        yield dropped
-        yield CounterMetricFamily("polydom_timings_write_errors",
-                                  "Telemetry writes that failed (their timings dropped)",
-                                  value=r.write_errors)
-        yield GaugeMetricFamily("polydom_timings_buffered",
-                                "Feature timings waiting for the next telemetry write",
-                                value=r.buffered)
-
-
-class _DriftCollector(Collector):
-    """The steps of a :class:`DriftRecalibration`, read when ``/metrics`` is scraped."""
-
-    def __init__(self, drift: DriftRecalibration) -> None:
-        self.drift = drift
-
-    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
-        d = self.drift
-        steps = CounterMetricFamily(
-            "polydom_drift_steps", "Recalibrate on drift: timings monitored, alarms, "
-            "alarms deferred by the rate limit, recalibrations published, alarms "
-            "dismissed (no change left to publish), failed",
-            labels=["step"])
-        for step, n in d.counts.items():
-            steps.add_metric([step], n)
-        yield steps
-        yield GaugeMetricFamily("polydom_drift_last_build",
-                                "Build published by the last recalibration (-1: none yet)",
-                                value=-1 if d.last_build is None else d.last_build)
-        yield GaugeMetricFamily("polydom_drift_last_seconds",
-                                "Seconds the last recalibration took", value=d.last_seconds)
 
 
 def explanation_json(explanation: Explanation, unit: str,
@@ -351,11 +298,7 @@ def make_app(
             and 0 < timings_seconds < math.inf):
         raise InvalidArgumentError(
             f"timings_seconds must be a finite number > 0, got {timings_seconds!r}")
-    metrics = ServiceMetrics(CollectorRegistry())
-    if timings is not None:
-        metrics.registry.register(_TimingsCollector(timings))
-    if drift is not None:
-        metrics.registry.register(_DriftCollector(drift))
+    metrics = ServiceMetrics(timings=timings, drift=drift)
     follows = refresh_seconds is not None and index.follows_store
     core = ServingCore(index, featurizer, on_item, timings, metrics)
     service = _Service(core, max_body, follows)
@@ -374,23 +317,6 @@ def make_app(
                                         Exception: _crashed})
     app.state.metrics = metrics
     return app
-
-
-async def flush_periodically(recorder: TimingRecorder, stop: asyncio.Event,
-                             seconds: float) -> None:
-    """Flush ``recorder`` in a worker thread every ``seconds`` until ``stop`` is set, then
-    once more and return.
-
-    The last flush starts after ``stop`` was set, so it takes every timing recorded before
-    that, including those recorded while an earlier flush was writing (the app sets ``stop``
-    at shutdown, after its last request).  Flushes never overlap.
-    """
-    while not stop.is_set():
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(stop.wait(), seconds)
-        if not stop.is_set():
-            await run_in_threadpool(recorder.flush)
-    await run_in_threadpool(recorder.flush)
 
 
 class _Timed:

@@ -15,20 +15,25 @@ for raw items, the featurizer's work.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 from polydom.curves.names import candidate_name
 from polydom.errors import DamagedStoreError, InvalidArgumentError, QueryError
 from polydom.index.built import Index
+from polydom.serving.drift_recalibration import DriftRecalibration
 from polydom.serving.item_serving import ItemServer
 from polydom.serving.query import explain_answer, lookup_answer, predict_answer, read_query
 from polydom.serving.timing_recorder import TimingRecorder
 
-__all__ = ["ServingCore", "ServiceMetrics", "item_record"]
+__all__ = ["ServingCore", "ServiceMetrics", "flush_periodically", "item_record"]
 
 #: Latency buckets of the request histograms (seconds).
 BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
@@ -37,11 +42,67 @@ BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5,
 _ITEM_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError)
 
 
+class _TimingsCollector(Collector):
+    """The counts of a :class:`TimingRecorder`, read when ``/metrics`` is scraped."""
+
+    def __init__(self, recorder: TimingRecorder) -> None:
+        self.recorder = recorder
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        r = self.recorder
+        yield CounterMetricFamily("polydom_timings_recorded",
+                                  "Feature timings of served items offered to telemetry",
+                                  value=r.recorded)
+        yield CounterMetricFamily("polydom_timings_stored",
+                                  "Feature timings written to the telemetry store",
+                                  value=r.stored)
+        dropped = CounterMetricFamily("polydom_timings_dropped",
+                                      "Feature timings dropped, by reason", labels=["reason"])
+        for reason, n in r.dropped.items():
+            dropped.add_metric([reason], n)
+        yield dropped
+        yield CounterMetricFamily("polydom_timings_write_errors",
+                                  "Telemetry writes that failed (their timings dropped)",
+                                  value=r.write_errors)
+        yield GaugeMetricFamily("polydom_timings_buffered",
+                                "Feature timings waiting for the next telemetry write",
+                                value=r.buffered)
+
+
+class _DriftCollector(Collector):
+    """The steps of a :class:`DriftRecalibration`, read when ``/metrics`` is scraped."""
+
+    def __init__(self, drift: DriftRecalibration) -> None:
+        self.drift = drift
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        d = self.drift
+        steps = CounterMetricFamily(
+            "polydom_drift_steps", "Recalibrate on drift: timings monitored, alarms, "
+            "alarms deferred by the rate limit, recalibrations published, alarms "
+            "dismissed (no change left to publish), failed",
+            labels=["step"])
+        for step, n in d.counts.items():
+            steps.add_metric([step], n)
+        yield steps
+        yield GaugeMetricFamily("polydom_drift_last_build",
+                                "Build published by the last recalibration (-1: none yet)",
+                                value=-1 if d.last_build is None else d.last_build)
+        yield GaugeMetricFamily("polydom_drift_last_seconds",
+                                "Seconds the last recalibration took", value=d.last_seconds)
+
+
 class ServiceMetrics:
     """The Prometheus metrics of one service, in their own registry."""
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None,
+                 timings: TimingRecorder | None = None,
+                 drift: DriftRecalibration | None = None) -> None:
         self.registry = registry = registry or CollectorRegistry()
+        if timings is not None:
+            registry.register(_TimingsCollector(timings))
+        if drift is not None:
+            registry.register(_DriftCollector(drift))
         self.requests = Counter("polydom_requests", "HTTP requests answered",
                                 ["endpoint", "status"], registry=registry)
         self.latency = Histogram("polydom_request_seconds", "Time to answer a request",
@@ -60,6 +121,23 @@ class ServiceMetrics:
         self.refresh_errors = Counter("polydom_refresh_errors",
                                       "Refreshes that failed (the old build kept serving)",
                                       registry=registry)
+
+
+async def flush_periodically(recorder: TimingRecorder, stop: asyncio.Event,
+                             seconds: float) -> None:
+    """Flush ``recorder`` in a worker thread every ``seconds`` until ``stop`` is set, then
+    once more and return.
+
+    The last flush starts after ``stop`` was set, so it takes every timing recorded before
+    that, including those recorded while an earlier flush was writing (the app sets ``stop``
+    at shutdown, after its last request).  Flushes never overlap.
+    """
+    while not stop.is_set():
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(stop.wait(), seconds)
+        if not stop.is_set():
+            await asyncio.to_thread(recorder.flush)
+    await asyncio.to_thread(recorder.flush)
 
 
 def item_record(p: Any, unit: str) -> dict[str, Any]:
