@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from polydom.index.built import Index
-from polydom.pipeline.model_classes import register_learner_models
 from storage import IndexStore
 from storage.database import normalize_url
 
@@ -70,7 +69,6 @@ def open_with_model_formats(
 
     Runtime complexity: what ``open_index`` costs plus one query over the skyline rows.
     """
-    register_learner_models()
     with IndexStore(url, read_only=True, key=key) as store:
         index = store.load_index(build=build, min_publication=min_publication, models=False)
         rows = store.skyline_rows(index.info["build_id"])
