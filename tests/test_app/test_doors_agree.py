@@ -39,7 +39,8 @@ def test_every_door_gives_the_same_answers_as_index_lookup(tmp_path):
     rows = check.compare(url, queries, tmp_path)
     assert [r["door"] for r in rows] == [
         "Python Index.lookup", "CLI lookup (text)", "CLI lookup --json", "CLI lookup --csv",
-        "HTTP GET /lookup", "SQL (canned query, sqlite3)", "Datasette (browse)"]
+        "HTTP GET /lookup", "batch door (polydom predict)", "SQL (canned query, sqlite3)",
+        "Datasette (browse)"]
     assert all(r["fits"] == rows[0]["fits"] for r in rows)
     assert {r["door"]: r["first"] for r in rows if r["differences"]} == {}
     # the CLI's --json record is HTTP's byte for byte; /predict keeps text labels text
