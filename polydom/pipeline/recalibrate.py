@@ -56,7 +56,6 @@ from polydom.curves.quantile_fit import check_quantile, fit_quantile_curve
 from polydom.curves.units import seconds_to_store, unit_name
 from polydom.errors import CurrentBuildChangedError, InvalidArgumentError, TelemetryError
 from polydom.index.built import Index
-from polydom.pipeline.model_classes import register_learner_models
 from storage import IndexStore
 
 __all__ = ["BASELINE_LAST", "RecalibrationReport", "publish_index", "recalibrate",
@@ -284,7 +283,6 @@ def recalibrate(
             "relative=True scales the curves by the change since since_id: it needs "
             f"since_id >= 1 and no refit (got since_id={since_id}, refit={refit})"
         )
-    register_learner_models()
     with IndexStore(url, create=False, key=key) as store:
         current = store.current_build_id()
         index = store.load_index(build=build, trusted=trusted)
