@@ -60,7 +60,7 @@ def _publish(url: str) -> str:
     with storage.IndexStore(url) as st:
         build = st.begin_build({}, ATOMS)
         index = polydom.Index(polydom.PolyDomIndex.build(cands, 0.0, 10.0), ATOMS,
-                              info={"unit": "s"})
+                              info={"cost_unit": "s"})
         st.publish(build, index)
     return url
 
