@@ -235,12 +235,13 @@ def greedy(
             expanded[s] = expander(s)
         return expanded[s].accuracy
 
-    atom_cost = {a: c(n0) for a, c in space.model.atoms.items()}
-    feature_atoms = [space.model.atoms_of([name]) for name in space.names]
+    atom_cost = {a: c(n0) for a, c in space.model.units.items()}
+    feature_atoms = [space.model.units_of([name]) for name in space.names]
 
     def marginal(cur: int, i: int) -> float:
-        """Cost at n0 of adding feature i to the set cur: its atoms not yet paid."""
-        paid = space.atoms(cur) if space.shared else frozenset()
+        """Cost at n0 of adding feature i to the set cur: its units (atoms, shared steps,
+        the start) not yet paid."""
+        paid = space.model.units_of(space.names_of(cur)) if space.shared else frozenset()
         return sum(atom_cost[a] for a in sorted(feature_atoms[i] - paid))
 
     acc(0)

@@ -46,8 +46,9 @@ class FeatureSpace:
     The features are the cost model's bundles when it has any, else its atoms (a plain
     mapping ``{name: curve}`` is a model of atoms only).  Bit ``i`` of a mask is the ``i``-th
     feature (the user's order).  A set costs the sum of the curves of the *atoms* of its
-    features, each atom once: monotone in the set (curves are non-negative), additive when
-    no atom is shared.
+    features, each atom once, plus the shared steps they use and the model's start, each
+    once (the model's *units*): monotone in the set (curves are non-negative), additive when
+    no atom is shared and there are no steps and no start.
     """
 
     def __init__(self, costs: Mapping[str, Any] | CostModel, n_min: float, n_max: float) -> None:
@@ -76,11 +77,12 @@ class FeatureSpace:
         costs.check_nonnegative(self.n_min, self.n_max)
         #: The cost curve of each feature alone (a bundle: its atoms' sum).
         self.curves: dict[str, CostCurve] = {name: costs.cost([name]) for name in self.names}
-        self.shared = bool(costs.bundles)
+        self.shared = costs.shares
         if self.shared:
-            # features x atoms incidence; a set's atoms are the union of its rows
-            self._incidence = costs.incidence(self.names).astype(np.int64)
-            self.coef = costs.atom_coefficients()
+            # features x units incidence (atoms, shared steps, the start); a set's units are
+            # the union of its rows, each paid once
+            self._incidence = costs.unit_incidence(self.names).astype(np.int64)
+            self.coef = costs.unit_coefficients()
         else:
             width = max((c.coefficients.size for c in self.curves.values()), default=1)
             self.coef = np.zeros((self.m, width))

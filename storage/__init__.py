@@ -35,8 +35,8 @@ __getattr__ = lazy_exports(__name__, {
     "StoreKeyError": "polydom.errors",
     "StoreNotFoundError": "polydom.errors",
     "UntrustedModelError": "polydom.errors",
-    "register_array_model": "storage.model_registry",
-    "register_blob_codec": "storage.model_registry",
+    "register_array_model": "polydom.blobs.model_registry",
+    "register_blob_codec": "polydom.blobs.model_registry",
     "register_model_class": "polydom.blobs.allowlist",
 })
 

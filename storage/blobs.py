@@ -10,7 +10,7 @@ Formats, chosen by :func:`dump_model` from the model's type:
     array (a fitted model a composite model holds, such as a cascade's stages) is stored as a
     *nested* blob in the format :func:`dump_model` chooses for it, and loaded back under the
     same rules (digest checked, skops allow-list, pickle only with ``trusted=True``).
-Codecs (:func:`register_blob_codec`, :mod:`storage.model_registry`)
+Codecs (:func:`register_blob_codec`, :mod:`polydom.blobs.model_registry`)
     A learner's own format (LightGBM's text, in :mod:`learners.codecs`), registered by
     name and imported when a blob of its format is first decoded: storage asks each codec,
     in registration order, whether it claims a model, and loads a blob of its format with
@@ -49,13 +49,7 @@ import numpy as np
 
 from polydom.blobs.allowlist import UntrustedModelError, register_model_class
 from polydom.blobs.bounds import MalformedBlobError, load_npy, load_npz
-from polydom.errors import (
-    ArgumentTypeError,
-    InvalidArgumentError,
-    ModelIntegrityError,
-)
-from polydom.index.lazy_payload import resolve_payload
-from storage.model_registry import (
+from polydom.blobs.model_registry import (
     array_class,
     array_name,
     codec,
@@ -63,6 +57,12 @@ from storage.model_registry import (
     register_array_model,
     register_blob_codec,
 )
+from polydom.errors import (
+    ArgumentTypeError,
+    InvalidArgumentError,
+    ModelIntegrityError,
+)
+from polydom.index.lazy_payload import resolve_payload
 
 __all__ = [
     "ArrayModel",
@@ -346,10 +346,6 @@ def load_model(
         raise  # ImportError: the registered codec or class needs a library not installed
     except MalformedBlobError as exc:
         raise _malformed(what, exc) from None
-    except ValueError as exc:
-        if "is not registered" in str(exc):
-            raise
-        raise _corrupt(what, fmt, exc) from None
     except Exception as exc:  # noqa: BLE001 - any decoder failure of a checked blob
         raise _corrupt(what, fmt, exc) from None
 

@@ -42,6 +42,7 @@ from storage.codec import (
     ordered_names,
 )
 from storage.cost_model_rows import (
+    STEP_TABLES,
     cost_model_digest,
     cost_model_rows,
     lattice_order,
@@ -175,6 +176,8 @@ def _find_or_insert(
 ) -> int:
     """The unfinished build of ``params_key`` (a failed one restarts), or a new one."""
     b = S.builds
+    if model.steps or model.start is not None:
+        db.add_tables(STEP_TABLES)  # a store made before steps existed: before the write
     with db.write() as conn:
         found = conn.execute(
             sa.select(b.c.id)

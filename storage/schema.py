@@ -27,7 +27,10 @@ blob, read by ``open_index`` instead of the rows), ``expansion_predictions`` (an
 expansion's out-of-fold predictions), ``publications`` (the numbered log of published
 builds, with the unique index that allows one current build), ``expansion_seals`` and
 ``served_timings`` (telemetry: the seconds each atomic feature took on a served item of
-some size, what recalibration refits curves from).  They change no existing table, so a
+some size, what recalibration refits curves from), ``cost_steps`` / ``cost_step_users``
+(a build's shared steps and start, issue 37; only builds whose cost model has some write
+rows there) and ``served_sets`` (telemetry of served sets: the candidate, the order its
+atoms ran, each atom's seconds and the total).  They change no existing table, so a
 store without them is still version 2 (read without them); a store of version 3 is created
 with every table.
 
@@ -169,6 +172,34 @@ bundle_atoms = sa.Table(
         ["build_id", "feature_id"], ["features.build_id", "features.feature_id"]
     ),
     info={"since_version": 2},
+)
+
+#: A build's shared steps and its start (issue 37): one row per step (``name``; the start
+#: is the row named ``"<start>"``, :data:`polydom.curves.cost_model.START`) with its curve
+#: (``cost`` as text, ``coefficients`` a JSON list, lowest degree first).
+cost_steps = sa.Table(
+    "cost_steps",
+    metadata,
+    sa.Column("build_id", sa.Integer, sa.ForeignKey("builds.id"), primary_key=True),
+    sa.Column("step_id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("cost", sa.Text, nullable=False),
+    sa.Column("degree", sa.Integer, nullable=False),
+    sa.Column("coefficients", sa.Text, nullable=False),
+    sa.UniqueConstraint("build_id", "name"),
+)
+
+#: Which atoms use which shared step (the start has no rows: every atom pays it).
+cost_step_users = sa.Table(
+    "cost_step_users",
+    metadata,
+    sa.Column("build_id", sa.Integer, primary_key=True),
+    sa.Column("step_id", sa.Integer, primary_key=True),
+    sa.Column("feature_id", sa.Integer, primary_key=True),
+    sa.ForeignKeyConstraint(["build_id", "step_id"], ["cost_steps.build_id", "cost_steps.step_id"]),
+    sa.ForeignKeyConstraint(
+        ["build_id", "feature_id"], ["features.build_id", "features.feature_id"]
+    ),
 )
 
 expansions = sa.Table(
@@ -340,6 +371,24 @@ served_timings = sa.Table(
     info={"since_version": 2},
 )
 
+#: Telemetry of served sets (issue 37): one row per served item, the candidate that served
+#: it (``candidate``: its key as canonical JSON), its size, the atoms in the order they ran
+#: (``atoms``, a JSON list), each atom's seconds in that order (``seconds``, a JSON list)
+#: and the total.  Appended by :mod:`storage.telemetry`, in arrival order (``id``); like
+#: ``served_timings``, no foreign key.
+served_sets = sa.Table(
+    "served_sets",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("build_id", sa.Integer, nullable=False),
+    sa.Column("candidate", sa.Text, nullable=False),
+    sa.Column("size", sa.Double, nullable=False),
+    sa.Column("atoms", sa.Text, nullable=False),
+    sa.Column("seconds", sa.Text, nullable=False),
+    sa.Column("total", sa.Double, nullable=False),
+    sa.Column("recorded_at", sa.String(32), nullable=False),
+)
+
 TABLES = [t.name for t in metadata.sorted_tables]
 
 #: Tables added to schema version 2 after its first stores were made: a store of version 2
@@ -347,7 +396,8 @@ TABLES = [t.name for t in metadata.sorted_tables]
 #: predictions); a writer creates them before its first write that needs them
 #: (:meth:`storage.database.Database.add_tables`).
 ADDED_TABLES = ("build_seals", "build_arrays", "expansion_predictions", "publications",
-                "expansion_seals", "served_timings")
+                "expansion_seals", "served_timings", "cost_steps", "cost_step_users",
+                "served_sets")
 
 #: Where the views put ``cost_at_n_lo`` (computed from ``candidate_costs``) among the
 #: candidate columns the fields declare (:func:`storage.candidate_fields.view_columns`).

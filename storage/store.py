@@ -27,7 +27,7 @@ from typing import Any
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.index.built import Index
-from storage import build_records, builds, reader, telemetry
+from storage import build_records, builds, reader, served_sets, telemetry
 from storage.build_records import BuildRecord
 from storage.builds import KnownModels
 from storage.database import Database
@@ -280,10 +280,13 @@ class IndexStore:
         self, records: Iterable[Sequence[Any]], build_id: int | None = None,
         seal: str | None = None,
     ) -> tuple[int, int]:
-        """Store served ``(feature, size, seconds)`` records against a build, all or none.
+        """Store served ``(feature, size, seconds)`` records against a build, all or none,
+        and the served sets ``records.sets`` carries (a
+        :class:`polydom.serving.telemetry.TimingBatch`; :mod:`storage.served_sets`).
 
-        Each is checked first (an atomic feature of the build, a size in its domain, finite
-        seconds > 0 and bounded; with ``seal``, the build's seal must be it); see
+        Each is checked first, the served sets before any timing is written (an atomic
+        feature of the build, a size in its domain, finite seconds > 0 and bounded; with
+        ``seal``, the build's seal must be it); see
         :func:`storage.telemetry.append_timings`.  Returns the ids of the
         first and last row written (``(0, -1)`` for no records).
 
@@ -294,7 +297,22 @@ class IndexStore:
         polydom.errors.TelemetryError
             A ``ValueError`` naming the first bad record; nothing is stored.
         """
-        return telemetry.append_timings(self.database, records, build_id, seal)
+        sets = list(getattr(records, "sets", ()))
+        if not sets:
+            return telemetry.append_timings(self.database, records, build_id, seal)
+        self.database.check_writable()
+        with self.database.read() as conn:
+            build, rows = served_sets.check_served_sets(self.database, conn, sets, build_id,
+                                                        seal)
+        out = telemetry.append_timings(self.database, records, build, seal)
+        served_sets.append_served_sets(self.database, (), build, rows=rows)
+        return out
+
+    def served_sets(self, since_id: int = 0, build_id: int | None = None,
+                    last: int | None = None) -> list[served_sets.StoredServedSet]:
+        """Stored served sets (:func:`storage.served_sets.read_served_sets`: each row checked
+        when read), oldest first.  Runtime complexity: one query."""
+        return served_sets.read_served_sets(self.database, since_id, build_id, last)
 
     def timings(
         self, since_id: int = 0, features: Iterable[str] | None = None, last: int | None = None,

@@ -41,6 +41,23 @@ def publish_trained(url: str, max_size: int = 2) -> polydom.Index:
     return index
 
 
+def publish_string_labels(url: str) -> polydom.Index:
+    """Publish five real models (one column group each, logistic regressions) whose labels
+    are strings that look like numbers (``"1"``, ``"2"``), costs in ms; the index."""
+    X, y = S.data()
+    y = np.where(y == 1, "1", "2")
+    with IndexStore(url) as store:
+        build_id = store.begin_build(S.BUILD_PARAMS, S.COSTS, S.GROUPS)
+        cache = store.expansion_cache(build_id)
+        sets = S.feature_sets(1)
+        for features in sets:
+            cache[features] = S.train(features, X, y)
+        index = S.index_of([S.candidate_of(cache[fs]) for fs in sets],
+                           {"alpha": 1.0, "cost_unit": "ms"})
+        store.publish(build_id, index)
+    return index
+
+
 def publish_random(url: str, seed: int) -> tuple[int, polydom.Index]:
     """Publish a build of 40 model-less random candidates; its id and its index."""
     index = S.index_of(S.random_candidates(40, seed, prefix=f"s{seed}_"))

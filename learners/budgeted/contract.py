@@ -26,7 +26,6 @@ column of a group computes the whole group and pays its cost once.  Without grou
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -35,6 +34,7 @@ from sklearn.metrics import accuracy_score
 
 from learners.budgeted.former_names import current_class_path
 from learners.columns import column_groups
+from polydom.blobs.model_registry import stored_class
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
@@ -340,17 +340,14 @@ class ColumnSubsetModel:
     def from_arrays(
         cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]
     ) -> ColumnSubsetModel:
-        """Rebuild from :meth:`to_arrays`; only budgeted learners of the ``learners``
-        package load (``"module:Name"``, a module under ``learners.``, a plain class name
-        naming a :class:`BudgetedClassifierMixin` subclass).
+        """Rebuild from :meth:`to_arrays`; only a registered array-model class
+        (:func:`polydom.blobs.model_registry.stored_class`: the path is checked before any
+        import) that is a :class:`BudgetedClassifierMixin` subclass loads.
 
         Runtime complexity: that of the estimator's ``from_arrays``.
         """
-        module, _, qualname = current_class_path(str(meta["estimator"])).partition(":")
-        if not module.startswith("learners.") or not qualname.isidentifier():
-            raise InvalidArgumentError(f"refusing to load estimator class {meta['estimator']!r}")
-        est_cls = getattr(importlib.import_module(module), qualname, None)
-        if not (isinstance(est_cls, type) and issubclass(est_cls, BudgetedClassifierMixin)):
+        est_cls = stored_class(current_class_path(str(meta["estimator"])), "its estimator")
+        if not issubclass(est_cls, BudgetedClassifierMixin):
             raise InvalidArgumentError(
                 f"refusing to load estimator class {meta['estimator']!r} (not a "
                 "budgeted learner of the learners package)")
@@ -595,7 +592,8 @@ def sweep_features(
     name must be an atom or bundle of the cost model (``ValueError`` naming it otherwise).
     Training costs at a reference size ``s`` are ``cost_model.cost([name])(s)``.  An
     estimator with a ``feature_atoms`` parameter (one that pays an atom shared by two of its
-    features once, like the DAG) also gets ``feature_atoms = {name: its atoms}`` here, and
+    features once, like the DAG) also gets ``feature_atoms = {name: its units}`` here (its
+    atoms, the shared steps they use and the model's start: :meth:`CostModel.units_of`), and
     ``atom_costs`` at each reference size from the sweep.
 
     Runtime complexity: O(columns + names * atoms).
@@ -614,5 +612,7 @@ def sweep_features(
     else:
         names = _training_names(estimator, model, plain, n_columns)
     if "feature_atoms" in estimator.get_params():
-        params["feature_atoms"] = {n: sorted(model.atoms_of([n])) for n in names}
+        # the units each name pays (atoms, shared steps, the start): a unit shared by two
+        # features is paid once, the one mechanism of the cost model
+        params["feature_atoms"] = {n: sorted(model.units_of([n])) for n in names}
     return model, params, names

@@ -208,7 +208,8 @@ def _size_params(model: CostModel, names: list[str], params: dict[str, Any], s: 
     out["feature_costs"] = {n: float(model.cost([n])(s)) for n in names}
     if "feature_atoms" in out:  # shared atoms paid once: the atoms' own costs at s
         used = sorted({a for atoms in out["feature_atoms"].values() for a in atoms})
-        out["atom_costs"] = {a: float(model.atoms[a](s)) for a in used}
+        units = model.units  # atoms, shared steps and the start
+        out["atom_costs"] = {a: float(units[a](s)) for a in used}
     if split_cost is not None:
         out["split_cost"] = float(CostCurve.coerce(split_cost)(s))
     return out

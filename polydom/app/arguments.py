@@ -111,7 +111,7 @@ def quantity(text: str) -> tuple[float, str | None]:
     ((770.0, 'ms'), (0.5, None), (1e-05, 'ms'))
     """
     try:
-        return split_quantity(text, "")
+        return split_quantity(text, "budget")
     except InvalidArgumentError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

@@ -4,12 +4,15 @@
     polydom build CONFIG [--executor SPEC]
     polydom inspect URL [--build ID] [--ranges K] [--unit U] [--json | --csv]
     polydom lookup URL (--size N --budget C | --queries FILE) [--unit U] [--json | --csv]
+    polydom predict URL --data FILE --out FILE --budget C (--size N | --size-from COLUMN
+                    | --featurizer MODULE:ATTR) [--drop COLUMN] [--chunk-rows N]
     polydom plot URL --out DIR [--build ID] [--unit U]
     polydom plan URL --sizes FILE (--budget B | --per-hour C --rate R) [--plot PNG]
     polydom builds (list | delete) URL [ID ...] [--json | --csv]
     polydom serve URL [--host H] [--port P] [--featurizer MODULE:ATTR] [--refresh S]
     polydom browse URL [--host H] [--port P] [--plots DIR]
     polydom recalibrate URL [--since-id ID] [--last K] [--refit]
+    polydom calibrate URL --timings FILE --target-overrun Q [--level Q ...]
 
 ``URL`` is any SQLAlchemy URL or a SQLite file path.  Each verb is one module of
 :mod:`polydom.app.commands` (or elsewhere in :mod:`polydom.app`) with an ``add_<verb>``
@@ -35,11 +38,13 @@ from polydom.app.arguments import OneLineParser, UsageError
 from polydom.app.commands.browse import add_browse
 from polydom.app.commands.build import add_build
 from polydom.app.commands.builds import add_builds
+from polydom.app.commands.calibrate import add_calibrate
 from polydom.app.commands.demo import add_demo
 from polydom.app.commands.inspect import add_inspect
 from polydom.app.commands.lookup import add_lookup
 from polydom.app.commands.plan import add_plan
 from polydom.app.commands.plot import add_plot
+from polydom.app.commands.predict import add_predict
 from polydom.app.commands.recalibrate import add_recalibrate
 from polydom.app.commands.serve import add_serve
 from polydom.app.tables import printable
@@ -50,8 +55,8 @@ PROG = "polydom"
 
 #: ``add_<verb>`` functions, one per verb, in the order ``--help`` lists them.
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_demo, add_build, add_inspect, add_lookup, add_plot, add_plan, add_builds, add_serve,
-    add_browse, add_recalibrate,
+    add_demo, add_build, add_inspect, add_lookup, add_predict, add_plot, add_plan, add_builds,
+    add_serve, add_browse, add_recalibrate, add_calibrate,
 ]
 
 

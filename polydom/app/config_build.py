@@ -53,6 +53,16 @@ default 300) and either ``costs`` or
 0.95, of ``degree`` at most 2: :meth:`polydom.Featurizer.profile_in_situ`).  Every
 digit is rendered once, at a side drawn from ``sides``, so folds never share a digit.
 
+The in-situ guard (docs/in_situ.md, "A stated overrun rate") from the config: the build is
+stored, then calibrated on held-out timings and published as the next build, the current
+one (:func:`polydom.pipeline.guard.guard_index`; the costs must be in a unit of time)::
+
+    target_overrun = 0.05           # the rate every guarded curve promises
+    overrun_levels = [0.01, 0.2]    # more rates a request may ask for (default none)
+    overrun_score = "auto"          # or "ratio", "excess", "best" (default "auto")
+    calibration_timings = "held_out.csv"  # 'size' and one column of seconds per atom,
+                                    # held-out items timed in situ (relative to the file)
+
 ``executor`` (or ``polydom build --executor``) is ``"inprocess"``, ``"processes"``,
 ``"processes:N"`` or ``"dask://host:port"`` (see :func:`lattice.make_executor`); it is checked,
 and a scheduler connected, before anything is trained or stored.  The lattice's trainings and
@@ -86,10 +96,13 @@ from polydom.app.config_data import (
     load_dataset,
 )
 from polydom.app.tables import DEFAULT_COST_UNIT
+from polydom.app.timings_file import read_timings_file
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
-from polydom.errors import EvaluationError, ExecutorError, did_you_mean
+from polydom.curves.domain import CONSTRAINTS
+from polydom.errors import EvaluationError, ExecutorError, InvalidArgumentError, did_you_mean
 from polydom.pipeline.build import build_index
+from polydom.pipeline.guard import guard_index
 from polydom.pipeline.learning import (
     evaluation_protocol,
     make_estimator,
@@ -108,7 +121,8 @@ __all__ = ["Config", "ConfigError", "MAX_PARAMS", "MAX_SEED", "MAX_SIDE", "MAX_S
 
 _KEYS = {"data", "learner", "store", "alpha", "delta", "domain", "cv", "seed", "features",
          "costs", "profile", "sides", "digits", "cost_unit", "atoms", "quantile", "degree",
-         "budgeted", "holdout", "executor", "foreign_database", "target", "featurizer"}
+         "budgeted", "holdout", "executor", "foreign_database", "target", "featurizer",
+         "target_overrun", "overrun_levels", "overrun_score", "calibration_timings"}
 #: Keys of earlier versions, refused with a line saying what replaced them.
 _RETIRED = ("statistic", "repeats")
 _BUDGETED_KEYS = {"learner", "tradeoffs", "sizes", "cost", "params"}
@@ -182,7 +196,7 @@ def _budgeted(config: Mapping) -> list[dict[str, Any]]:
             raise ConfigError(f"{where}: {len(sizes)} sizes; the limit is {MAX_SIZES}")
         if (not isinstance(sizes, list) or not sizes or not all(
                 isinstance(v, (int, float)) and not isinstance(v, bool)
-                and math.isfinite(v) and v >= 0 for v in sizes)):
+                and CONSTRAINTS["size"].holds(float(v)) for v in sizes)):
             raise ConfigError(f"{where}: sizes must be a non-empty list of numbers >= 0, "
                               f"got {sizes!r}")
         cost = entry.get("cost", "expected")
@@ -476,6 +490,7 @@ def build_from_config(
         if not (0 <= n_min <= n_max):
             raise ConfigError(f"domain must have 0 <= n_min <= n_max, got {dom!r}")
     model = _checked_model(config, columns, costs, column_costs, n_min, n_max)
+    guard = _guard(config, folder, model.atoms)
     if not isinstance(unit, str) or not unit.strip():
         raise ConfigError(f"cost_unit must be a non-empty text such as 's', got {unit!r}")
     foreign = config.get("foreign_database", False)
@@ -526,7 +541,55 @@ def build_from_config(
     out(f"evaluation: {protocol} for every learner; accuracies are fold means +- their "
         f"standard error")
     out(f"stored as build {info['build_id']} in {store}")
-    return index
+    if guard is None:
+        return index
+    try:
+        guarded = guard_index(store, index, *guard["timings"], guard["target_overrun"],
+                              levels=guard["levels"], score=guard["score"], seed=seed,
+                              source=f"config calibration_timings {guard['file']}")
+    except InvalidArgumentError as exc:
+        raise ConfigError(f"calibration_timings {guard['file']!r}: "
+                          f"{str(exc).splitlines()[0]}") from None
+    overrun = guarded.info["overrun"]
+    out(f"guarded for overrun {overrun['target_overrun']:g} on {overrun['items']} held-out "
+        f"items of {guard['file']} (score {overrun['score']}; levels "
+        f"{', '.join(f'{v:g}' for v in guarded.overrun_levels())}): published build "
+        f"{guarded.info['build_id']}")
+    return guarded
+
+
+def _guard(config: Mapping, folder: Path, atoms: Any) -> dict[str, Any] | None:
+    """The in-situ guard a config asks for (``target_overrun``, ``overrun_levels``,
+    ``overrun_score``, ``calibration_timings``), its timings read and checked before any
+    training; None when it asks for none."""
+    keys = ("overrun_levels", "overrun_score", "calibration_timings")
+    if "target_overrun" not in config:
+        given = [k for k in keys if k in config]
+        if given:
+            raise ConfigError(f"{given[0]} needs target_overrun (the rate the guard promises)")
+        return None
+    q = config["target_overrun"]
+    if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 < q < 1:
+        raise ConfigError(f"target_overrun must be a number in (0, 1), got {q!r}")
+    levels = config.get("overrun_levels", [])
+    if not isinstance(levels, list) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1
+            for v in levels):
+        raise ConfigError(f"overrun_levels must be a list of numbers in (0, 1), got {levels!r}")
+    score = config.get("overrun_score", "auto")
+    if score not in ("auto", "ratio", "excess", "best"):
+        raise ConfigError(f"overrun_score must be auto, ratio, excess or best, got {score!r}")
+    file = config.get("calibration_timings")
+    if not isinstance(file, str) or not file:
+        raise ConfigError("target_overrun needs calibration_timings: a CSV file of held-out "
+                          "items ('size' and one column of seconds per atom, timed in situ)")
+    path = Path(file) if Path(file).is_absolute() else Path(folder) / file
+    try:
+        timings = read_timings_file(str(path), atoms, "calibration_timings")
+    except InvalidArgumentError as exc:
+        raise ConfigError(str(exc)) from None
+    return {"target_overrun": float(q), "levels": [float(v) for v in levels], "score": score,
+            "file": file, "timings": timings}
 
 
 def check_keys(config: Mapping[str, Any]) -> None:

@@ -157,9 +157,7 @@ def build_in_situ(
                                  1.0 - target_overrun, degree)
         seconds["profile"] = time.perf_counter() - t0
         progress(f"profiled {int(profiled.sum())} of them (q{1 - target_overrun:g} curves)")
-        model = CostModel(prof.curves, bundles={k: sorted(v) for k, v in
-                                                skeleton.bundles.items()},
-                          columns=skeleton.columns)
+        model = skeleton.with_curves(atoms=prof.curves)
         est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=max_iter))
         learner = sklearn_learner(est, rows, y, features=model, cv=cv)
         t0 = time.perf_counter()

@@ -168,6 +168,23 @@ def _at_overrun(view: Index, params: Mapping[str, Any]) -> Index:
     return _checked("overrun", view.at_overrun, level)
 
 
+def _fields(request: Request) -> Mapping[str, str]:
+    """The request's query string as one value per field: a field given twice
+    (``overrun=0.01&overrun=0.3``) is a 400 naming it, never silently read one way."""
+    params = request.query_params
+    for name in params:
+        if len(params.getlist(name)) > 1:
+            raise RequestError(400, name, f"{name} is given {len(params.getlist(name))} "
+                                          "times; give it once")
+    return params
+
+
+def _level(view: Index) -> float | None:
+    """The overrun level ``view``'s costs are calibrated to (None: uncalibrated)."""
+    levels = view.overrun_levels()
+    return view.info["overrun"]["target_overrun"] if levels else None
+
+
 def _reject_constant(text: str) -> Any:
     raise InvalidArgumentError(f"{text} is not a JSON number")
 
@@ -332,21 +349,25 @@ class _Service:
 
     async def lookup(self, request: Request) -> JSONResponse:
         """``GET /lookup``."""
-        view = _at_overrun(self.index.snapshot(), request.query_params)
-        size, budget, rule = _query(view, request.query_params)
+        params = _fields(request)
+        view = _at_overrun(self.index.snapshot(), params)
+        size, budget, rule = _query(view, params)
         hit = view.lookup(size, budget, rule, check_input=False)
         model = None if hit is None else {"key": hit.name, **hit.to_dict()}
         return _answer({"build": self.note_build(view), "size": size, "budget": budget,
-                        "rule": rule, "unit": unit_name(view.info), "model": model})
+                        "rule": rule, "overrun": _level(view), "unit": unit_name(view.info),
+                        "model": model})
 
     async def explain(self, request: Request) -> JSONResponse:
         """``GET /explain``."""
-        view = self.index.snapshot()
-        size, budget, rule = _query(view, request.query_params)
+        params = _fields(request)
+        view = _at_overrun(self.index.snapshot(), params)
+        size, budget, rule = _query(view, params)
         self.note_build(view)
         explanation = view.explain(size, budget, rule, check_input=False)
-        return _answer(explanation_json(explanation, unit_name(view.info),
-                                        not view.info.get("no_standard_errors")))
+        return _answer({**explanation_json(explanation, unit_name(view.info),
+                                           not view.info.get("no_standard_errors")),
+                        "overrun": _level(view)})
 
     async def predict(self, request: Request) -> JSONResponse:
         """``POST /predict``: rows, or raw items with a featurizer."""
@@ -368,8 +389,8 @@ class _Service:
         X = _checked("rows", check_rows, body.get("rows"), view.n_columns)
         hit = view.lookup(size, budget, rule, check_input=False)
         out = {"build": view.info.get("build_id"), "size": size, "budget": budget,
-               "rule": rule, "unit": unit_name(view.info), "key": None, "learner": None,
-               "cost": None, "labels": None}
+               "rule": rule, "overrun": _level(view), "unit": unit_name(view.info),
+               "key": None, "learner": None, "cost": None, "labels": None}
         if hit is None:
             return out
         if hit.model is None:
@@ -412,7 +433,8 @@ class _Service:
         server = self.item_server(view)
         out = [self.serve_item(view, server, i, item, budget, unit)
                for i, item in enumerate(items)]
-        return {"build": view.info.get("build_id"), "budget": budget, "predictions": out}
+        return {"build": view.info.get("build_id"), "budget": budget,
+                "overrun": _level(view), "predictions": out}
 
     def serve_item(self, view: Index, server: ItemServer, i: int, item: Any, budget: float,
                    unit: str) -> dict[str, Any]:

@@ -184,8 +184,11 @@ def _allowed_classes() -> set[str]:
 
 
 def _numpy_scalar_type(name: object) -> bool:
-    """Whether ``numpy.<name>`` is a numpy scalar type (``float64``, ``int64``, ``bool``)."""
-    obj = getattr(np, name, None) if isinstance(name, str) and name.isidentifier() else None
+    """Whether ``numpy.<name>`` is a numpy scalar type (``float64``, ``int64``, ``bool``).
+
+    Looked up in numpy's namespace as it is (``vars``), never through ``getattr``: numpy's
+    module ``__getattr__`` imports a submodule it is asked for (``matlib``, ``testing``)."""
+    obj = vars(np).get(name) if isinstance(name, str) and name.isidentifier() else None
     return isinstance(obj, type) and issubclass(obj, np.generic) and not issubclass(
         obj, (np.object_, np.void))
 
@@ -207,7 +210,7 @@ def _loss_class(module: object, name: object) -> bool:
         return False
     import importlib
 
-    obj = getattr(importlib.import_module(module), name, None)
+    obj = vars(importlib.import_module(module)).get(name)
     return isinstance(obj, type) and (
         "Loss" in name or name in {"Hinge", "SquaredHinge", "ModifiedHuber", "Huber",
                                    "EpsilonInsensitive", "SquaredEpsilonInsensitive"}

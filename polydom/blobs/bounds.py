@@ -115,10 +115,10 @@ def check_npy(data: bytes, what: str) -> tuple[np.dtype, tuple[int, ...], int]:
             f"{MAX_ITEMSIZE}; refusing to allocate them"
         )
     count = 1
-    for n in shape:
-        if not isinstance(n, int) or n < 0:
+    for dim in shape:
+        if not isinstance(dim, int) or dim < 0:
             raise BlobBoundsError(f"{what}: array shape {shape} is not a shape")
-        count *= n
+        count *= dim
     body = len(data) - buf.tell()
     if count * dtype.itemsize != body:
         raise BlobBoundsError(

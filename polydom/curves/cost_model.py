@@ -12,6 +12,23 @@ probability that each is needed (1 for a static model), and its expected cost is
 is *the* column order in which every model receives its columns (the sorted union of its
 atoms' columns), whatever learner trained it.
 
+*A set's cost as serving pays it.*  Beyond its atoms, a served set pays a *start*
+(``start``: what the first feature of a set pays on a fresh item, the cold caches and
+branch history, the item's data brought in; once per set however many atoms it has) and
+the *shared steps* its atoms use (``steps``: named computations with their own curves, such
+as the image gradients that HOG and a Harris tensor both need; ``uses`` says which atoms
+use which steps), each once per set however many of its atoms use it.  Atoms, steps and
+the start are the model's *units* (:meth:`CostModel.units_of`): a set of names costs the
+sum of the curves of the units it uses, each once (:meth:`CostModel.cost`).  This is the one
+mechanism by which bundles sharing atoms pay them once, carried one level down.
+
+*Invariants.*  (1) Every set's cost is a polynomial in ``n`` (a sum of polynomials), so the
+index and its exactness proofs are unchanged.  (2) Cost is monotone in the set: ``A <= B``
+(as sets of names) implies ``units_of(A) <= units_of(B)``, hence ``cost(A)(n) <=
+cost(B)(n)`` wherever every unit's curve is non-negative (:meth:`CostModel.check_nonnegative`
+checks atoms, steps and the start), which the lattice's pruning rules rely on.  (3) With
+no steps and no start, costs are those of the atoms alone, as before.
+
 A plain mapping ``{name: curve}`` is a cost model of atoms only
 (:meth:`CostModel.coerce`), so code written before bundles keeps working.
 
@@ -35,7 +52,10 @@ from polydom.curves.cost_curve import CostCurve
 from polydom.curves.domain import check_column, check_feature_name
 from polydom.errors import InvalidArgumentError
 
-__all__ = ["CostModel"]
+__all__ = ["START", "CostModel"]
+
+#: The unit name of a model's start (:meth:`CostModel.units_of`); no atom or step may take it.
+START = "<start>"
 
 
 def _name(value: Any, what: str) -> str:
@@ -54,6 +74,14 @@ class CostModel:
     columns : mapping of str to iterable of int, optional
         Columns of each atom in the training matrix; two atoms may not claim one column.
         Atoms without an entry have no columns (an index over them cannot cut rows).
+    steps : mapping of str to CostCurve or str or coefficients, optional
+        Shared steps: named computations that atoms use (``uses``), each paid once by a set
+        however many of its atoms use it.  A step name may not be an atom or bundle name.
+    uses : mapping of str to iterable of str, optional
+        The steps each atom uses (atoms not listed use none); every step is used by some atom.
+    start : CostCurve or str or coefficients, optional
+        What a set pays once on a fresh item before its atoms (None: nothing).  The empty
+        set pays no start.
 
     >>> cm = CostModel({"edges": "2*n", "hog": "n", "lbp": "3"},
     ...                bundles={"shape": ["edges", "hog"], "texture": ["edges", "lbp"]})
@@ -63,22 +91,33 @@ class CostModel:
     6.0
     >>> sorted(cm.atoms_of(["texture"]))
     ['edges', 'lbp']
+    >>> img = CostModel({"hog": "n", "harris": "2*n", "mean": "1"}, steps={"gradient": "3*n"},
+    ...                 uses={"hog": ["gradient"], "harris": ["gradient"]}, start="0.5")
+    >>> img.cost(["hog", "harris"])(1.0)     # start + hog + harris + the gradient once
+    6.5
+    >>> sorted(img.units_of(["hog", "mean"]))
+    ['<start>', 'gradient', 'hog', 'mean']
 
     Raises
     ------
     ValueError
         Naming the thing: atoms not a mapping, a name that is not a string, a curve that cannot be
         parsed, an empty bundle, a bundle naming an unknown atom or named like an atom,
-        columns of an unknown atom, a negative column, two atoms claiming one column.
+        columns of an unknown atom, a negative column, two atoms claiming one column, a step
+        named like an atom or bundle, a use of an unknown atom or step, a step no atom uses.
     """
 
-    __slots__ = ("_atoms", "_bundles", "_columns", "_order", "_coef", "_nonnegative_on")
+    __slots__ = ("_atoms", "_bundles", "_columns", "_order", "_coef", "_nonnegative_on",
+                 "_steps", "_uses", "_start", "_units", "_unit_order", "_unit_coef")
 
     def __init__(
         self,
         atoms: Mapping[str, Any],
         bundles: Mapping[str, Iterable[str]] | None = None,
         columns: Mapping[str, Iterable[int]] | None = None,
+        steps: Mapping[str, Any] | None = None,
+        uses: Mapping[str, Iterable[str]] | None = None,
+        start: Any = None,
     ) -> None:
         if isinstance(atoms, CostModel) or not isinstance(atoms, Mapping):
             raise InvalidArgumentError(f"atoms must be a mapping name -> cost curve, got {atoms!r}")
@@ -118,8 +157,24 @@ class CostModel:
         self._coef = np.zeros((len(curves), width))
         for i, c in enumerate(curves.values()):
             self._coef[i, : c.coefficients.size] = c.coefficients
-        #: The widest domain on which every atom was found non-negative (None: not yet).
+        self._steps, self._uses, self._start = _checked_steps(
+            steps, uses, start, curves, self._bundles)
+        self._set_units()
+        #: The widest domain on which every unit was found non-negative (None: not yet).
         self._nonnegative_on: tuple[float, float] | None = None
+
+    def _set_units(self) -> None:
+        """The units (atoms, steps, start) in order, and their coefficient matrix."""
+        units = dict(self._atoms)
+        units.update(self._steps)
+        if self._start is not None:
+            units[START] = self._start
+        self._units = units
+        self._unit_order = {name: i for i, name in enumerate(units)}
+        width = max((c.coefficients.size for c in units.values()), default=1)
+        self._unit_coef = np.zeros((len(units), width))
+        for i, c in enumerate(units.values()):
+            self._unit_coef[i, : c.coefficients.size] = c.coefficients
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -146,8 +201,44 @@ class CostModel:
         out = object.__new__(CostModel)
         out._atoms, out._bundles, out._order = self._atoms, self._bundles, self._order
         out._coef, out._nonnegative_on = self._coef, self._nonnegative_on
+        out._steps, out._uses, out._start = self._steps, self._uses, self._start
+        out._units, out._unit_order, out._unit_coef = (
+            self._units, self._unit_order, self._unit_coef)
         out._columns = _checked_columns(columns, self._atoms)
         return out
+
+    def with_curves(
+        self, atoms: Mapping[str, Any] | None = None, steps: Mapping[str, Any] | None = None,
+        start: Any = None,
+    ) -> CostModel:
+        """The same structure (bundles, columns, steps' users) with some curves replaced.
+
+        ``atoms`` and ``steps`` map names of this model's atoms and steps to new curves
+        (the others keep theirs); ``start`` replaces the start (a model without one gains
+        it).  The result is checked as a new model is.
+
+        Runtime complexity: O(units * degree + columns).
+
+        >>> cm = CostModel({"a": "1", "b": "n"}, steps={"g": "2"}, uses={"a": ["g"]})
+        >>> cm.with_curves(atoms={"a": "3"}, start="1").cost(["a"])(1.0)
+        6.0
+
+        Raises
+        ------
+        ValueError
+            Naming an atom or step this model does not have, or a curve that does not parse.
+        """
+        atoms, steps = dict(atoms or {}), dict(steps or {})
+        for given, known, what in ((atoms, self._atoms, "atom"), (steps, self._steps, "step")):
+            unknown = sorted(map(str, set(given) - set(known)))
+            if unknown:
+                raise InvalidArgumentError(
+                    f"unknown {what}(s) {unknown}; the model's {what}s: {list(known)}")
+        return CostModel(
+            {**self._atoms, **atoms}, {k: sorted(v) for k, v in self._bundles.items()} or None,
+            self.columns or None, steps={**self._steps, **steps} or None,
+            uses={a: sorted(v) for a, v in self._uses.items()} or None,
+            start=self._start if start is None else start)
 
     # ------------------------------------------------------------------ views
     @property
@@ -159,6 +250,33 @@ class CostModel:
     def bundles(self) -> dict[str, frozenset]:
         """Atoms of every bundle (a copy; empty when the model has no bundles)."""
         return dict(self._bundles)
+
+    @property
+    def steps(self) -> dict[str, CostCurve]:
+        """Cost curve of every shared step (a copy; empty when the model has none)."""
+        return dict(self._steps)
+
+    @property
+    def uses(self) -> dict[str, frozenset]:
+        """The steps each atom uses (a copy; atoms that use none are left out)."""
+        return dict(self._uses)
+
+    @property
+    def start(self) -> CostCurve | None:
+        """What a non-empty set pays once before its atoms (None: nothing)."""
+        return self._start
+
+    @property
+    def units(self) -> dict[str, CostCurve]:
+        """Cost curve of every unit: the atoms, then the steps, then :data:`START` when the
+        model has a start (a copy)."""
+        return dict(self._units)
+
+    @property
+    def shares(self) -> bool:
+        """Whether a set's cost may be below the sum of its features' costs alone: bundles
+        (which may share atoms), steps or a start.  O(1)."""
+        return bool(self._bundles or self._steps or self._start is not None)
 
     @property
     def columns(self) -> dict[str, list[int]]:
@@ -179,6 +297,10 @@ class CostModel:
         parts = [f"atoms={list(self._atoms)}"]
         if self._bundles:
             parts.append(f"bundles={ {k: sorted(v) for k, v in self._bundles.items()} }")
+        if self._steps:
+            parts.append(f"steps={ {k: sorted(v) for k, v in self._step_users().items()} }")
+        if self._start is not None:
+            parts.append(f"start={self._start}")
         return f"CostModel({', '.join(parts)})"
 
     def __eq__(self, other: object) -> bool:
@@ -188,6 +310,9 @@ class CostModel:
             list(self._atoms.items()) == list(other._atoms.items())
             and self._bundles == other._bundles
             and self._columns == other._columns
+            and list(self._steps.items()) == list(other._steps.items())
+            and self._uses == other._uses
+            and self._start == other._start
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -226,16 +351,61 @@ class CostModel:
     def _ordered(self, atoms: Iterable[str]) -> list[str]:
         return sorted(atoms, key=self._order.__getitem__)
 
-    def cost(self, names: Iterable[str]) -> CostCurve:
-        """Cost curve of a set of names: each of their atoms paid once.
+    def _step_users(self) -> dict[str, set[str]]:
+        users: dict[str, set[str]] = {s: set() for s in self._steps}
+        for atom, steps in self._uses.items():
+            for step in steps:
+                users[step].add(atom)
+        return users
 
-        Runtime complexity: O(atoms * degree).
+    def steps_of(self, names: Iterable[str]) -> frozenset:
+        """The shared steps the atoms of ``names`` use (each once).
+
+        Runtime complexity: O(atoms of the names * their steps).
+
+        >>> CostModel({"a": "1", "b": "1"}, steps={"g": "1"},
+        ...           uses={"a": ["g"], "b": ["g"]}).steps_of(["a", "b"])
+        frozenset({'g'})
+        """
+        out: set[str] = set()
+        for atom in self.atoms_of(names):
+            out |= self._uses.get(atom, frozenset())
+        return frozenset(out)
+
+    def units_of(self, names: Iterable[str]) -> frozenset:
+        """What a set of names pays, each once: its atoms, the steps they use, and the
+        start (:data:`START`) when the set is not empty and the model has one.
+
+        Monotone: a superset of names has a superset of units.  Runtime complexity:
+        O(atoms of the names * their steps).
+
+        Raises
+        ------
+        ValueError
+            Naming the first unknown name.
+        """
+        atoms = self.atoms_of(names)
+        out = set(atoms)
+        for atom in atoms:
+            out |= self._uses.get(atom, frozenset())
+        if atoms and self._start is not None:
+            out.add(START)
+        return frozenset(out)
+
+    def cost(self, names: Iterable[str]) -> CostCurve:
+        """Cost curve of a set of names: each of its units (atoms, the shared steps they
+        use, the start) paid once.  Monotone in the set where the units' curves are
+        non-negative (module docstring); the empty set costs 0.
+
+        Runtime complexity: O(units * degree).
 
         >>> CostModel({"a": "1", "b": "n"}).cost(["a", "b"])(4.0)
         5.0
+        >>> CostModel({"a": "1", "b": "n"}, start="2").cost(["a", "b"])(4.0)
+        7.0
         """
-        atoms = self._ordered(self.atoms_of(names))
-        return CostCurve.total([self._atoms[a] for a in atoms] or [CostCurve([0.0])])
+        units = sorted(self.units_of(names), key=self._unit_order.__getitem__)
+        return CostCurve.total([self._units[u] for u in units] or [CostCurve([0.0])])
 
     def _needs(self, needs: Mapping[str, float]) -> dict[str, float]:
         if not isinstance(needs, Mapping):
@@ -255,13 +425,41 @@ class CostModel:
             out[atom] = p
         return out
 
-    def expected_cost(self, needs: Mapping[str, float]) -> CostCurve:
-        """Expected cost ``sum_a p_a c_a(n)`` of needs ``{atom: probability}``.
+    def unit_probabilities(self, needs: Mapping[str, float]) -> dict[str, float]:
+        """The probability with which needs ``{atom: probability}`` pay each unit.
 
-        Runtime complexity: O(atoms * degree).
+        An atom: its own probability.  A step or the start: ``min(1, sum of the
+        probabilities of the atoms that pay it)``, the union bound, an upper bound of the
+        probability that at least one of them is needed, exact when one of them is needed
+        with probability 1 (every static model) or only one atom pays it.  Units with
+        probability 0 are left out.
+
+        Runtime complexity: O(atoms * steps).
+        """
+        needs = self._needs(needs)
+        out = {a: p for a, p in needs.items() if p > 0.0}
+        for step, users in self._step_users().items():
+            ps = [needs[a] for a in users if a in needs]
+            p = 1.0 if any(q >= 1.0 for q in ps) else min(1.0, sum(ps))
+            if p > 0.0:
+                out[step] = p
+        if self._start is not None and out:
+            total = sum(needs.values())
+            out[START] = 1.0 if any(q >= 1.0 for q in needs.values()) else min(1.0, total)
+        return out
+
+    def expected_cost(self, needs: Mapping[str, float]) -> CostCurve:
+        """Expected cost ``sum_u p_u c_u(n)`` of needs ``{atom: probability}`` over the
+        units they pay (:meth:`unit_probabilities`: exact for a static model, whose needs
+        are all 1; for an adaptive one a step's and the start's probability is bounded
+        above by the union bound, so the expected cost is never under-stated).
+
+        Runtime complexity: O(units * degree).
 
         >>> CostModel({"a": "2", "b": "n"}).expected_cost({"a": 0.5, "b": 1.0})(3.0)
         4.0
+        >>> CostModel({"a": "2", "b": "n"}, start="1").expected_cost({"a": 0.5, "b": 1.0})(3.0)
+        5.0
 
         Raises
         ------
@@ -269,8 +467,9 @@ class CostModel:
             If a need names something that is not an atom, or a probability is outside
             ``[0, 1]``.
         """
-        needs = self._needs(needs)
-        terms = [needs[a] * self._atoms[a] for a in self._ordered(needs) if needs[a] > 0.0]
+        probs = self.unit_probabilities(needs)
+        terms = [probs[u] * self._units[u]
+                 for u in sorted(probs, key=self._unit_order.__getitem__)]
         return CostCurve.total(terms or [CostCurve([0.0])])
 
     def needs_from_usage(self, usage: np.ndarray, names: Sequence[str]) -> dict[str, float]:
@@ -326,7 +525,8 @@ class CostModel:
         return sorted(out)
 
     def negative_atom(self, n_min: float, n_max: float) -> str | None:
-        """The first atom whose curve is negative somewhere on ``[n_min, n_max]``, or None.
+        """The first unit (atom, step or :data:`START`) whose curve is negative somewhere on
+        ``[n_min, n_max]``, or None.
 
         None is remembered: a later call (or :meth:`check_nonnegative`) on a domain inside
         one already found non-negative returns at once.
@@ -341,7 +541,7 @@ class CostModel:
         if checked is not None and checked[0] <= n_min and n_max <= checked[1]:
             return None
         seen: set[int] = set()  # atoms sharing one curve (a feature's columns): once
-        for name, curve in self._atoms.items():
+        for name, curve in self._units.items():
             if id(curve) not in seen and not curve.is_nonnegative(n_min, n_max):
                 return name
             seen.add(id(curve))
@@ -357,8 +557,10 @@ class CostModel:
         """
         name = self.negative_atom(n_min, n_max)
         if name is not None:
+            what = ("the start" if name == START else
+                    f"step {name!r}" if name in self._steps else f"atom {name!r}")
             raise InvalidArgumentError(
-                f"cost curve of atom {name!r} = {self._atoms[name]} is negative somewhere on "
+                f"cost curve of {what} = {self._units[name]} is negative somewhere on "
                 f"[{n_min!r}, {n_max!r}]"
             )
 
@@ -366,6 +568,24 @@ class CostModel:
         """Coefficients of every atom's curve, one row per atom (atom order), lowest degree
         first, padded with zeros (a copy)."""
         return self._coef.copy()
+
+    def unit_coefficients(self) -> np.ndarray:
+        """Coefficients of every unit's curve (:attr:`units` order), one row per unit,
+        padded with zeros (a copy)."""
+        return self._unit_coef.copy()
+
+    def unit_incidence(self, names: Sequence[str]) -> np.ndarray:
+        """Boolean matrix ``len(names) x units``: the units each name pays.  A set's units
+        are the union of its names' rows (a row with any atom also has :data:`START`), so
+        ``(bits @ incidence > 0) @ unit_coefficients()`` is the cost of many sets at once.
+
+        Runtime complexity: O(len(names) * units).
+        """
+        out = np.zeros((len(names), len(self._units)), dtype=bool)
+        for i, name in enumerate(names):
+            for u in self.units_of([name]):
+                out[i, self._unit_order[u]] = True
+        return out
 
     def incidence(self, names: Sequence[str]) -> np.ndarray:
         """Boolean matrix ``len(names) x atoms``: which atoms each name stands for.
@@ -378,6 +598,58 @@ class CostModel:
                 out[i, self._order[a]] = True
         return out
 
+
+
+def _checked_steps(
+    steps: Mapping[str, Any] | None, uses: Mapping[str, Iterable[str]] | None, start: Any,
+    atoms: Mapping[str, CostCurve], bundles: Mapping[str, frozenset],
+) -> tuple[dict[str, CostCurve], dict[str, frozenset], CostCurve | None]:
+    """``steps``, ``uses`` and ``start`` checked against the atoms and bundles.
+    O(steps + uses)."""
+    curves: dict[str, CostCurve] = {}
+    if steps is not None:
+        if not isinstance(steps, Mapping):
+            raise InvalidArgumentError(f"steps must be a mapping name -> cost curve, got {steps!r}")
+        for name, curve in steps.items():
+            _name(name, "step names")
+            if name in atoms or name in bundles or name == START:
+                what = ("an atom" if name in atoms else "a bundle" if name in bundles
+                        else "the start")
+                raise InvalidArgumentError(f"step {name!r} has the name of {what}")
+            try:
+                curves[name] = CostCurve.coerce(curve)
+            except ValueError as exc:
+                raise InvalidArgumentError(f"cost curve of step {name!r}: {exc}") from None
+    used: dict[str, frozenset] = {}
+    if uses is not None:
+        if not isinstance(uses, Mapping):
+            raise InvalidArgumentError(f"uses must be a mapping atom -> step names, got {uses!r}")
+        for atom, members in uses.items():
+            if atom not in atoms:
+                raise InvalidArgumentError(
+                    f"uses names {atom!r}, which is not an atom; atoms: {list(atoms)}")
+            if isinstance(members, str) or not isinstance(members, Iterable):
+                raise InvalidArgumentError(
+                    f"the steps atom {atom!r} uses must be a list of names, got {members!r}")
+            members = frozenset(members)
+            unknown = sorted(map(str, members - curves.keys()))
+            if unknown:
+                raise InvalidArgumentError(
+                    f"atom {atom!r} uses unknown step(s) {unknown}; steps: {list(curves)}")
+            if members:
+                used[atom] = members
+    idle = sorted(set(curves) - set().union(*used.values()))
+    if idle:
+        raise InvalidArgumentError(f"step(s) {idle} are used by no atom (give them in uses)")
+    if start is None:
+        return curves, used, None
+    if START in atoms:
+        raise InvalidArgumentError(f"an atom may not be named {START!r} in a model with a start")
+    try:
+        first = CostCurve.coerce(start)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"cost curve of the start: {exc}") from None
+    return curves, used, first
 
 
 def _checked_columns(

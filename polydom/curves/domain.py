@@ -6,6 +6,14 @@ The one home of input validation, called by every door: the public Python functi
 What a door passed through these checks is trusted inside (the inner calls take
 ``check_input=False``, as scikit-learn's estimators do), so each check runs once.
 
+Constraints are declared once, as data (the way scikit-learn declares
+``_parameter_constraints``): :data:`CONSTRAINTS` maps a field (``size``, ``budget``,
+``overrun``, ...) to an :class:`Interval`, and :func:`check_field` (one value) and
+:func:`check_field_array` (an array) are the one checker every door and every inner module
+calls, worded the same everywhere: ``budget must be finite and >= 0, got -1.0``.  Nothing
+else in the project compares a size or a budget with 0 (``tests/test_layout.py`` scans for
+it).
+
 Checked here: sizes, budgets, the size domain, numbers given where a real is expected (cast
 to float64, so a numpy float32 answers as the same Python float; an integer too large for a
 float reads as infinite and is refused as such), numbers written as text (a query string, a
@@ -21,6 +29,8 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from polydom.errors import ArgumentTypeError, InvalidArgumentError
@@ -29,6 +39,10 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
+    "CONSTRAINTS",
+    "Interval",
+    "check_field",
+    "check_field_array",
     "check_budget",
     "check_budgets",
     "check_column",
@@ -113,11 +127,109 @@ def real_from_text(value: Any, name: str) -> float:
     return check_real(value, name)
 
 
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A constraint on a real number: inside ``[low, high]`` (ends open as ``closed`` says:
+    ``"both"``, ``"left"``, ``"right"``, ``"neither"``), and finite.
+
+    >>> Interval(0.0).holds(2.5), Interval(0.0).holds(float("inf")), Interval(0.0).text
+    (True, False, 'finite and >= 0')
+    >>> Interval(0.0, 1.0, "neither").text
+    'a number in (0, 1)'
+    """
+
+    low: float = -math.inf
+    high: float = math.inf
+    closed: str = "both"
+
+    def holds(self, v: float) -> bool:
+        """Whether the float ``v`` satisfies the constraint (NaN never does).  O(1)."""
+        if not math.isfinite(v):
+            return False
+        lo_ok = v >= self.low if self.closed in ("both", "left") else v > self.low
+        hi_ok = v <= self.high if self.closed in ("both", "right") else v < self.high
+        return lo_ok and hi_ok
+
+    @property
+    def text(self) -> str:
+        """The constraint in words, as every refusal says it."""
+        if self.high == math.inf:
+            sign = ">=" if self.closed in ("both", "left") else ">"
+            return f"finite and {sign} {self.low:g}"
+        left = "[" if self.closed in ("both", "left") else "("
+        right = "]" if self.closed in ("both", "right") else ")"
+        return f"a number in {left}{self.low:g}, {self.high:g}{right}"
+
+
+#: The constraint of every checked number, by field, declared once: what a door takes and
+#: what the inner modules check arrays of (sizes of timings, a featurizer's sizes, budgets of
+#: a plan).  A field's domain (the index's ``[n_min, n_max]`` for a size) is the caller's
+#: second check, :func:`check_size`.
+CONSTRAINTS: Mapping[str, Interval] = {
+    "size": Interval(0.0),
+    "sizes": Interval(0.0),
+    "budget": Interval(0.0),
+    "budgets": Interval(0.0),
+    "overrun": Interval(0.0, 1.0, "neither"),
+    "seconds": Interval(0.0),
+}
+
+
+def check_field(value: Any, name: str, field: str | None = None, given: Any = None) -> float:
+    """``value`` as a float when it meets the constraint of ``field`` (default ``name``) in
+    :data:`CONSTRAINTS`; else an error naming ``name`` and the value.
+
+    The one checker of a number: a wrong type is :class:`~polydom.errors.ArgumentTypeError`
+    (:func:`check_real`), a value outside the constraint
+    :class:`~polydom.errors.InvalidArgumentError` worded ``{name} must be {constraint},
+    got {value}`` (``given``: the value as the user wrote it, the text a number was read
+    from, shown instead).  Runtime complexity: O(1).
+
+    >>> check_field(2, "budget")
+    2.0
+    >>> check_field(-1, "budget")
+    Traceback (most recent call last):
+    ...
+    polydom.errors.InvalidArgumentError: budget must be finite and >= 0, got -1
+    """
+    constraint = CONSTRAINTS[field or name]
+    v = check_real(value, name)
+    if not constraint.holds(v):
+        raise InvalidArgumentError(
+            f"{name} must be {constraint.text}, got {shown(value if given is None else given)}")
+    return v
+
+
+def check_field_array(values: Any, name: str, field: str | None = None,
+                      lo: float | None = None, hi: float | None = None) -> np.ndarray:
+    """``values`` as a float64 array when every element meets the constraint of ``field``
+    (default ``name``) and, when given, lies in the domain ``[lo, hi]``; the refusal names
+    the first bad element as ``name[k]``.  Runtime complexity: O(len(values)).
+
+    >>> check_field_array([1, 2.5], "sizes").tolist()
+    [1.0, 2.5]
+    """
+    import numpy as np  # numpy loads with the first array checked
+    constraint = CONSTRAINTS[field or name]
+    a = _real_array(values, name)
+    flat = a.ravel()
+    low = constraint.low if lo is None else max(lo, constraint.low)
+    high = constraint.high if hi is None else min(hi, constraint.high)
+    inside = Interval(low, high, constraint.closed if lo is None and hi is None else "both")
+    ok = np.isfinite(flat)
+    ok &= (flat >= inside.low) if inside.closed in ("both", "left") else (flat > inside.low)
+    ok &= (flat <= inside.high) if inside.closed in ("both", "right") else (flat < inside.high)
+    if not ok.all():
+        k = int(np.flatnonzero(~ok)[0])
+        where = (f"finite and inside the index domain [{lo!r}, {hi!r}]"
+                 if lo is not None or hi is not None else constraint.text)
+        raise InvalidArgumentError(f"{name}[{k}] must be {where}, got {float(flat[k])!r}")
+    return a
+
+
 def check_domain(n_min: float, n_max: float) -> tuple[float, float]:
     """Return ``(n_min, n_max)`` as floats; ``0 <= n_min <= n_max``, ``n_min`` finite."""
-    lo, hi = check_real(n_min, "n_min"), check_real(n_max, "n_max")
-    if not (math.isfinite(lo) and lo >= 0.0):
-        raise InvalidArgumentError(f"n_min must be finite and >= 0, got {n_min!r}")
+    lo, hi = check_field(n_min, "n_min", "size"), check_real(n_max, "n_max")
     if math.isnan(hi) or hi < lo:
         raise InvalidArgumentError(f"n_max must be >= n_min={lo!r}, got {n_max!r}")
     return lo, hi
@@ -125,9 +237,7 @@ def check_domain(n_min: float, n_max: float) -> tuple[float, float]:
 
 def check_size(size: float, lo: float, hi: float) -> float:
     """Return ``size`` as a float, or raise naming it when NaN, infinite or outside ``[lo, hi]``."""
-    n = check_real(size, "size")
-    if not math.isfinite(n) or n < 0.0:
-        raise InvalidArgumentError(f"size must be finite and >= 0, got {shown(size)}")
+    n = check_field(size, "size")
     if not lo <= n <= hi:
         raise InvalidArgumentError(
             f"size {shown(size)} is outside the index domain [{lo!r}, {hi!r}]")
@@ -136,10 +246,7 @@ def check_size(size: float, lo: float, hi: float) -> float:
 
 def check_budget(budget: float) -> float:
     """Return ``budget`` as a float, or raise naming it when NaN, infinite or negative."""
-    b = check_real(budget, "budget")
-    if not (math.isfinite(b) and b >= 0.0):
-        raise InvalidArgumentError(f"budget must be finite and >= 0, got {shown(budget)}")
-    return b
+    return check_field(budget, "budget")
 
 
 #: The largest finite float: a budget up to it needs no further check.
@@ -187,27 +294,12 @@ def _real_array(values: Any, name: str) -> np.ndarray:
 
 def check_sizes(sizes: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """Vector form of :func:`check_size` (float64); the error names the first bad element."""
-    import numpy as np  # numpy loads with the first array checked
-    n = _real_array(sizes, "sizes")
-    bad = ~(np.isfinite(n) & (n >= lo) & (n <= hi))
-    if bad.any():
-        k = int(np.flatnonzero(bad.ravel())[0])
-        raise InvalidArgumentError(
-            f"sizes[{k}] must be finite and inside the index domain [{lo!r}, {hi!r}], "
-            f"got {n.ravel()[k]!r}"
-        )
-    return n
+    return check_field_array(sizes, "sizes", lo=lo, hi=hi)
 
 
 def check_budgets(budgets: np.ndarray) -> np.ndarray:
     """Vector form of :func:`check_budget` (float64); the error names the first bad element."""
-    import numpy as np  # numpy loads with the first array checked
-    b = _real_array(budgets, "budgets")
-    bad = ~(np.isfinite(b) & (b >= 0.0))
-    if bad.any():
-        k = int(np.flatnonzero(bad.ravel())[0])
-        raise InvalidArgumentError(f"budgets[{k}] must be finite and >= 0, got {b.ravel()[k]!r}")
-    return b
+    return check_field_array(budgets, "budgets")
 
 
 def check_rows(rows: Any, width: int, name: str = "rows", allow_nan: bool = False

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from polydom.curves.cost_curve import CostCurve, flush_subnormal
+from polydom.curves.domain import check_field_array
 from polydom.errors import FitError, InvalidArgumentError
 
 __all__ = [
@@ -160,10 +161,8 @@ def fit_cost_curve(
             f"sizes and seconds must have one value each, got {n.size} and {y.size}")
     if n.size == 0:
         raise InvalidArgumentError("sizes must not be empty")
-    if not (np.all(np.isfinite(n)) and np.all(n >= 0)):
-        raise InvalidArgumentError(f"sizes must be finite and >= 0, got {n.tolist()}")
-    if not (np.all(np.isfinite(y)) and np.all(y >= 0)):
-        raise InvalidArgumentError(f"seconds must be finite and >= 0, got {y.tolist()}")
+    check_field_array(n, "sizes")
+    check_field_array(y, "seconds")
     if np.unique(n).size < degree + 1:
         raise InvalidArgumentError(
             f"a degree-{degree} fit needs at least {degree + 1} distinct sizes, "

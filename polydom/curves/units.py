@@ -13,6 +13,20 @@ itself.  Every door goes through this module:
 * a cost in the store's unit into the unit it is shown in: :meth:`CostUnit.shown`;
 * a budget far from every stored cost at its size is named: :func:`budget_warning`.
 
+The unit grammar (one parser, every door: Python, the command line, HTTP, browse):
+
+* a quantity is a number, optional blanks, then an optional unit: ``0.77``, ``770ms``,
+  ``3 us``, ``2.5e-3s``;
+* the units of time are exactly ``s``, ``ms``, ``us``, ``ns`` and, for microseconds, ``µs``
+  (U+00B5 MICRO SIGN) and ``μs`` (U+03BC GREEK SMALL LETTER MU), which Unicode folds into
+  one another; letters are case-sensitive, as in SI: ``MS`` and ``Ms`` would be
+  megaseconds, ``mS`` millisiemens, so they are refused rather than guessed, and so are
+  words (``msec``, ``seconds``): one spelling per unit keeps a log, a config and a query
+  string readable by a grep;
+* any other unit is a store's own (``units``, ``kJ/item``) and converts only into itself,
+  written exactly as the store writes it;
+* a bare number is in the unit the costs are shown in (the store's own by default).
+
 Standard library only (the command line imports it before parsing arguments).
 """
 
@@ -25,6 +39,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from polydom.curves.domain import check_field
 from polydom.errors import InvalidArgumentError, TelemetryError
 
 __all__ = [
@@ -42,15 +57,21 @@ __all__ = [
     "parse_budget",
     "seconds_to_store",
     "split_quantity",
+    "time_unit_seconds",
     "unit_name",
 ]
 
-#: Seconds per time unit, under the names a store or a user may write.
-SECONDS = {
-    "s": 1.0, "sec": 1.0, "second": 1.0, "seconds": 1.0,
-    "ms": 1e-3, "msec": 1e-3, "millisecond": 1e-3, "milliseconds": 1e-3,
-    "us": 1e-6, "µs": 1e-6, "usec": 1e-6, "microsecond": 1e-6, "microseconds": 1e-6,
-    "ns": 1e-9, "nanosecond": 1e-9, "nanoseconds": 1e-9,
+#: Seconds per time unit, under the only spellings the grammar takes (see the module's
+#: docstring): case-sensitive, the micro sign and the Greek mu both.
+SECONDS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ns": 1e-9}
+
+#: Spellings of a time unit the grammar refuses, with the one it takes instead (named in
+#: the refusal, so a user learns the grammar from the error).
+_NOT_A_SPELLING = {
+    **{w: "s" for w in ("sec", "secs", "second", "seconds")},
+    **{w: "ms" for w in ("msec", "msecs", "millisecond", "milliseconds")},
+    **{w: "us" for w in ("usec", "usecs", "microsecond", "microseconds")},
+    **{w: "ns" for w in ("nsec", "nsecs", "nanosecond", "nanoseconds")},
 }
 
 #: A budget this many times above or below every stored cost at its size is named in a
@@ -99,6 +120,11 @@ def check_unit_text(unit: str, what: str = "cost_unit") -> str:
         raise InvalidArgumentError(
             f"{what} must be at most 32 letters, digits, blanks or /*^.%()+-_ (such as 's', "
             f"'ms', 'units'), got {_shown(unit)}")
+    meant = _misspelt(unit)
+    if meant is not None:
+        raise InvalidArgumentError(
+            f"{what} {unit!r} spells a unit of time the grammar does not take (units are "
+            f"case-sensitive and spelt one way): write {meant!r}")
     return unit
 
 
@@ -112,9 +138,28 @@ def unit_name(info: object) -> str:
     return unit if isinstance(unit, str) and unit.strip() else DEFAULT_UNIT
 
 
-def _time(unit: str) -> float | None:
-    """Seconds per ``unit`` when it is a unit of time, else None."""
-    return SECONDS.get(unit.strip().lower())
+def time_unit_seconds(unit: str) -> float | None:
+    """Seconds per ``unit`` when it is a unit of time of the grammar, else None.  O(1).
+
+    >>> time_unit_seconds("ms"), time_unit_seconds("\u03bcs"), time_unit_seconds("MS")
+    (0.001, 1e-06, None)
+    """
+    return SECONDS.get(unit.strip())
+
+
+_time = time_unit_seconds
+
+
+def _misspelt(unit: str) -> str | None:
+    """The grammar's spelling of ``unit`` when ``unit`` spells a time unit another way
+    (``msec``, ``MS``, ``Ms``), else None."""
+    text = unit.strip()
+    if text in SECONDS:
+        return None
+    folded = text.lower().replace("\u00b5", "u").replace("\u03bc", "u")
+    if folded in SECONDS:
+        return folded
+    return _NOT_A_SPELLING.get(folded)
 
 
 @dataclass(frozen=True)
@@ -154,15 +199,18 @@ class CostUnit:
 
 def _scale(store: str, unit: str, what: str) -> float:
     """Factor turning a cost in ``unit`` into the store's unit ``store``."""
-    if unit.strip().lower() == store.strip().lower():
-        return 1.0
     mine, theirs = _time(store), _time(unit)
     if mine is not None and theirs is not None:
         return theirs / mine
+    if unit.strip() == store.strip():
+        return 1.0
     if theirs is None:
+        meant = _misspelt(unit)
+        hint = (f" (units are case-sensitive and spelt one way: write {meant!r})"
+                if meant is not None else "")
         raise InvalidArgumentError(
-            f"{what}: unknown unit {unit!r}; use s, ms, us, ns or the store's "
-            f"own unit {store!r}")
+            f"{what}: unknown unit {_shown(unit)}{hint}; use s, ms, us (or \u00b5s, "
+            f"\u03bcs), ns or the store's own unit {store!r}")
     raise InvalidArgumentError(
         f"{what}: the store's costs are in {store!r}, not a unit of time, so "
         f"they cannot be given in {unit!r}; use {store!r}")
@@ -217,15 +265,10 @@ def check_size_value(value: Any, what: str = "size") -> float:
     polydom.errors.TelemetryError
         Naming ``what`` and the value.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TelemetryError(f"{what} must be a number, got {_shown(value)}")
     try:
-        v = float(value)
-    except OverflowError:
-        v = math.inf
-    if not (math.isfinite(v) and v >= 0.0):
-        raise TelemetryError(f"{what} must be finite and >= 0, got {_shown(value)}")
-    return v
+        return check_field(value, what, "size")
+    except (InvalidArgumentError, TypeError) as exc:
+        raise TelemetryError(str(exc)) from None
 
 
 def check_seconds(value: Any, what: str = "seconds") -> float:
@@ -279,18 +322,15 @@ def split_quantity(text: str, what: str = "budget") -> tuple[float, str | None]:
     Raises
     ------
     polydom.errors.InvalidArgumentError
-        Naming ``what`` (when not empty) and the text when it is not such a number.
+        Naming ``what`` and the text when it is not such a number.
     """
-    where = f"{what}: " if what else ""
     match = _QUANTITY.fullmatch(text) if isinstance(text, str) and len(text) <= 200 else None
     if match is None:
         shown = text[:80] if isinstance(text, str) else text
         raise InvalidArgumentError(
-            f"{where}expected a number, got {shown!r} (a number with an optional unit: "
-            "0.5, 5ms, 2.5e-3s)")
-    value = float(match.group(1))
-    if not (math.isfinite(value) and value >= 0.0):
-        raise InvalidArgumentError(f"{where}expected a finite number >= 0, got {text[:80]!r}")
+            f"{what} must be a number with an optional unit (0.5, 5ms, 2.5e-3s), got "
+            f"{shown!r}")
+    value = check_field(float(match.group(1)), what, "budget", given=text[:80])
     return value, match.group(2)
 
 
@@ -331,7 +371,7 @@ def budget_warning(budget: float, costs: Iterable[float], size: float,
     True
     """
     positive = [c for c in costs if c > 0.0 and math.isfinite(c)]
-    if not positive or not budget > 0.0:
+    if not positive or budget == 0.0:  # budget was checked (>= 0): 0 asks for free
         return None
     low, high = min(positive), max(positive)
     if budget >= WRONG_UNIT_RATIO * high:

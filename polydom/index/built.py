@@ -504,16 +504,19 @@ class Index:
         return self._overrun("offsets", 0.0)
 
     def with_atom_costs(
-        self, atoms: Mapping[str, CostCurve], info: Mapping[str, Any] | None = None
+        self, atoms: Mapping[str, CostCurve], info: Mapping[str, Any] | None = None,
+        steps: Mapping[str, CostCurve] | None = None, start: Any = None,
     ) -> Index:
-        """This index with new atom curves, every candidate's curve derived again, re-swept.
+        """This index with new atom curves (and shared steps' and start curves), every
+        candidate's curve derived again, re-swept.
 
         A candidate's curve is ``k * (expected_cost(needs) + overhead) + d`` under the cost
         model: ``k`` and ``d`` its calibration factor and offset (:meth:`overrun_factors`,
         :meth:`overrun_offsets`), ``overhead`` what its learner adds beyond its atoms
-        (CEGB's split cost; 0 for lattice sets), all kept from this index; only the atoms'
-        curves change.  Models are reused, nothing is trained.  Atoms missing from ``atoms``
-        keep their curve.
+        (CEGB's split cost; 0 for lattice sets), all kept from this index; only the units'
+        curves change (:meth:`polydom.CostModel.with_curves`: ``steps`` and ``start`` as
+        there).  Models are reused, nothing is trained.  Atoms and steps missing from
+        ``atoms`` and ``steps`` keep their curve.
 
         Runtime complexity: O(K * A * d) plus a sweep.
 
@@ -527,9 +530,8 @@ class Index:
         if unknown:
             raise InvalidArgumentError(
                 f"unknown atom {unknown[0]!r}; the index's atoms: {list(old.atoms)}")
-        merged = {**old.atoms, **{a: CostCurve.coerce(c) for a, c in atoms.items()}}
-        model = CostModel(merged, bundles={k: sorted(v) for k, v in old.bundles.items()},
-                          columns=old.columns or None)
+        model = old.with_curves(atoms={a: CostCurve.coerce(c) for a, c in atoms.items()},
+                                steps=steps, start=start)
         costs = []
         for cand, k, d in zip(self.candidates, self.overrun_factors(), self.overrun_offsets(),
                               strict=True):

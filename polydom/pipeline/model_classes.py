@@ -2,7 +2,7 @@
 
 Registration passes paths (``"module:QualName"``), not classes: nothing here imports a
 learner, so opening a store stays light; storage imports a class or codec when a blob of it
-is first decoded (:mod:`storage.model_registry`).
+is first decoded (:mod:`polydom.blobs.model_registry`).
 """
 
 from __future__ import annotations

@@ -173,6 +173,9 @@ def store_timings(
     The public way to persist telemetry: drain a
     :class:`~polydom.serving.telemetry.TimingBuffer` off the hot path (another thread, a
     periodic job) and pass its records.  See :meth:`storage.IndexStore.record_timings`.
+    A :class:`~polydom.serving.telemetry.TimingBatch` (``buffer.drain_batch()``, what a
+    :class:`~polydom.serving.timing_recorder.TimingRecorder` flushes) also stores its served
+    sets (the set, the order its atoms ran, their seconds and total; ``served_sets``).
 
     ``seal`` (default: ``build.seal`` when ``build`` is a
     :class:`~polydom.serving.timing_recorder.ServedBuild`, as a
@@ -198,7 +201,8 @@ def store_timings(
     if seal is None:
         seal = getattr(build, "seal", None)
     with IndexStore(url, create=False, key=key) as store:
-        return store.record_timings(list(records), build, seal=seal)
+        batch = records if hasattr(records, "sets") else list(records)  # a TimingBatch's sets
+        return store.record_timings(batch, build, seal=seal)
 
 
 def publish_index(

@@ -14,14 +14,13 @@ as :func:`polydom.serving.predict_item` does (docs/cost_model.md, "Profiling in 
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from polydom.curves.domain import real_from_text, shown
+from polydom.curves.domain import check_field, check_field_array, real_from_text
 from polydom.curves.fitting import CostProfile, check_degree, check_statistic
 from polydom.curves.quantile_fit import InSituProfile, check_quantile
 from polydom.errors import InvalidArgumentError
@@ -181,10 +180,7 @@ class Featurizer:
         except (TypeError, ValueError) as exc:
             raise InvalidArgumentError(
                 f"size function must return a number, failed with: {exc}") from None
-        if not (math.isfinite(n) and n >= 0):
-            raise InvalidArgumentError(
-                f"size of an item must be finite and >= 0, got {shown(raw)}")
-        return n
+        return check_field(n, "size of an item", "size", given=raw)
 
     def check_features(self, features: Iterable[str] | None) -> list[str]:
         """The requested names in registration order (every name when None).
@@ -349,8 +345,7 @@ class Featurizer:
                 raise InvalidArgumentError(
                     f"sizes must have one value per item ({len(items)}), got {sizes.size}"
                 )
-            if not (np.all(np.isfinite(sizes)) and np.all(sizes >= 0)):
-                raise InvalidArgumentError(f"sizes must be finite and >= 0, got {sizes.tolist()}")
+            check_field_array(sizes, "sizes")
         if np.unique(sizes).size < degree + 1:
             raise InvalidArgumentError(
                 f"profiling at degree {degree} needs items of at least {degree + 1} distinct "
@@ -440,8 +435,7 @@ class Featurizer:
                 raise InvalidArgumentError(
                     f"sizes must have one value per item ({len(items)}), got {n.size}"
                 )
-            if not (np.all(np.isfinite(n)) and np.all(n >= 0)):
-                raise InvalidArgumentError(f"sizes must be finite and >= 0, got {n.tolist()}")
+            check_field_array(n, "sizes")
         rng = np.random.default_rng(seed)
         rows = np.full((len(items), self._width), np.nan)
         timings = {name: np.empty(len(items)) for name in names}

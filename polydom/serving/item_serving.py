@@ -19,7 +19,7 @@ import numpy as np
 
 from polydom.curves.candidate import Candidate
 from polydom.curves.domain import check_budget, check_size
-from polydom.curves.units import SECONDS, unit_name
+from polydom.curves.units import time_unit_seconds, unit_name
 from polydom.errors import InvalidArgumentError
 from polydom.index.built import Index
 from polydom.index.item_prediction import ItemPrediction
@@ -93,7 +93,7 @@ class ItemServer:
         self._has_model = np.array([c.payload is not None for c in cands], dtype=bool)
         self._cost_cache: dict[float, np.ndarray] = {}
         self.cost_unit = unit_name(index.info)
-        seconds_per_unit = SECONDS.get(self.cost_unit.strip().lower())
+        seconds_per_unit = time_unit_seconds(self.cost_unit)
         #: Cost of one measured second in the index's unit (1000 for ms).
         self.per_second = 1.0 if seconds_per_unit is None else 1.0 / seconds_per_unit
 

@@ -1,4 +1,12 @@
-"""Telemetry of serving: a bounded buffer of (feature, size, seconds) and a drift monitor.
+"""Telemetry of serving: a bounded buffer of (feature, size, seconds), of served sets, and a
+drift monitor.
+
+Served sets (issue 37): besides each atom's timing, :meth:`TimingBuffer.record_prediction`
+keeps one :class:`ServedSet` per served item: the candidate that served it, its size, the
+atoms in the order they ran, each one's seconds and the total.  A set's first atom pays the
+set's start and the shared steps it uses; the next ones only what is left; calibration on
+what was served (:mod:`polydom.curves.served_fit`) fits the start, the atoms' and the
+steps' curves from these records, which per-atom timings cannot say.
 
 :class:`TimingBuffer` is what serving writes to (``predict_item(..., telemetry=buffer)``, or
 :meth:`TimingBuffer.record` / :meth:`TimingBuffer.record_prediction` from a service): an
@@ -42,12 +50,15 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from polydom.curves.cost_curve import CostCurve
+from polydom.curves.domain import CONSTRAINTS
 from polydom.curves.quantile_fit import check_quantile
 from polydom.curves.units import check_seconds, check_size_value
 from polydom.errors import InvalidArgumentError, TelemetryError
 from polydom.index.item_prediction import ItemPrediction
+from polydom.index.served_set import MAX_SET_ATOMS, ServedSet, check_served_set
 
-__all__ = ["DriftMonitor", "TimingBuffer", "TimingRecord", "check_timing"]
+__all__ = ["MAX_SET_ATOMS", "DriftMonitor", "ServedSet", "TimingBatch", "TimingBuffer",
+           "TimingRecord", "check_served_set", "check_timing", "served_set_of"]
 
 
 class TimingRecord(NamedTuple):
@@ -76,8 +87,25 @@ def check_timing(feature: Any, size: Any, seconds: Any) -> TimingRecord:
                         check_seconds(seconds, f"timing seconds of {name}"))
 
 
+class TimingBatch(list):
+    """Timing records drained from a buffer (a ``list`` of :class:`TimingRecord`), carrying
+    the served-set records of the same items in :attr:`sets`: what a sink such as
+    :func:`polydom.store_timings` stores in one call.
+
+    >>> b = TimingBatch([TimingRecord("f", 1.0, 0.1)], sets=[])
+    >>> len(b), b.sets
+    (1, [])
+    """
+
+    def __init__(self, records: Iterable[TimingRecord] = (),
+                 sets: Iterable[ServedSet] = ()) -> None:
+        super().__init__(records)
+        self.sets: list[ServedSet] = list(sets)
+
+
 class TimingBuffer:
-    """A thread-safe ring of the last ``capacity`` served timings.
+    """A thread-safe ring of the last ``capacity`` served timings (and one of the last
+    ``capacity`` served sets).
 
     >>> buf = TimingBuffer(capacity=2)
     >>> buf.record("fft", 100, 0.002); buf.record("fft", 200, 0.004); buf.record("acf", 100, 1e-4)
@@ -98,6 +126,9 @@ class TimingBuffer:
             raise InvalidArgumentError(f"capacity must be a positive integer, got {capacity!r}")
         self.capacity = int(capacity)
         self._ring: deque[TimingRecord] = deque(maxlen=self.capacity)
+        self._sets: deque[ServedSet] = deque(maxlen=self.capacity)
+        #: Served-set records dropped because their ring was full, since the last drain.
+        self.dropped_sets = 0
         self._lock = threading.Lock()
         #: Records dropped because the ring was full, since the last :meth:`drain`.
         self.dropped = 0
@@ -126,18 +157,62 @@ class TimingBuffer:
             self.total += 1
 
     def record_prediction(self, prediction: ItemPrediction) -> None:
-        """Append every feature an :class:`ItemPrediction` computed, with its size.
+        """Append every feature an :class:`ItemPrediction` computed, with its size, and the
+        served set (:func:`served_set_of`) when a candidate served it.
 
         All are checked before any is appended.  Runtime complexity: O(features).
         """
         recs = [check_timing(f, prediction.size, s)
                 for f, s in prediction.feature_seconds.items()]
+        served = served_set_of(prediction)
         with self._lock:
             for rec in recs:
                 if len(self._ring) == self.capacity:
                     self.dropped += 1
                 self._ring.append(rec)
             self.total += len(recs)
+            if served is not None:
+                self._append_set(served)
+
+    def _append_set(self, served: ServedSet) -> None:
+        if len(self._sets) == self.capacity:
+            self.dropped_sets += 1
+        self._sets.append(served)
+
+    @property
+    def pending_sets(self) -> int:
+        """Served sets buffered.  O(1)."""
+        return len(self._sets)
+
+    def append_set(self, served: ServedSet) -> None:
+        """Append a served set already checked (:func:`check_served_set`).  O(1)."""
+        with self._lock:
+            self._append_set(served)
+
+    def record_set(self, candidate: Any, size: float, atoms: Iterable[str],
+                   seconds: Iterable[float]) -> None:
+        """Append one checked served set (:func:`check_served_set`).  O(atoms)."""
+        served = check_served_set(candidate, size, list(atoms), list(seconds))
+        with self._lock:
+            self._append_set(served)
+
+    def drain_sets(self) -> list[ServedSet]:
+        """Take every buffered served set (oldest first).  O(records)."""
+        with self._lock:
+            out = list(self._sets)
+            self._sets.clear()
+            self.dropped_sets = 0
+        return out
+
+    def drain_batch(self) -> TimingBatch:
+        """Take every buffered timing and served set at once, as one :class:`TimingBatch`
+        (what :func:`polydom.store_timings` stores together).  O(records)."""
+        with self._lock:
+            out = TimingBatch(self._ring, self._sets)
+            self._ring.clear()
+            self._sets.clear()
+            self.dropped = self.dropped_sets = 0
+        return out
 
     def drain(self) -> list[TimingRecord]:
         """Take every buffered record (oldest first), leaving the buffer empty.
@@ -154,6 +229,34 @@ class TimingBuffer:
         """The buffered records (oldest first), left in place.  O(records)."""
         with self._lock:
             return list(self._ring)
+
+    def snapshot_sets(self) -> list[ServedSet]:
+        """The buffered served sets (oldest first), left in place.  O(records)."""
+        with self._lock:
+            return list(self._sets)
+
+
+def served_set_of(prediction: ItemPrediction) -> ServedSet | None:
+    """The served set of one prediction: the candidate that answered, the atoms computed in
+    the order they ran and their seconds; None when no candidate answered or nothing was
+    computed (nothing was paid), or the key is not a string or a tuple of strings.
+
+    Runtime complexity: O(features).
+
+    Raises
+    ------
+    polydom.errors.TelemetryError
+        On a bad size or time (as :func:`check_timing`).
+    """
+    key = prediction.key if prediction.key is not None else prediction.planned_key
+    computed = [a for a in prediction.computed if a in prediction.feature_seconds]
+    if key is None or not computed:
+        return None
+    if not (isinstance(key, str) or (isinstance(key, tuple)
+                                     and all(isinstance(k, str) for k in key))):
+        key = str(key)
+    return check_served_set(key, prediction.size, computed,
+                            [prediction.feature_seconds[a] for a in computed])
 
 
 def exceedance_threshold(window: int, rate: float, alpha: float) -> int:
@@ -299,7 +402,7 @@ class DriftMonitor:
         except (TypeError, ValueError):
             self.ignored += 1
             return False
-        if not (math.isfinite(n) and math.isfinite(t) and n >= 0 and t >= 0):
+        if not (CONSTRAINTS["size"].holds(n) and CONSTRAINTS["seconds"].holds(t)):
             self.ignored += 1
             return False
         bound = float(curve(n))

@@ -24,6 +24,13 @@ Invariants
   reason: ``"full"`` (a ring overflowed), ``"invalid"`` (not an atom of the build, a size
   outside its domain, a value that is not finite and >= 0), ``"evicted"`` (too many builds
   pending), ``"write_error"`` (the sink raised for the batch).
+* Served sets (:class:`~polydom.index.served_set.ServedSet`: the candidate, its atoms in
+  the order they ran, their seconds and total) ride along: each build's buffer keeps them
+  in a ring of ``capacity`` too, and a flush hands the sink one
+  :class:`~polydom.serving.telemetry.TimingBatch` (the timings, with the sets in ``.sets``),
+  which :func:`polydom.store_timings` stores together.  A set with an atom that is not
+  the build's, or a size outside its domain, is dropped and counted in
+  :attr:`TimingRecorder.sets_dropped`.
 * A failing sink never reaches a request; it is logged once (with its traceback) until a
   write succeeds again, and counted in :attr:`write_errors`.
 """
@@ -40,7 +47,7 @@ import numpy as np
 from polydom.errors import ArgumentTypeError, InvalidArgumentError, TelemetryError
 from polydom.index.built import Index
 from polydom.index.item_prediction import ItemPrediction
-from polydom.serving.telemetry import TimingBuffer, TimingRecord
+from polydom.serving.telemetry import TimingBuffer, TimingRecord, served_set_of
 
 __all__ = ["DROP_REASONS", "ServedBuild", "TimingRecorder", "TimingSink"]
 
@@ -124,6 +131,9 @@ class TimingRecorder:
         self.stored = 0
         self.dropped = dict.fromkeys(DROP_REASONS, 0)
         self.write_errors = 0
+        #: Served sets buffered so far, and dropped (not the build's, full ring, write error).
+        self.sets_recorded = 0
+        self.sets_dropped = 0
 
     def __repr__(self) -> str:
         return (f"TimingRecorder(buffered={self.buffered}, recorded={self.recorded}, "
@@ -172,7 +182,26 @@ class TimingRecorder:
                     continue
                 self.dropped["full"] += full
                 kept += 1
+            self._record_set(buf, prediction, costs, lo, hi)
         return kept
+
+    def _record_set(self, buf: TimingBuffer, prediction: ItemPrediction, costs: Any,
+                    lo: float, hi: float) -> None:
+        """Buffer the prediction's served set (under the lock); a bad one is counted."""
+        try:
+            served = served_set_of(prediction)
+        except TelemetryError:
+            self.sets_dropped += 1
+            return
+        if served is None:
+            return
+        if not _inside(served.size, lo, hi) or any(a not in costs for a in served.atoms):
+            self.sets_dropped += 1
+            return
+        full = buf.pending_sets == buf.capacity
+        buf.append_set(served)
+        self.sets_dropped += full
+        self.sets_recorded += 1
 
     def _buffer(self, build: Any) -> TimingBuffer:
         """The buffer of ``build`` (made, evicting the oldest pending build, if new).
@@ -181,6 +210,7 @@ class TimingRecorder:
         if buf is None:
             if len(self._buffers) >= self.max_builds:
                 oldest = next(iter(self._buffers))
+                self.sets_dropped += self._buffers[oldest].pending_sets
                 self.dropped["evicted"] += len(self._buffers.pop(oldest))
             buf = self._buffers[build] = TimingBuffer(self.capacity)
         return buf
@@ -202,17 +232,19 @@ class TimingRecorder:
         with self._flushing:
             with self._lock:
                 batches: list[tuple[Any, Sequence[TimingRecord]]] = [
-                    (build, buf.drain()) for build, buf in self._buffers.items() if len(buf)
+                    (build, buf.drain_batch()) for build, buf in self._buffers.items()
+                    if len(buf) or buf.pending_sets
                 ]
                 self._buffers.clear()
             stored = 0
             for build, records in batches:
                 try:
-                    self.sink(list(records), build)
+                    self.sink(records, build)
                 except Exception:  # a telemetry write must never reach a request
                     with self._lock:
                         self.write_errors += 1
                         self.dropped["write_error"] += len(records)
+                        self.sets_dropped += len(getattr(records, "sets", ()))
                     if not self._failing:
                         self._failing = True
                         LOG.exception("could not store %d served timings of build %s; "

@@ -66,7 +66,8 @@ def test_lookup_answers_equal_the_in_process_lookup_on_random_queries(served, in
         answer = got.json()
         hit = index.lookup(size, budget)
         assert answer == {"build": index.info["build_id"], "size": size, "budget": budget,
-                          "rule": "best", "unit": unit, "model": _model_json(hit, unit)}
+                          "rule": "best", "overrun": None, "unit": unit,
+                          "model": _model_json(hit, unit)}
         found += hit is not None
     assert 100 < found < 900  # both kinds of answer were exercised
 
@@ -85,7 +86,7 @@ def test_explain_answers_equal_index_explain(served, index):
         got = served.get("/explain", params={"size": repr(size), "budget": repr(budget)})
         assert got.status_code == 200, got.text
         assert got.json() == json.loads(json.dumps(
-            explanation_json(index.explain(size, budget), unit)))
+            {**explanation_json(index.explain(size, budget), unit), "overrun": None}))
 
 
 def test_predict_rows_equal_the_in_process_predict(served, index):

@@ -319,5 +319,5 @@ def test_profile_takes_explicit_sizes():
     assert prof.sizes.tolist() == [1.0, 2.0, 3.0, 4.0]
     with pytest.raises(ValueError, match="one value per item"):
         fz.profile(items, degree=1, sizes=[1, 2])
-    with pytest.raises(ValueError, match="sizes must be finite"):
+    with pytest.raises(ValueError, match=r"sizes\[2\] must be finite and >= 0, got -3.0"):
         fz.profile(items, degree=1, sizes=[1, 2, -3, 4])

@@ -40,13 +40,13 @@ def test_a_bare_budget_is_read_in_the_unit_costs_are_shown_in():
 
 @pytest.mark.parametrize("text, message", [
     ("5 parsecs", "unknown unit 'parsecs'"),
-    ("abc", "budget: expected a number, got 'abc'"),
-    ("-1ms", "budget: expected a finite number >= 0, got '-1ms'"),
-    ("nan", "budget: expected a finite number >= 0"),
-    ("inf s", "budget: expected a finite number >= 0"),
-    ("1e400", "budget: expected a finite number >= 0"),
-    ("5ms ms", "budget: expected a number"),
-    ("1" * 500, "budget: expected a number"),
+    ("abc", "budget must be a number with an optional unit (0.5, 5ms, 2.5e-3s), got 'abc'"),
+    ("-1ms", "budget must be finite and >= 0, got '-1ms'"),
+    ("nan", "budget must be finite and >= 0"),
+    ("inf s", "budget must be finite and >= 0"),
+    ("1e400", "budget must be finite and >= 0"),
+    ("5ms ms", "budget must be a number"),
+    ("1" * 500, "budget must be a number"),
 ])
 def test_bad_budget_texts_are_refused_in_one_line_naming_the_text(text, message):
     with pytest.raises(InvalidArgumentError) as err:
@@ -70,7 +70,7 @@ def test_split_quantity_keeps_the_unit_text():
 
 
 @pytest.mark.parametrize("store, factor", [("s", 1.0), ("ms", 1e3), ("us", 1e6), ("ns", 1e9),
-                                           ("µs", 1e6), ("Milliseconds", 1e3)])
+                                           ("\u00b5s", 1e6), ("\u03bcs", 1e6)])
 def test_seconds_convert_into_every_time_unit(store, factor):
     assert seconds_to_store(store) == pytest.approx(factor)
 
@@ -122,3 +122,27 @@ def test_build_index_refuses_a_unit_text_that_cannot_be_printed_safely(tmp_path,
 @pytest.mark.parametrize("unit", ["s", "ms", "µs", "units", "kJ/item", "cost units"])
 def test_ordinary_unit_texts_are_kept(unit):
     assert check_unit_text(unit) == unit
+
+
+@pytest.mark.parametrize("text", ["500000\u00b5s", "500000\u03bcs", "500000us", "500 ms",
+                                  "0.5s", "5e8ns"])
+def test_every_spelling_of_the_grammar_reads_the_same_budget(text):
+    # the micro sign (U+00B5) and the Greek mu (U+03BC) both spell microseconds
+    assert parse_budget(text, cost_unit_for("s", None)) == pytest.approx(0.5, rel=1e-12)
+
+
+@pytest.mark.parametrize("text, meant", [("2.5MS", "ms"), ("2.5Ms", "ms"), ("2.5msec", "ms"),
+                                         ("2.5S", "s"), ("3 seconds", "s"), ("1US", "us")])
+def test_spellings_outside_the_grammar_are_refused_naming_the_one_it_takes(text, meant):
+    # MS and Ms are megaseconds in SI: never read as milliseconds
+    with pytest.raises(InvalidArgumentError) as err:
+        parse_budget(text, cost_unit_for("s", None))
+    message = str(err.value)
+    assert "unknown unit" in message and f"write {meant!r}" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("unit", ["MS", "msec", "Seconds", "US"])
+def test_a_store_unit_outside_the_grammar_is_refused_at_build(unit):
+    with pytest.raises(InvalidArgumentError, match="spells a unit of time"):
+        check_unit_text(unit)

@@ -75,7 +75,7 @@ def _count(store_url: str) -> int:
     (("g0", 10.0, 10**400), "seconds must be finite, at least 1e-09 s"),  # was an OverflowError
     (("g0", 10**400, 0.5), "size must be finite"),
     (("nope", 10.0, 0.5), "unknown feature 'nope'"),
-    (("g0", "10", 0.5), "size must be a number"),
+    (("g0", "10", 0.5), "size must be a real number"),
 ])
 def test_bad_telemetry_is_refused_naming_it_and_stores_nothing(built, record, named):
     url, _ = built

@@ -11,8 +11,8 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
 import polydom
+import polydom.blobs.model_registry
 import storage
-import storage.model_registry
 from polydom.index import resolve_payload
 from storage import IndexStore
 from storage.blobs import dump_model, load_model, sha256_hex
@@ -96,12 +96,12 @@ def test_registered_models_round_trip_as_arrays_without_pickle():
 def test_unregistered_array_model_class_is_refused_with_its_name():
     model = NearestMean().fit(X, Y)
     blob, fmt = dump_model(model)
-    saved = storage.model_registry._ARRAY_MODELS.pop("tests.NearestMean")
+    saved = polydom.blobs.model_registry._ARRAY_MODELS.pop("tests.NearestMean")
     try:
         with pytest.raises(ValueError, match="'tests.NearestMean' is not registered"):
             load_model(blob, fmt, sha256_hex(blob))
     finally:
-        storage.model_registry._ARRAY_MODELS["tests.NearestMean"] = saved
+        polydom.blobs.model_registry._ARRAY_MODELS["tests.NearestMean"] = saved
 
 
 def test_registering_a_class_without_the_protocol_is_refused():

@@ -17,7 +17,6 @@ needs from it:
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 from learners.budgeted.contract import ColumnSubsetModel
 from learners.budgeted.former_names import current_class_path
 from learners.budgeted.sklearn_blobs import dump_estimator, load_estimator
+from polydom.blobs.model_registry import stored_class
 from polydom.errors import InvalidArgumentError
 
 __all__ = ["HighCostModel", "check_fitted_classifier"]
@@ -184,18 +184,16 @@ class HighCostModel:
     def from_arrays(
         cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]
     ) -> HighCostModel:
-        """Rebuild from :meth:`to_arrays`; refuses classes outside ``learners`` and skops
+        """Rebuild from :meth:`to_arrays`; refuses a class path nobody registered
+        (before any import: :func:`polydom.blobs.model_registry.stored_class`) and skops
         archives naming what the allow-list of stored models refuses.
 
         Runtime complexity: linear in the size of the model.
         """
         inner = {k[len("estimator.") :]: v for k, v in arrays.items() if k.startswith("estimator.")}
         if meta["format"] == "arrays":
-            module, _, qualname = current_class_path(str(meta["estimator"])).partition(":")
-            if not module.startswith("learners.") or "." in qualname:
-                raise InvalidArgumentError(
-                    f"refusing to load estimator class {meta['estimator']!r}")
-            est_cls = getattr(importlib.import_module(module), qualname)
+            est_cls = stored_class(current_class_path(str(meta["estimator"])),
+                                   "its high-cost model")
             estimator = est_cls.from_arrays(inner, meta["estimator_meta"])
         elif meta["format"] == "skops":
             estimator = load_estimator(inner["skops"], "high_cost_model")

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
+from polydom.curves.domain import check_field
 from polydom.errors import InvalidArgumentError
 
 __all__ = ["SubsetSelection", "forward_prefixes", "greedy_subsets"]
@@ -152,8 +153,7 @@ def greedy_subsets(
     """
     if int(n_subsets) < 1:
         raise InvalidArgumentError(f"n_subsets must be >= 1, got {n_subsets!r}")
-    if not (np.isfinite(budget) and budget >= 0):
-        raise InvalidArgumentError(f"budget must be finite and >= 0, got {budget!r}")
+    budget = check_field(budget, "budget")
     if rule not in ("best", "gain", "gain per cost"):
         raise InvalidArgumentError(f"rule must be 'best', 'gain' or 'gain per cost', got {rule!r}")
     c = _costs(sensor_columns, costs)
@@ -242,8 +242,7 @@ def forward_prefixes(
     """
     if int(n_subsets) < 1:
         raise InvalidArgumentError(f"n_subsets must be >= 1, got {n_subsets!r}")
-    if not (np.isfinite(budget) and budget >= 0):
-        raise InvalidArgumentError(f"budget must be finite and >= 0, got {budget!r}")
+    budget = check_field(budget, "budget")
     c = _costs(sensor_columns, costs)
     scorer = _Scorer(estimator, X_fit, y_fit, X_eval, y_eval, sensor_columns)
     out = SubsetSelection(rule="forward")

@@ -196,8 +196,7 @@ def plaid_featurizer(
     ``features`` names lattice features (the six catch22 families and the own features;
     all by default).  Returns the featurizer (one atom per catch22 feature, one per own
     feature; size = length) and a :class:`polydom.CostModel` skeleton with the bundles and
-    the columns; give it curves with :meth:`with_curves`-style rebuilding
-    (``CostModel(curves, bundles, columns)``).
+    the columns; give it curves with :meth:`polydom.CostModel.with_curves`.
 
     Runtime complexity: O(atoms).
     """
@@ -253,9 +252,7 @@ class PlaidWorkload:
 
     def with_curves(self, curves: dict) -> CostModel:
         """The cost model with these atom curves (bundles and columns kept)."""
-        m = self.cost_model
-        return CostModel(curves, bundles={k: sorted(v) for k, v in m.bundles.items()},
-                         columns=m.columns)
+        return self.cost_model.with_curves(atoms=curves)
 
 
 def load_plaid_workload(

@@ -6,7 +6,8 @@ model of its kind first written, so that opening a store and looking up an index
 imports a learner, and the first prediction imports only the chosen model's code.  Storage
 knows no learner's format: the pipeline registers the learners' paths, and a blob naming a
 class or format that nobody registered is refused (a hostile store cannot make storage
-import a module of its choice).
+import a module of its choice): every path a blob names is checked against this registry
+before anything is imported (:func:`array_class`, :func:`stored_class`).
 
 A codec is any object with ``claims(model) -> bool``, ``dump(model) -> bytes | None`` and
 ``load(blob, trusted, what)``; :data:`DEFAULT_CODECS` (skops, for scikit-learn estimators:
@@ -18,6 +19,10 @@ A codec is any object with ``claims(model) -> bool``, ``dump(model) -> bytes | N
 Traceback (most recent call last):
 ...
 polydom.errors.InvalidArgumentError: cls fractions:Fraction must define to_arrays() to be registered
+>>> stored_class("os:system", "model 1")  # doctest: +IGNORE_EXCEPTION_DETAIL
+Traceback (most recent call last):
+...
+polydom.errors.UntrustedModelError: never registered: refused, nothing imported
 """
 
 from __future__ import annotations
@@ -26,10 +31,10 @@ from collections.abc import Iterator
 from importlib import import_module
 from typing import Any
 
-from polydom.errors import InvalidArgumentError
+from polydom.errors import InvalidArgumentError, UntrustedModelError
 
 __all__ = ["BUILT_IN_FORMATS", "DEFAULT_CODECS", "array_class", "array_name", "codec",
-           "codecs_in_order", "register_array_model", "register_blob_codec"]
+           "codecs_in_order", "register_array_model", "register_blob_codec", "stored_class"]
 
 #: Formats storage decodes itself (arrays + JSON; pickle, only when trusted).
 BUILT_IN_FORMATS = ("arrays", "pickle")
@@ -111,15 +116,19 @@ def array_class(name: str, what: str) -> type:
 
     Raises
     ------
+    polydom.errors.UntrustedModelError
+        If no class is registered under ``name`` (the store names a class nobody
+        registered: nothing is imported).
     polydom.errors.InvalidArgumentError
-        If no class is registered under ``name``, or its path does not name one with
-        ``to_arrays``/``from_arrays`` where it says.
+        If its registered path does not name one with ``to_arrays``/``from_arrays`` where
+        it says.
     """
-    entry = _ARRAY_MODELS.get(name)
+    entry = _ARRAY_MODELS.get(name) if isinstance(name, str) else None
     if entry is None:
-        raise InvalidArgumentError(
-            f"{what}: model class {name!r} is not registered; import the module that "
-            "registers it (storage.register_array_model) before loading"
+        raise UntrustedModelError(
+            f"{what}: model class {str(name)[:80]!r} is not registered; refusing it before "
+            "importing anything (a learner registers its classes: polydom.open_index does "
+            "it; storage.register_array_model by hand)"
         )
     if isinstance(entry, type):
         return entry
@@ -133,6 +142,30 @@ def array_class(name: str, what: str) -> type:
     if name == f"{klass.__module__}.{klass.__qualname__}":
         _ARRAY_NAMES.setdefault(klass, name)
     return klass
+
+
+def stored_class(path: str, what: str) -> type:
+    """The registered array-model class a blob names by its path ``"module:QualName"``
+    (a composite model's inner estimator), imported only once the path is found registered.
+
+    A path is registered when a class or path was given to :func:`register_array_model`
+    (under any name); anything else (a module nobody registered, a submodule of a
+    registered one, a plain attribute of it) is refused before any import.
+
+    Runtime complexity: O(registered classes), plus the class's first import.
+
+    Raises
+    ------
+    polydom.errors.UntrustedModelError
+        If ``path`` is not a registered class path.
+    """
+    for name, entry in list(_ARRAY_MODELS.items()):
+        if isinstance(path, str) and (
+                entry == path or (isinstance(entry, type) and _path_of(entry) == path)):
+            return array_class(name, what)
+    raise UntrustedModelError(
+        f"{what}: stored class path {str(path)[:80]!r} is not a registered model class; "
+        "refusing it before importing anything")
 
 
 def array_name(model: Any) -> str | None:
