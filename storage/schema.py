@@ -113,6 +113,14 @@ builds = sa.Table(
 )
 
 
+#: The name of the index keeping one current build (:func:`one_current_build`), and its
+#: SQLite DDL as SQLAlchemy writes it (what a reader compares a store with, without the
+#: PostgreSQL dialect the index object loads).
+ONE_CURRENT_BUILD = "uq_builds_one_current"
+ONE_CURRENT_BUILD_SQLITE = ("CREATE UNIQUE INDEX uq_builds_one_current ON builds (is_current) "
+                            "WHERE is_current")
+
+
 @functools.cache
 def one_current_build() -> sa.Index:
     """The index keeping at most one current build, whatever writers race (created with
@@ -122,7 +130,7 @@ def one_current_build() -> sa.Index:
     Runtime complexity: O(1).
     """
     return sa.Index(
-        "uq_builds_one_current", builds.c.is_current, unique=True,
+        ONE_CURRENT_BUILD, builds.c.is_current, unique=True,
         sqlite_where=builds.c.is_current, postgresql_where=builds.c.is_current,
     )
 
@@ -187,6 +195,7 @@ cost_steps = sa.Table(
     sa.Column("degree", sa.Integer, nullable=False),
     sa.Column("coefficients", sa.Text, nullable=False),
     sa.UniqueConstraint("build_id", "name"),
+    info={"since_version": 2},
 )
 
 #: Which atoms use which shared step (the start has no rows: every atom pays it).
@@ -200,6 +209,7 @@ cost_step_users = sa.Table(
     sa.ForeignKeyConstraint(
         ["build_id", "feature_id"], ["features.build_id", "features.feature_id"]
     ),
+    info={"since_version": 2},
 )
 
 expansions = sa.Table(
@@ -387,6 +397,10 @@ served_sets = sa.Table(
     sa.Column("seconds", sa.Text, nullable=False),
     sa.Column("total", sa.Double, nullable=False),
     sa.Column("recorded_at", sa.String(32), nullable=False),
+    sa.CheckConstraint(f"size >= 0 AND size <= {MAX_DOUBLE!r}", name="ck_served_sets_size"),
+    sa.CheckConstraint(f"total >= {MIN_TIMING_SECONDS!r} AND total <= {MAX_DOUBLE!r}",
+                       name="ck_served_sets_total"),
+    info={"since_version": 2},
 )
 
 TABLES = [t.name for t in metadata.sorted_tables]
@@ -523,11 +537,15 @@ def create_objects(conn: sa.Connection, schema_version: int = SCHEMA_VERSION,
 
     Runtime complexity: O(objects) statements.
     """
-    one_current_build()  # attached to its table before the tables are made
     for table in tables_of(schema_version):
         conn.execute(table_ddl(table, schema_version))
         for index in sorted(table.indexes, key=lambda i: i.name):
-            conn.execute(sa.schema.CreateIndex(index))
+            if index.name != ONE_CURRENT_BUILD:
+                conn.execute(sa.schema.CreateIndex(index))
+    if conn.dialect.name == "sqlite":  # the same text, without loading PostgreSQL's dialect
+        conn.exec_driver_sql(ONE_CURRENT_BUILD_SQLITE)
+    else:
+        conn.execute(sa.schema.CreateIndex(one_current_build()))
     prefix = f"{view_schema}." if view_schema else ""
     for name, select in views_of(schema_version).items():
         conn.exec_driver_sql(f"CREATE VIEW {prefix}{name} AS {select}")
