@@ -86,6 +86,7 @@ from polydom.index.explanation import Explanation, SkylineEntry
 from polydom.index.table import RuleUnavailableError
 from polydom.serving.drift_recalibration import DriftRecalibration
 from polydom.serving.item_serving import ItemServer
+from polydom.serving.provenance import info_proven, unproven_field
 from polydom.serving.timing_recorder import TimingRecorder
 
 __all__ = ["DEFAULT_MAX_BODY", "RequestError", "flush_periodically", "make_app", "key_text"]
@@ -213,6 +214,9 @@ class _Metrics:
                                          buckets=_BUCKETS, registry=registry)
         self.build = Gauge("polydom_current_build", "Build id the service answers from",
                            registry=registry)
+        self.info_sealed = Gauge("polydom_build_info_sealed", "1 when the seal of the build "
+                                 "answered from covers its info, 0 when it is unproven",
+                                 registry=registry)
         self.switches = Counter("polydom_build_switches", "Switches to a newer build",
                                 registry=registry)
         self.refresh_errors = Counter("polydom_refresh_errors",
@@ -324,6 +328,7 @@ class _Service:
         build = view.info.get("build_id")
         if isinstance(build, (int, float)):
             self.metrics.build.set(build)
+        self.metrics.info_sealed.set(1 if info_proven(view.info) else 0)
         return build
 
     async def read_json(self, request: Request) -> dict[str, Any]:
@@ -356,7 +361,7 @@ class _Service:
         model = None if hit is None else {"key": hit.name, **hit.to_dict()}
         return _answer({"build": self.note_build(view), "size": size, "budget": budget,
                         "rule": rule, "overrun": _level(view), "unit": unit_name(view.info),
-                        "model": model})
+                        "model": model, **unproven_field(view.info)})
 
     async def explain(self, request: Request) -> JSONResponse:
         """``GET /explain``."""
@@ -367,7 +372,7 @@ class _Service:
         explanation = view.explain(size, budget, rule, check_input=False)
         return _answer({**explanation_json(explanation, unit_name(view.info),
                                            not view.info.get("no_standard_errors")),
-                        "overrun": _level(view)})
+                        "overrun": _level(view), **unproven_field(view.info)})
 
     async def predict(self, request: Request) -> JSONResponse:
         """``POST /predict``: rows, or raw items with a featurizer."""
@@ -381,7 +386,7 @@ class _Service:
         else:
             answer = await run_in_threadpool(self.predict_rows, view, body)
         self.note_build(view)
-        return _answer(answer)
+        return _answer({**answer, **unproven_field(view.info)})
 
     def predict_rows(self, view: Index, body: dict[str, Any]) -> dict[str, Any]:
         """Labels of full feature rows from the model chosen for the body's query."""
@@ -469,8 +474,9 @@ class _Service:
 
     async def healthz(self, request: Request) -> JSONResponse:
         """``GET /healthz``."""
-        return _answer({"status": "ok", "build": self.note_build(self.index.snapshot()),
-                        "follows_store": self.follows})
+        view = self.index.snapshot()
+        return _answer({"status": "ok", "build": self.note_build(view),
+                        "follows_store": self.follows, **unproven_field(view.info)})
 
     async def prometheus(self, request: Request) -> Response:
         """``GET /metrics``."""

@@ -64,9 +64,15 @@ import numpy as np
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.quantile_fit import check_quantile, fit_quantile_curve
 from polydom.curves.units import seconds_to_store, unit_name
-from polydom.errors import CurrentBuildChangedError, InvalidArgumentError, TelemetryError
+from polydom.errors import (
+    CurrentBuildChangedError,
+    IndexIntegrityError,
+    InvalidArgumentError,
+    TelemetryError,
+)
 from polydom.index.built import Index
 from polydom.pipeline.model_classes import register_learner_models
+from polydom.serving.provenance import unproven
 from storage import IndexStore
 
 __all__ = ["BASELINE_LAST", "MAX_STEP", "MIN_RECORDS", "RecalibrationReport", "publish_index",
@@ -336,6 +342,7 @@ def recalibrate(
     relative: bool = False,
     min_change: float | None = None,
     max_step: float = MAX_STEP,
+    trust_info: bool = False,
 ) -> RecalibrationReport:
     """Refit the curves of a stored build from its served timings and publish a new build.
 
@@ -388,6 +395,13 @@ def recalibrate(
     max_step : float, default MAX_STEP
         The largest factor a curve may be scaled by, up or down, in this recalibration;
         a larger one refuses the whole recalibration (``math.inf``: no bound).
+    trust_info : bool, default False
+        Recalibrate a build whose info is not covered by its seal
+        (:func:`polydom.serving.provenance.unproven`: published before info was sealed, or
+        unsealed).  The new build seals (signs, with a key) the info it takes over, the
+        cost unit and the in-situ quantile the scales are computed with among it: by
+        default that is refused, since anyone who could write the database may have
+        edited it; pass True only after checking it.
 
     Returns
     -------
@@ -404,6 +418,8 @@ def recalibrate(
     polydom.errors.CurrentBuildChangedError
         If build ``replaces`` is no longer current when the result is published (nothing
         is published; the begun build is marked failed).
+    polydom.errors.IndexIntegrityError
+        If the build's info is unproven and ``trust_info`` is not True (one line).
     """
     since_id = _check_count(since_id, "since_id", 0)
     if replaces is not None:
@@ -428,6 +444,13 @@ def recalibrate(
         current = store.current_build_id()
         index = store.load_index(build=build, trusted=trusted)
         from_build = int(index.info["build_id"])
+        doubt = unproven(index.info)
+        if doubt is not None and trust_info is not True:
+            raise IndexIntegrityError(
+                f"{store.display_url!r}: {doubt}; recalibrating would seal it"
+                f"{' and sign it with the store key' if store.database.digest.keyed else ''} as a "
+                "new build's: refused (check builds.info, then pass trust_info=True, "
+                "--trust-unsealed-info)")
         if replaces is None:
             replaces = from_build if build is None else current
         unit = unit_name(index.info)

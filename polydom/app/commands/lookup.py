@@ -27,6 +27,7 @@ from polydom.app.tables import (
 from polydom.curves.units import CostUnit, budget_warning, cost_unit_for
 from polydom.errors import InvalidArgumentError
 from polydom.index.rules import RULES
+from polydom.serving.provenance import unproven_field
 
 __all__ = ["add_lookup", "read_queries", "run_lookup"]
 
@@ -178,6 +179,10 @@ def run_lookup(args: argparse.Namespace) -> int:
                             "warning": None, "error": error})
             continue
         answers.append(_answer(index, formats, unit, size, budget, rule))
+    doubt = unproven_field(index.info)  # said on every answer, never left out
+    if doubt:
+        print(f"polydom lookup: warning: {doubt['unproven']}", file=sys.stderr)
+        answers = [{**a, **doubt} for a in answers]
     warnings = [a["warning"] for a in answers if a["warning"]]
     if warnings:
         more = f" ({len(warnings) - 1} more queries like it)" if len(warnings) > 1 else ""

@@ -53,6 +53,10 @@ def add_recalibrate(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-step", type=step, default=8.0, metavar="X",
                    help="refuse (publish nothing) when a feature's scale is outside "
                         "[1/X, X] (default 8; 'inf': no bound)")
+    p.add_argument("--trust-unsealed-info", action="store_true",
+                   help="recalibrate a build whose info (cost unit, in-situ quantile, "
+                        "evaluation) is not covered by its seal, sealing (with a key: "
+                        "signing) it into the new build; refused without this flag")
     p.set_defaults(run=run_recalibrate)
 
 
@@ -76,7 +80,7 @@ def run_recalibrate(args: argparse.Namespace) -> int:
                          min_records=args.min_records, quantile=args.quantile,
                          refit=args.refit, build=args.build, key=store_key(args),
                          relative=args.relative, min_change=args.min_change,
-                         max_step=args.max_step)
+                         max_step=args.max_step, trust_info=args.trust_unsealed_info)
     for line in report.evidence_lines():
         print(line)
     if not report.published:

@@ -169,6 +169,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     import polydom
     from polydom.app.service import DEFAULT_MAX_BODY, make_app
+    from polydom.serving.provenance import unproven
 
     featurizer = load_featurizer(args.featurizer) if args.featurizer else None
     key = store_key(args)
@@ -195,7 +196,11 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"polydom serve: warning: listening on {host}, reachable from other machines; "
               "the service has no authentication", file=sys.stderr)
     shown = f"[{host}]" if ":" in host else host
-    print(f"serving build {index.info.get('build_id')} of {printable(args.url)} on "
+    doubt = unproven(index.info)
+    if doubt is not None:
+        print(f"polydom serve: warning: {doubt}", file=sys.stderr)
+    proof = "" if doubt is None else " (info NOT sealed: unproven)"
+    print(f"serving build {index.info.get('build_id')}{proof} of {printable(args.url)} on "
           f"http://{shown}:{port}", flush=True)
     if timings is not None:
         print(f"recording served feature timings into "
