@@ -86,6 +86,7 @@ from polydom.index.explanation import Explanation, SkylineEntry
 from polydom.index.table import RuleUnavailableError
 from polydom.serving.drift_recalibration import DriftRecalibration
 from polydom.serving.item_serving import ItemServer
+from polydom.serving.measured_size import MeasuredSize
 from polydom.serving.provenance import info_proven, unproven_field
 from polydom.serving.timing_recorder import TimingRecorder
 
@@ -318,6 +319,7 @@ class _Service:
         self.max_body = max_body
         self.on_item = on_item
         self.timings = timings
+        self.measure: MeasuredSize | None = None  # set by make_app
         self.metrics = metrics
         self.servers: dict[int, ItemServer] = {}  # id(table) -> the item server of that build
         if featurizer is not None:
@@ -460,7 +462,8 @@ class _Service:
             metrics.over_budget.inc()
         if self.on_item is not None:
             self.on_item(view, p)
-        if self.timings is not None:
+        if self.timings is not None and (self.measure is None
+                                         or self.measure.agrees(item, p.size)):
             self.timings.record(view, p)
         label = p.label.item() if isinstance(p.label, np.generic) else p.label
         return {
@@ -557,6 +560,7 @@ def make_app(
     timings: TimingRecorder | None = None,
     timings_seconds: float = 5.0,
     drift: DriftRecalibration | None = None,
+    measure: MeasuredSize | None = None,
 ) -> Starlette:
     """The ASGI app serving ``index``.
 
@@ -587,6 +591,11 @@ def make_app(
     drift : DriftRecalibration, optional
         Recalibrate on drift (its sink wraps ``timings``' sink); its steps are on
         ``/metrics`` (:mod:`polydom.serving.drift_recalibration`).
+    measure : MeasuredSize, optional
+        The server's own measure of a raw item's size: an item served at another size (the
+        featurizer's size function read what the client claims) is answered, but its
+        timings are not recorded, and it is counted (``polydom_item_size_mismatches``;
+        :mod:`polydom.serving.measured_size`).
 
     Runtime complexity: O(1) (with a featurizer, O(K * F) to check it against the K
     candidates' F features); each request is O(lookup) plus its model's work.
@@ -608,6 +617,11 @@ def make_app(
         metrics.registry.register(_DriftCollector(drift))
     follows = refresh_seconds is not None and index.follows_store
     service = _Service(index, featurizer, max_body, follows, on_item, timings, metrics)
+    service.measure = measure
+    if measure is not None:
+        Gauge("polydom_item_size_mismatches", "Raw items served at a size other than the "
+              "server measures (their timings not learnt)", registry=metrics.registry
+              ).set_function(lambda: measure.mismatches)
     routes = [
         Route("/lookup", service.lookup, methods=["GET"]),
         Route("/explain", service.explain, methods=["GET"]),
