@@ -1,11 +1,14 @@
 """One build, every door: Python, the CLI (text, --json, --csv), HTTP, SQL and Datasette agree.
 
-Builds one store (breast-cancer feature groups, a logistic regression, costs in ms), then
-asks every door the same (size, budget) queries and compares each answer with the Python
-API's :meth:`polydom.Index.lookup` (:meth:`Hit.to_dict`): the model's name, learner,
-accuracy, its standard error, cost, unit and build.  Numbers must be equal (the text table
-to the digits it prints), names and units identical.  Prints a table of the doors with
-their differences (0 is the claim) and exits 1 when any differs.
+Builds one store (breast-cancer feature groups, a logistic regression, costs in ms, string
+labels that look like numbers: "1" and "2"), then asks every door the same (size, budget)
+queries and compares each answer with the Python API's :meth:`polydom.Index.lookup`
+(:meth:`Hit.to_dict`): the model's name, features (in order), learner, accuracy, its
+standard error, cost, unit and build.  The serving core's record (``lookup --json``, HTTP
+``/lookup``) must be the same JSON byte for byte; numbers equal (the text table to the
+digits it prints), names and units identical; ``POST /predict``'s labels equal Python's,
+with their type (text stays text).  Prints a table of the doors with their differences (0 is
+the claim) and exits 1 when any differs.
 
     python benchmarks/doors_agree.py [--queries 60] [--keep DIR]
 
@@ -35,7 +38,10 @@ if str(ROOT) not in sys.path:
 
 import polydom  # noqa: E402
 
-FIELDS = ("name", "learner", "accuracy", "accuracy_se", "cost", "unit", "build")
+FIELDS = ("name", "features", "learner", "accuracy", "accuracy_se", "cost", "unit", "build")
+#: The doors that show features as text in another form (SQL, Datasette) are compared on
+#: the rest: their ``features`` column is the stored text of the views.
+TEXT_FEATURES = ("SQL (canned query, sqlite3)", "Datasette (browse)")
 NUMBERS = ("accuracy", "accuracy_se", "cost")
 
 
@@ -48,6 +54,7 @@ def build_store(folder: Path, groups: int = 4) -> str:
 
     X, y = load_breast_cancer(return_X_y=True)
     X = (X - X.mean(axis=0)) / X.std(axis=0)
+    y = np.where(y == 1, "2", "1")  # string labels that look like numbers
     names = ["shape", "texture", "area", "edges", "symmetry"][:groups]
     features = {name: list(range(6 * i, 6 * i + 6)) for i, name in enumerate(names)}
     costs = {name: f"{0.2 * (i + 1)} + {0.003 * (i + 1)}*n" for i, name in enumerate(names)}
@@ -108,7 +115,48 @@ def _queries_file(qs: list, folder: Path) -> str:
 def cli_json_door(url: str, qs: list, folder: Path) -> list:
     answers = json.loads(_cli(["lookup", url, "--queries", _queries_file(qs, folder),
                                "--json"]))
-    return [_row(a) if a["fits"] else None for a in answers]
+    return [_row(a["model"]) if a["fits"] else None for a in answers]
+
+
+def records_differ(url: str, qs: list, folder: Path) -> list[str]:
+    """Queries whose ``lookup --json`` record is not byte for byte HTTP ``/lookup``'s."""
+    from starlette.testclient import TestClient
+
+    from polydom.app.service import make_app
+
+    cli = json.loads(_cli(["lookup", url, "--queries", _queries_file(qs, folder), "--json"]))
+    out = []
+    with TestClient(make_app(polydom.open_index(url), refresh_seconds=None)) as client:
+        for (size, budget), record in zip(qs, cli, strict=True):
+            http = client.get("/lookup", params={"size": repr(size), "budget": repr(budget)})
+            if json.dumps(http.json()) != json.dumps(record):
+                out.append(f"({size}, {budget}): {http.text} vs {json.dumps(record)}")
+    return out
+
+
+def predict_differs(url: str, qs: list) -> list[str]:
+    """Queries whose ``POST /predict`` labels differ from Python's ``Index.predict``, in
+    value or type (a label "1" must stay text)."""
+    from sklearn.datasets import load_breast_cancer
+    from starlette.testclient import TestClient
+
+    from polydom.app.service import make_app
+
+    X, _ = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    index = polydom.open_index(url)
+    rows = X[:5, : index.n_columns]
+    out = []
+    with TestClient(make_app(index, refresh_seconds=None)) as client:
+        for size, budget in qs:
+            got = client.post("/predict", json={"size": size, "budget": budget,
+                                                "rows": rows.tolist()}).json()
+            hit = index.lookup(size, budget)
+            want = None if hit is None else index.predict(rows, size, budget).tolist()
+            if got["labels"] != want or (want and {type(v) for v in got["labels"]}
+                                         != {type(v) for v in want}):
+                out.append(f"({size}, {budget}): {got['labels']} vs {want}")
+    return out
 
 
 def cli_csv_door(url: str, qs: list, folder: Path) -> list:
@@ -118,7 +166,8 @@ def cli_csv_door(url: str, qs: list, folder: Path) -> list:
         if row["fits"] not in ("True", "true", "1"):
             out.append(None)
             continue
-        out.append({"name": row["candidate"], "learner": row["learner"],
+        out.append({"name": row["name"], "learner": row["learner"],
+                    "features": row["features"].split("+") if row["features"] else [],
                     "accuracy": float(row["accuracy"]),
                     "accuracy_se": float(row["accuracy_se"]) if row["accuracy_se"] else None,
                     "cost": float(row["cost"]), "unit": row["unit"],
@@ -149,6 +198,28 @@ def cli_text_door(url: str, qs: list, folder: Path) -> list:
     return out
 
 
+def batch_door(url: str, qs: list, folder: Path) -> list:
+    """``polydom predict`` (the batch door) over a CSV of rows with a size column, one run
+    per budget; each output line is compared as the model it names."""
+    index = polydom.open_index(url)
+    width = index.n_columns
+    out = []
+    for k, (size, budget) in enumerate(qs):
+        data, preds = folder / f"batch{k}.csv", folder / f"batch{k}.jsonl"
+        data.write_text("size," + ",".join(f"x{j}" for j in range(width)) + "\n"
+                        + f"{size!r}," + ",".join("0" for _ in range(width)) + "\n")
+        with contextlib.redirect_stderr(io.StringIO()):
+            _cli(["predict", url, "--data", str(data), "--out", str(preds), "--size-from",
+                  "size", "--budget", repr(budget), "--no-progress"])
+        record = json.loads(preds.read_text().splitlines()[0])
+        out.append(None if record["model"] is None else {
+            "name": record["model"], "features": list(record["features"]),
+            "learner": record["learner"], "accuracy": record["accuracy"],
+            "cost": record["predicted_cost"], "unit": record["unit"],
+            "build": record["build"]})
+    return out
+
+
 def http_door(url: str, qs: list) -> list:
     from starlette.testclient import TestClient
 
@@ -171,7 +242,8 @@ def _canned_sql() -> str:
 
 
 def _sql_row(row: dict[str, Any]) -> dict[str, Any]:
-    return {"name": row["candidate"], "learner": row["learner"], "accuracy": row["accuracy"],
+    return {"name": row["candidate"], "features": row["features"],
+            "learner": row["learner"], "accuracy": row["accuracy"],
             "accuracy_se": row["accuracy_se"], "cost": row["cost"], "unit": row["unit"],
             "build": row["build"]}
 
@@ -219,12 +291,12 @@ def datasette_door(url: str, qs: list) -> list:
     return asyncio.run(ask())
 
 
-def _differs(expected: dict | None, got: dict | None) -> str | None:
+def _differs(expected: dict | None, got: dict | None, fields: tuple = FIELDS) -> str | None:
     if (expected is None) != (got is None):
         return f"expected {expected}, got {got}"
     if expected is None:
         return None
-    for field in FIELDS:
+    for field in fields:
         a, b = expected[field], got[field]
         if field in NUMBERS and a is not None and b is not None:
             if not math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-15):
@@ -262,6 +334,15 @@ def _text_differs(expected: dict | None, got: dict | None) -> str | None:
     return None
 
 
+def _batch_differs(expected: dict | None, got: dict | None) -> str | None:
+    """The batch record holds no standard error: every other field is compared."""
+    return _differs(expected, got, tuple(f for f in FIELDS if f != "accuracy_se"))
+
+
+def _views_differ(expected: dict | None, got: dict | None) -> str | None:
+    return _differs(expected, got, tuple(f for f in FIELDS if f != "features"))
+
+
 def compare(url: str, qs: list, folder: Path) -> list[dict[str, Any]]:
     """One row per door: queries asked, answers identical to Python's, the differences."""
     truth = python_door(url, qs)
@@ -271,8 +352,9 @@ def compare(url: str, qs: list, folder: Path) -> list[dict[str, Any]]:
         "CLI lookup --json": (cli_json_door(url, qs, folder), _differs),
         "CLI lookup --csv": (cli_csv_door(url, qs, folder), _differs),
         "HTTP GET /lookup": (http_door(url, qs), _differs),
-        "SQL (canned query, sqlite3)": (sql_door(url, qs), _differs),
-        "Datasette (browse)": (datasette_door(url, qs), _differs),
+        "batch door (polydom predict)": (batch_door(url, qs, folder), _batch_differs),
+        "SQL (canned query, sqlite3)": (sql_door(url, qs), _views_differ),
+        "Datasette (browse)": (datasette_door(url, qs), _views_differ),
     }
     rows = []
     for door, (answers, differs) in doors.items():
@@ -311,7 +393,12 @@ def main(argv: list[str] | None = None) -> int:
         sample = next((a for a in python_door(url, qs) if a is not None), None)
         print(f"store {url}, build of 4 feature groups, costs in ms")
         print_table(rows, sample)
-    return 0 if all(r["differences"] == 0 for r in rows) else 1
+        records = records_differ(url, qs, folder)
+        labels = predict_differs(url, qs)
+        print(f"lookup --json vs HTTP /lookup, byte for byte: {len(records)} differences")
+        print(f"POST /predict labels vs Index.predict (value and type): {len(labels)} "
+              "differences")
+    return 0 if all(r["differences"] == 0 for r in rows) and not records and not labels else 1
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from polydom.curves.accuracy import fold_mean
 from polydom.errors import ArgumentTypeError, EvaluationError, InvalidArgumentError
 
 __all__ = [
@@ -359,8 +360,10 @@ class FoldEstimate:
 
     @property
     def mean(self) -> float:
-        """The estimate: the mean of the split scores.  Runtime complexity: O(k)."""
-        return float(np.mean(self.scores))
+        """The estimate: the mean of the split scores, exact
+        (:func:`polydom.curves.accuracy.fold_mean`: the same counts over the same splits give
+        the same float, a tie).  Runtime complexity: O(k)."""
+        return fold_mean(self.scores, self.test_rows)
 
     @property
     def se(self) -> float:

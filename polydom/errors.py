@@ -9,6 +9,7 @@ working (scikit-learn's ``NotFittedError(ValueError, AttributeError)`` pattern):
 error                     built-in base       raised for
 ========================  ==================  ============================================
 InvalidArgumentError      ValueError          a value refused at a door (size, budget, ...)
+QueryError                ValueError          a query field refused (names the field)
 ArgumentTypeError         TypeError           an argument of the wrong type
 UnknownArgumentError      TypeError           a keyword the function does not take
 TelemetryError            ValueError          a served timing that cannot be recorded
@@ -62,6 +63,7 @@ __all__ = [
     "MinPublicationError",
     "ModelIntegrityError",
     "PolydomError",
+    "QueryError",
     "ReadOnlyStoreError",
     "RuleUnavailableError",
     "SchemaVersionError",
@@ -82,6 +84,18 @@ class PolydomError(Exception):
 class InvalidArgumentError(PolydomError, ValueError):
     """A value polydom refuses: the message names the argument and the value (a negative
     size, a NaN budget, a cost curve that goes negative on the domain, ...)."""
+
+
+class QueryError(InvalidArgumentError):
+    """A field of a query the serving core refuses: ``field`` names it, the message says
+    why (the same words on every door); ``status`` is the HTTP status a web door answers
+    with (400, or 409 for a model that cannot predict)."""
+
+    def __init__(self, field: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+        self.status = status
 
 
 class ArgumentTypeError(PolydomError, TypeError):

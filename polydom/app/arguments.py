@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from polydom.curves.domain import real_from_text
+from polydom.curves.domain import check_field, real_from_text
 from polydom.curves.units import split_quantity
 from polydom.errors import InvalidArgumentError
 
@@ -28,6 +28,7 @@ __all__ = [
     "add_store_options",
     "add_unit_option",
     "alpha",
+    "budget",
     "build_id",
     "count",
     "fraction",
@@ -37,6 +38,7 @@ __all__ = [
     "positive_count",
     "publication",
     "quantity",
+    "size",
     "store_key",
 ]
 
@@ -114,6 +116,24 @@ def quantity(text: str) -> tuple[float, str | None]:
         return split_quantity(text, "budget")
     except InvalidArgumentError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def size(text: str) -> float:
+    """A size as the serving core reads it (:func:`polydom.curves.domain.check_field`):
+    refused at parse time, in the words every door uses (``size must be finite and >= 0,
+    got '-3'``); the domain is the store's check."""
+    try:
+        return check_field(real_from_text(text, "size"), "size", given=text)
+    except (InvalidArgumentError, TypeError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def budget(text: str) -> str:
+    """A budget as the serving core reads it (a number with an optional unit of the unit
+    grammar, :func:`polydom.curves.units.split_quantity`): refused at parse time in the
+    words every door uses; the text itself is returned, for the core to convert."""
+    quantity(text)
+    return text
 
 
 def count(text: str) -> int:

@@ -79,9 +79,7 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 import tomllib
-import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -97,21 +95,17 @@ from polydom.app.config_data import (
 )
 from polydom.app.tables import DEFAULT_COST_UNIT
 from polydom.app.timings_file import read_timings_file
+from polydom.curves.calibration import min_calibration_items
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.cost_model import CostModel
 from polydom.curves.domain import CONSTRAINTS
 from polydom.errors import EvaluationError, ExecutorError, InvalidArgumentError, did_you_mean
-from polydom.pipeline.build import build_index
-from polydom.pipeline.guard import guard_index
+from polydom.pipeline.config_run import BuildPlan, Guard, run_build
 from polydom.pipeline.learning import (
     evaluation_protocol,
     make_estimator,
-    make_executor,
     registered_learners,
-    sklearn_learner,
-    sweep_budgeted,
 )
-from polydom.pipeline.progress import CountingExecutor
 from polydom.pipeline.stores import store_url as normalize_url
 
 __all__ = ["Config", "ConfigError", "MAX_PARAMS", "MAX_SEED", "MAX_SIDE", "MAX_SIZES",
@@ -466,7 +460,9 @@ def build_from_config(
         if key not in config:
             raise ConfigError(f"missing key {key!r}")
     seed = _integer(config, "seed", 0, 0, MAX_SEED)
-    estimator = make_learner(config["learner"], seed)
+    if config["learner"] not in lattice_learners():
+        raise ConfigError(f"unknown learner {config['learner']!r}; known: "
+                          f"{', '.join(lattice_learners())}")
     specs = _budgeted(config)
     alpha = _number(config, "alpha", 1.0, 1.0)
     delta = _number(config, "delta", 0.0, 0.0)
@@ -503,56 +499,38 @@ def build_from_config(
         protocol.splits(y)
     except EvaluationError as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
-    learner = sklearn_learner(estimator, X, y, features=model, cv=protocol,
-                              name=config["learner"])
-    spec = executor if executor is not None else config.get("executor")
+    guard = None if guard is None else Guard(
+        guard["timings"][0], guard["timings"][1], guard["target_overrun"], guard["levels"],
+        guard["score"], f"config calibration_timings {guard['file']}")
+    plan = BuildPlan(X, y, model, config["learner"], specs, protocol, store, n_min, n_max,
+                     alpha=alpha, delta=delta, cost_unit=unit, seed=seed,
+                     executor=executor if executor is not None else config.get("executor"),
+                     allow_foreign_database=foreign, guard=guard)
     try:
-        ex = make_executor(spec)
+        outcome = run_build(plan)
     except ExecutorError as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
-    start = time.perf_counter()
-    counting = CountingExecutor(ex)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", category=UserWarning)
-            extra = sweep_budgeted(specs, model, X, y, protocol, seed, counting)
-            with counting.phase("lattice"):
-                index = build_index(model, learner, alpha=alpha, delta=delta, n_min=n_min,
-                                    n_max=n_max, store=store, extra_candidates=extra,
-                                    cost_unit=unit, executor=counting,
-                                    allow_foreign_database=foreign)
-    finally:
-        if ex is not spec:
-            ex.close()
+    index = outcome.index
     info = index.info
     out(f"built {data} with {config['learner']}: {info['expansions']} of "
         f"{info['lattice_size']} feature sets trained ({info['trained']} new, "
-        f"{info['cache_hits']} reused) in {time.perf_counter() - start:.1f} s; "
+        f"{info['cache_hits']} reused) in {outcome.seconds:.1f} s; "
         f"{info['candidates']} candidates, {info['ranges']} ranges, {info['entries']} skyline "
         f"entries; alpha={alpha:g}, delta={delta:g}, domain [{n_min:g}, {n_max:g}], costs in "
         f"{unit}")
     if specs:
-        per = {}
-        for c in index.candidates:
-            per[c.learner] = per.get(c.learner, 0) + 1
-        out(f"budgeted: {len(extra)} candidates from "
+        out(f"budgeted: {outcome.budgeted_candidates} candidates from "
             f"{', '.join(s['learner'] for s in specs)}; in the index by learner: "
-            + ", ".join(f"{k} {v}" for k, v in sorted(per.items())))
+            + ", ".join(f"{k} {v}" for k, v in sorted(outcome.learners.items())))
     out(f"evaluation: {protocol} for every learner; accuracies are fold means +- their "
         f"standard error")
     out(f"stored as build {info['build_id']} in {store}")
-    if guard is None:
+    if outcome.guarded is None:
         return index
-    try:
-        guarded = guard_index(store, index, *guard["timings"], guard["target_overrun"],
-                              levels=guard["levels"], score=guard["score"], seed=seed,
-                              source=f"config calibration_timings {guard['file']}")
-    except InvalidArgumentError as exc:
-        raise ConfigError(f"calibration_timings {guard['file']!r}: "
-                          f"{str(exc).splitlines()[0]}") from None
+    guarded = outcome.guarded
     overrun = guarded.info["overrun"]
     out(f"guarded for overrun {overrun['target_overrun']:g} on {overrun['items']} held-out "
-        f"items of {guard['file']} (score {overrun['score']}; levels "
+        f"items of {config['calibration_timings']} (score {overrun['score']}; levels "
         f"{', '.join(f'{v:g}' for v in guarded.overrun_levels())}): published build "
         f"{guarded.info['build_id']}")
     return guarded
@@ -588,6 +566,12 @@ def _guard(config: Mapping, folder: Path, atoms: Any) -> dict[str, Any] | None:
         timings = read_timings_file(str(path), atoms, "calibration_timings")
     except InvalidArgumentError as exc:
         raise ConfigError(str(exc)) from None
+    for level in (q, *levels):
+        least = min_calibration_items(level / 2 if score == "best" else level)
+        if timings[0].size < least:
+            raise ConfigError(f"calibration_timings {file!r}: overrun {level:g} with score "
+                              f"{score!r} needs at least {least} held-out items, got "
+                              f"{timings[0].size}")
     return {"target_overrun": float(q), "levels": [float(v) for v in levels], "score": score,
             "file": file, "timings": timings}
 

@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 
 from polydom.blobs.bounds import MalformedBlobError, check_npy, load_npy, open_zip
+from polydom.blobs.learner_specs import learner_specs
 from polydom.blobs.svm_check import libsvm_impl, svm_state_problem
 from polydom.blobs.tree_check import tree_state_problem
 from polydom.errors import ArgumentTypeError, UntrustedModelError
@@ -181,6 +182,14 @@ def _allowed_classes() -> set[str]:
             names.add(_dotted(cls))
         _allowed_cache = names
     return _allowed_cache
+
+
+def _declared_classes() -> frozenset[str]:
+    """The ``module.QualName`` of the scikit-learn classes the learner specs declare
+    (:attr:`polydom.blobs.learner_specs.LearnerSpec.skops_classes`: a plugin's estimators),
+    asked only for a class off the list above, so a reader of the project's own classes
+    reads no spec.  Names as written: nothing is imported."""
+    return frozenset(name for spec in learner_specs().values() for name in spec.skops_classes)
 
 
 def _numpy_scalar_type(name: object) -> bool:
@@ -367,6 +376,8 @@ class _Grammar:
 
     def _ObjectNode(self, node: dict, widths: tuple[int, ...]) -> None:  # noqa: N802
         dotted = f"{node.get('__module__')}.{node.get('__class__')}"
+        if dotted not in self.allowed and dotted in _declared_classes():
+            self.allowed = self.allowed | {dotted}
         if dotted not in self.allowed:
             self._refuse(node, widths)
             return

@@ -31,10 +31,12 @@ from collections.abc import Iterator
 from importlib import import_module
 from typing import Any
 
+from polydom.blobs.learner_specs import learner_specs, specs_version
 from polydom.errors import InvalidArgumentError, UntrustedModelError
 
 __all__ = ["BUILT_IN_FORMATS", "DEFAULT_CODECS", "array_class", "array_name", "codec",
-           "codecs_in_order", "register_array_model", "register_blob_codec", "stored_class"]
+           "codecs_in_order", "register_array_model", "register_blob_codec",
+           "register_learner_models", "stored_class"]
 
 #: Formats storage decodes itself (arrays + JSON; pickle, only when trusted).
 BUILT_IN_FORMATS = ("arrays", "pickle")
@@ -46,6 +48,32 @@ _ARRAY_NAMES: dict[type, str] = {}  # class -> the name written into its blobs
 _CODECS: dict[str, Any] = {}  # format -> codec, or its path until first use
 _LOADED: dict[str, Any] = {}  # path -> the codec imported from it
 _CODEC_METHODS = ("claims", "dump", "load")
+_APPLIED = [-1]  # the learner specs' version whose classes and codecs are registered
+
+
+def register_learner_models() -> bool:
+    """Register every learner spec's model classes, former names and codecs
+    (:mod:`polydom.blobs.learner_specs`: the ``polydom.learners`` entry points and the
+    specs registered since), by path: nothing of a learner is imported.  Called by this
+    module when a name or format it is asked for is not registered yet, so opening a store
+    reads no spec and a plugin's classes load without a call of ours; idempotent.  Whether
+    anything new was registered.
+
+    Runtime complexity: O(specs) after the first read of the entry points.
+    """
+    if _APPLIED[0] == specs_version():
+        return False
+    specs = learner_specs()
+    version = specs_version()
+    for spec in specs.values():
+        for fmt, path in spec.codecs.items():
+            register_blob_codec(fmt, path)
+        for cls in spec.model_classes:
+            register_array_model(cls)
+        for former, current in spec.former_names.items():
+            register_array_model(current, name=former)
+    _APPLIED[0] = version
+    return True
 
 
 def _import_path(path: str) -> Any:
@@ -124,6 +152,8 @@ def array_class(name: str, what: str) -> type:
         it says.
     """
     entry = _ARRAY_MODELS.get(name) if isinstance(name, str) else None
+    if entry is None and isinstance(name, str) and register_learner_models():
+        entry = _ARRAY_MODELS.get(name)
     if entry is None:
         raise UntrustedModelError(
             f"{what}: model class {str(name)[:80]!r} is not registered; refusing it before "
@@ -159,10 +189,13 @@ def stored_class(path: str, what: str) -> type:
     polydom.errors.UntrustedModelError
         If ``path`` is not a registered class path.
     """
-    for name, entry in list(_ARRAY_MODELS.items()):
-        if isinstance(path, str) and (
-                entry == path or (isinstance(entry, type) and _path_of(entry) == path)):
-            return array_class(name, what)
+    for attempt in range(2):
+        for name, entry in list(_ARRAY_MODELS.items()):
+            if isinstance(path, str) and (
+                    entry == path or (isinstance(entry, type) and _path_of(entry) == path)):
+                return array_class(name, what)
+        if attempt or not register_learner_models():
+            break
     raise UntrustedModelError(
         f"{what}: stored class path {str(path)[:80]!r} is not a registered model class; "
         "refusing it before importing anything")
@@ -174,6 +207,10 @@ def array_name(model: Any) -> str | None:
     Runtime complexity: O(1).
     """
     klass = type(model)
+    name = _ARRAY_NAMES.get(klass)
+    if name is not None:
+        return name
+    register_learner_models()
     name = _ARRAY_NAMES.get(klass)
     if name is not None:
         return name
@@ -224,6 +261,8 @@ def codec(name: str) -> Any | None:
     Runtime complexity: O(1) after the first import.
     """
     entry = _CODECS.get(name) or DEFAULT_CODECS.get(name)
+    if entry is None and register_learner_models():
+        entry = _CODECS.get(name)
     if not isinstance(entry, str):
         return entry
     loaded = _LOADED.get(entry)
@@ -237,5 +276,6 @@ def codecs_in_order() -> Iterator[tuple[str, Any]]:
 
     Runtime complexity: O(codecs), plus their first imports.
     """
+    register_learner_models()
     for name in [*_CODECS, *DEFAULT_CODECS]:
         yield name, codec(name)

@@ -272,9 +272,16 @@ class CostProfile:
         return summarise_timings(self.sizes, self.timings[name], statistic or self.statistic)
 
     def table(self) -> str:
-        """A plain-text table: feature, fitted curve, relative RMS residual."""
+        """A plain-text table: feature, fitted curve (6 significant digits, no float noise:
+        :meth:`CostCurve.text`), relative RMS residual.
+
+        >>> CostProfile(np.zeros(2), {}, "max", 1, "relative", False,
+        ...             {"a": CostCurve([0.5, 3.050731825929237e-10])},
+        ...             {"a": 0.01}).table().splitlines()[1]
+        'a     0.010  3.05073e-10*n + 0.5'
+        """
         width = max((len(k) for k in self.curves), default=7)
         lines = [f"{'feature':<{width}}  {'rms rel':>8}  cost (seconds, n = size)"]
         for name, curve in self.curves.items():
-            lines.append(f"{name:<{width}}  {self.residuals[name]:>8.3f}  {curve}")
+            lines.append(f"{name:<{width}}  {self.residuals[name]:>8.3f}  {curve.text()}")
         return "\n".join(lines)

@@ -209,10 +209,11 @@ class InSituProfile:
         )
 
     def table(self) -> str:
-        """A plain-text table: feature, share of items covered, fitted curve."""
+        """A plain-text table: feature, share of items covered, fitted curve (6 significant
+        digits, no float noise: :meth:`CostCurve.text`)."""
         width = max((len(k) for k in self.curves), default=7)
         lines = [f"{'feature':<{width}}  {'covered':>7}  cost (seconds, n = size), "
                  f"q{self.quantile:g} in situ"]
         for name, curve in self.curves.items():
-            lines.append(f"{name:<{width}}  {self.coverage[name]:>7.3f}  {curve}")
+            lines.append(f"{name:<{width}}  {self.coverage[name]:>7.3f}  {curve.text()}")
         return "\n".join(lines)

@@ -52,6 +52,7 @@ __all__ = [
     "budget_warning",
     "check_seconds",
     "check_unit_text",
+    "converted",
     "check_size_value",
     "cost_unit_for",
     "parse_budget",
@@ -181,8 +182,13 @@ class CostUnit:
     scale: float
 
     def shown(self, cost: float) -> float:
-        """A cost in the store's unit, in this unit.  O(1)."""
-        return cost * self.scale
+        """A cost in the store's unit, in this unit, without the conversion's float noise
+        (:func:`converted`).  O(1).
+
+        >>> cost_unit_for("s", "ms").shown(0.018)
+        18.0
+        """
+        return converted(cost, self.scale)
 
     def to_store(self, value: float, unit: str | None, what: str) -> float:
         """``value`` written in ``unit`` (None: this unit) in the store's unit.  O(1).
@@ -193,8 +199,23 @@ class CostUnit:
             Naming ``what`` when ``unit`` does not convert into the store's unit.
         """
         if unit is None:
-            return value / self.scale
-        return value * _scale(self.store, unit, what)
+            return converted(value, 1.0 / self.scale)
+        return converted(value, _scale(self.store, unit, what))
+
+
+def converted(value: float, factor: float) -> float:
+    """``value * factor`` for a unit conversion (``factor`` a power of ten or its ratio),
+    rounded to 15 significant digits so the conversion adds no float noise (``18 ms`` is
+    ``0.018 s`` and back ``18``, not ``18.000000000000004``); ``factor == 1`` returns
+    ``value`` itself.  O(1).
+
+    >>> converted(18.0, 1e-3), converted(0.018, 1e3), converted(2.5, 1.0)
+    (0.018, 18.0, 2.5)
+    """
+    if factor == 1.0:
+        return value
+    out = value * factor
+    return float(f"{out:.15g}") if math.isfinite(out) else out
 
 
 def _scale(store: str, unit: str, what: str) -> float:

@@ -18,7 +18,7 @@ from polydom.curves.cost_model import CostModel
 from polydom.curves.curve_text import natural_key, number_text
 from polydom.curves.domain import check_queries, check_query, check_rows
 from polydom.curves.names import candidate_name
-from polydom.curves.units import cost_unit_for, parse_budget, unit_name
+from polydom.curves.units import CostUnit, cost_unit_for, parse_budget, unit_name
 from polydom.errors import InvalidArgumentError
 from polydom.index.explanation import Explanation, explain_lookup
 from polydom.index.item_prediction import ItemPrediction
@@ -147,11 +147,12 @@ class Hit:
         """The candidate's name, as every door prints it.  O(k log k) for a key of k parts."""
         return candidate_name(self.key)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, unit: CostUnit | None = None) -> dict[str, Any]:
         """The answer as every door gives it: ``name``, ``features`` (in natural order),
-        ``accuracy``, ``accuracy_se``, ``learner``, ``build``, ``cost`` and its ``unit``
-        (``GET /lookup``'s ``model`` and ``polydom lookup --json`` hold these fields with
-        these values).
+        ``accuracy``, ``accuracy_se``, ``learner``, ``build``, ``cost``, its ``unit`` and
+        the ``cost_curve`` (text, 6 significant digits), costs in ``unit`` (default the
+        build's own).  ``GET /lookup``'s and ``polydom lookup --json``'s ``model`` is this
+        record (:mod:`polydom.serving.query`).
 
         Runtime complexity: O(F log F) for F features.
 
@@ -160,13 +161,14 @@ class Hit:
         ...     {"build_id": 3, "cost_unit": "ms"}).to_dict()
         ... # doctest: +NORMALIZE_WHITESPACE
         {'name': 'b+a', 'features': ['x2', 'x13'], 'accuracy': 0.9, 'accuracy_se': 0.01,
-         'learner': 'tree', 'build': 3, 'cost': 54.0, 'unit': 'ms'}
+         'learner': 'tree', 'build': 3, 'cost': 54.0, 'unit': 'ms', 'cost_curve': '54'}
         """
+        unit = unit or cost_unit_for(self.unit, None)
         return {"name": self.name,
                 "features": sorted(map(str, self.features), key=natural_key),
                 "accuracy": self.accuracy, "accuracy_se": self.accuracy_se,
-                "learner": self.learner, "build": self.build, "cost": self.cost,
-                "unit": self.unit}
+                "learner": self.learner, "build": self.build, "cost": unit.shown(self.cost),
+                "unit": unit.name, "cost_curve": (self.candidate.cost * unit.scale).text()}
 
     def row_costs(self, X_rows: np.ndarray) -> np.ndarray:
         """What the served model costs on each row of ``X_rows`` at the lookup's size.

@@ -30,7 +30,6 @@ from polydom.index.sweep import (
     check_sweep_work,
     coefficient_matrix,
 )
-from polydom.pipeline.open import register_learner_models
 from storage import IndexStore
 
 __all__ = ["build_index"]
@@ -421,7 +420,6 @@ def _open_store(
 ) -> tuple[MutableMapping, Any, Any]:
     """Register (or resume) a build in the store: its expansion cache, a publisher, and a
     function that marks the build failed."""
-    register_learner_models()
     describe = getattr(learner, "describe", None)
     params = {
         "alpha": float(alpha),

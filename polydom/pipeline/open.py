@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import storage
+from polydom.blobs.model_registry import register_learner_models
 from polydom.index.built import Index
-from polydom.pipeline.model_classes import register_learner_models
 from storage import IndexStore
 from storage.build_records import BuildRecord
 
@@ -71,7 +71,6 @@ def open_index(
     polydom.errors.MinPublicationError
         If ``min_publication`` is not an integer >= 1 or is given with ``build``.
     """
-    register_learner_models()
     with IndexStore(url, read_only=True, key=key) as store:
         index = store.load_index(build=build, trusted=trusted, rebuild=rebuild,
                                  min_publication=min_publication, models=models)

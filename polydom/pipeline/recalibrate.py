@@ -71,7 +71,6 @@ from polydom.errors import (
     TelemetryError,
 )
 from polydom.index.built import Index
-from polydom.pipeline.model_classes import register_learner_models
 from polydom.serving.provenance import unproven
 from storage import IndexStore
 
@@ -439,7 +438,6 @@ def recalibrate(
             "relative=True scales the curves by the change since since_id: it needs "
             f"since_id >= 1 and no refit (got since_id={since_id}, refit={refit})"
         )
-    register_learner_models()
     with IndexStore(url, create=False, key=key) as store:
         current = store.current_build_id()
         index = store.load_index(build=build, trusted=trusted)

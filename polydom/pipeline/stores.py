@@ -12,10 +12,12 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from polydom.index.built import Index
 from storage import IndexStore
 from storage.database import normalize_url
 
-__all__ = ["delete_builds", "model_formats", "shown_url", "store_url"]
+__all__ = ["delete_builds", "model_formats", "open_with_model_formats", "shown_url",
+           "store_url"]
 
 
 def store_url(url: str | os.PathLike, base: str | os.PathLike | None = None) -> str:
@@ -55,6 +57,22 @@ def model_formats(
     """
     with IndexStore(url, read_only=True, key=key) as store:
         return {r["candidate_id"]: r["model_format"] for r in store.skyline_rows(build)}
+
+
+def open_with_model_formats(
+    url: str | os.PathLike, build: int | None = None, key: bytes | str | None = None,
+    min_publication: int | None = None,
+) -> tuple[Index, dict[int, str | None]]:
+    """One build without its models (``open_index(..., models=False)``, not following the
+    store) and :func:`model_formats` of it, read through one opening of the store (what
+    ``polydom lookup`` prints).
+
+    Runtime complexity: what ``open_index`` costs plus one query over the skyline rows.
+    """
+    with IndexStore(url, read_only=True, key=key) as store:
+        index = store.load_index(build=build, min_publication=min_publication, models=False)
+        rows = store.skyline_rows(index.info["build_id"])
+    return index, {r["candidate_id"]: r["model_format"] for r in rows}
 
 
 def delete_builds(

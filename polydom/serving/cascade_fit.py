@@ -221,44 +221,79 @@ def _search_sequence(
     conf: np.ndarray, correct: np.ndarray, deltas: np.ndarray, budget: float, grid: int,
     z: float,
 ) -> tuple[np.ndarray, np.ndarray, tuple]:
-    """The best feasible thresholds of one stage sequence on rows, by vectorised counting.
+    """The best feasible thresholds of one stage sequence on rows, by counting in bins.
 
     ``conf`` and ``correct`` are stages x rows, ``deltas`` stages x check sizes (the cost of
     the atoms each stage adds).  Returns ``(accuracy, mean cost per check size,
     thresholds)`` of the most accurate choice (ties: lower cost at the last check size)
     whose mean cost plus ``z`` standard errors fits ``budget`` at every check size and whose
     last stage is reached by some row; accuracy is ``-inf`` when none is feasible.
+
+    Method.  A row stops at non-final stage ``k`` under threshold ``grids[k][j]`` exactly
+    when its bin ``b_k`` (how many of the stage's grid values are ``<=`` its confidence)
+    exceeds ``j``; so the rows reaching stage ``k`` under thresholds ``(j_1, ..., j_{k-1})``
+    are those with ``b_i <= j_i`` for every earlier stage.  One (L-1)-dimensional histogram
+    of the rows' bins per weight (rows, and each stage's correct rows), cumulated along every
+    axis, gives every stage's reach count and correct count for every threshold combination
+    at once: accuracy ``sum_k (R_k[c_k] - R_{k+1}[c_k]) + R_L[c_L]`` and the reach fractions
+    that give the mean cost and its second moment (each row pays the cumulative cost of the
+    stages it reached).  Same numbers as counting row by row.
+
+    Runtime complexity: O(L * (N + G**(L-1))) for L stages, N rows and G thresholds per
+    stage (the combinations are capped by :data:`MAX_COMBINATIONS`).
     """
     L, n = conf.shape
     per = min(grid, max(2, int(MAX_COMBINATIONS ** (1.0 / (L - 1))))) if L > 1 else 1
     grids = [_threshold_grid(conf[k], per) for k in range(L - 1)]
-    reach = np.ones((n, 1), dtype=bool)
-    acc = np.zeros(1)
-    cum = np.zeros_like(deltas[0])
-    mean = np.zeros((1, cum.size))
-    square = np.zeros((1, cum.size))
-    for k in range(L):
-        frac = reach.mean(axis=0)[:, None]
-        mean = mean + frac * deltas[k][None, :]
-        square = square + frac * ((cum + deltas[k]) ** 2 - cum ** 2)[None, :]
-        cum = cum + deltas[k]
-        if k == L - 1:
-            acc = acc + (reach & correct[k][:, None]).mean(axis=0)
-            last_reached = reach.any(axis=0)
-            break
-        stop = conf[k][:, None] >= grids[k][None, :]
-        c, g = reach.shape[1], grids[k].size
-        gained = reach.T.astype(np.float64) @ (stop & correct[k][:, None]).astype(np.float64) / n
-        acc = (acc[:, None] + gained).reshape(c * g)
-        mean = np.repeat(mean, g, axis=0)
-        square = np.repeat(square, g, axis=0)
-        reach = (reach[:, :, None] & ~stop[:, None, :]).reshape(n, c * g)
-    spread = np.sqrt(np.maximum(square - mean ** 2, 0.0) / n)
+    sizes = [g.size for g in grids]
+    cum_delta = np.cumsum(deltas, axis=0)
+    if L == 1:
+        mean = deltas[0][None, :]
+        acc = np.array([correct[0].mean()])
+        spread = np.zeros_like(mean)
+        last_reached = np.array([n > 0])
+    else:
+        bins = [np.searchsorted(grids[k], conf[k], side="right") for k in range(L - 1)]
+        flat = np.ravel_multi_index(bins, [s + 1 for s in sizes])
+        shape = tuple(s + 1 for s in sizes)
+        cells = int(np.prod(shape))
+
+        def cumulated(weights: np.ndarray | None) -> np.ndarray:
+            h = np.bincount(flat, weights=weights, minlength=cells).reshape(shape)
+            for axis in range(L - 1):
+                h = np.cumsum(h, axis=axis)
+            return h
+
+        def reach(table: np.ndarray, k: int) -> np.ndarray:
+            # Rows reaching stage k (0-based): b_i <= j_i for i < k, any bin after.
+            index = tuple(slice(0, sizes[i]) if i < k else slice(sizes[i], sizes[i] + 1)
+                          for i in range(L - 1))
+            return table[index]
+
+        count = cumulated(None)
+        frac = [reach(count, k) / n for k in range(L)]
+        acc = np.zeros(tuple(sizes))
+        for k in range(L):
+            right = cumulated(correct[k].astype(np.float64))
+            acc = acc + reach(right, k)
+            if k < L - 1:
+                acc = acc - reach(right, k + 1)
+        acc = acc.reshape(-1) / n
+        mean = np.zeros((acc.size, deltas.shape[1]))
+        square = np.zeros_like(mean)
+        prev = np.zeros(deltas.shape[1])
+        for k in range(L):
+            f = np.broadcast_to(frac[k], tuple(sizes)).reshape(-1, 1)
+            mean += f * deltas[k][None, :]
+            square += f * (cum_delta[k] ** 2 - prev ** 2)[None, :]
+            prev = cum_delta[k]
+        spread = np.sqrt(np.maximum(square - mean ** 2, 0.0) / n)
+        last_reached = np.broadcast_to(frac[L - 1], tuple(sizes)).reshape(-1) > 0
     feasible = np.all(mean + z * spread <= budget * (1 + 1e-12), axis=1) & last_reached
     if not feasible.any():
         return -np.inf, mean[0], ()
     j = int(np.lexsort((mean[:, -1], -np.where(feasible, acc, -np.inf)))[0])
-    idx = np.unravel_index(j, [gr.size for gr in grids]) if grids else ()
+    idx = np.unravel_index(j, sizes) if grids else ()
     thresholds = tuple(float(grids[k][i]) for k, i in enumerate(idx)) + (0.0,)
     return float(acc[j]), mean[j], thresholds
 

@@ -73,9 +73,7 @@ def test_lookup_json_answers_what_open_index_answers(seconds, capsys):
         assert code == (0 if hit is not None else 1) and answer["fits"] == (hit is not None)
         assert answer["unit"] == "s" and answer["budget"] == budget
         if hit is not None:
-            assert set(answer["features"]) == set(hit.features)
-            assert answer["accuracy"] == hit.accuracy and answer["learner"] == hit.learner
-            assert answer["cost"] == pytest.approx(hit.cost, rel=1e-12)
+            assert answer["model"] == hit.to_dict()
 
 
 def test_lookup_of_many_queries_matches_a_full_scan(seconds, tmp_path, capsys):
@@ -92,7 +90,7 @@ def test_lookup_of_many_queries_matches_a_full_scan(seconds, tmp_path, capsys):
         best = max(fitting, key=lambda c: (c.accuracy, -c.cost(size)), default=None)
         assert answer["fits"] == (best is not None)
         if best is not None:
-            assert set(answer["features"]) == set(best.features)
+            assert set(answer["model"]["features"]) == set(best.features)
 
 
 def test_lookup_reads_queries_from_standard_input_and_writes_csv(seconds, capsys, monkeypatch):
@@ -105,7 +103,8 @@ def test_lookup_reads_queries_from_standard_input_and_writes_csv(seconds, capsys
 
 @pytest.mark.parametrize("text, reason", [
     ("10\n", "line 1 is not 'size budget'"),
-    ("10 abc\n", "line 1: expected a number, got 'abc'"),
+    ("10 abc\n", "line 1: budget must be a number with an optional unit (0.5, 5ms, "
+                  "2.5e-3s), got 'abc'"),
     ("# nothing\n", "holds no query"),
 ])
 def test_bad_queries_name_the_line(seconds, tmp_path, capsys, text, reason):
@@ -129,7 +128,7 @@ def test_a_query_the_index_cannot_answer_is_reported_and_the_others_answered(sec
     assert answers[1]["size"] == 1000.0 and answers[1]["budget"] == 1.0
     for answer, (size, budget) in zip(answers[::2], [(10.0, 0.004), (50.0, 0.03)], strict=True):
         assert "error" not in answer
-        assert set(answer["features"]) == set(index.lookup(size, budget).features)
+        assert answer["model"] == index.lookup(size, budget).to_dict()
     code, out, _ = _run(["lookup", seconds, "--queries", str(path), "--csv"], capsys)
     rows = list(csv.DictReader(io.StringIO(out)))
     assert code == 0 and [r["error"] for r in rows] == ["", err.strip(), ""]
@@ -145,8 +144,9 @@ def test_unit_converts_costs_and_budgets(seconds, capsys):
                              "ms", "--json"], capsys)[1])
     suffixed = json.loads(_run(["lookup", seconds, "--size", "50", "--budget", "30ms",
                                 "--json"], capsys)[1])
-    assert in_s["candidate"] == in_ms["candidate"] == suffixed["candidate"]
-    assert in_ms["unit"] == "ms" and in_ms["cost"] == pytest.approx(1000 * in_s["cost"])
+    assert in_s["model"]["name"] == in_ms["model"]["name"] == suffixed["model"]["name"]
+    assert in_ms["unit"] == in_ms["model"]["unit"] == "ms"
+    assert in_ms["model"]["cost"] == pytest.approx(1000 * in_s["model"]["cost"])
     _, out, _ = _run(["inspect", seconds, "--unit", "us"], capsys)
     assert "costs in us" in out and "cost(n_lo) (us)" in out
 
@@ -227,7 +227,7 @@ def test_names_with_terminal_escapes_or_newlines_print_escaped(tmp_path, capsys)
     assert "ok\\x1b[2J" in out and "\\n" in out
     answer = json.loads(_run(["lookup", url, "--size", "1", "--budget", "5", "--json"],
                              capsys)[1])
-    assert answer["candidate"] == evil  # JSON keeps the exact name, escaped by the encoder
+    assert answer["model"]["name"] == evil  # JSON keeps the exact name, escaped by the encoder
 
 
 def test_plot_replaces_a_symlink_and_leaves_its_target_alone(seconds, tmp_path, capsys):
@@ -340,7 +340,7 @@ def test_lookup_rule_one_se_answers_as_the_index_does(tmp_path, capsys):
         answer = json.loads(_run(["lookup", url, "--size", "1", "--budget", "10", "--rule",
                                   rule, "--json"], capsys)[1])
         assert answer["rule"] == rule
-        assert answer["candidate"] == index.lookup(1.0, 10.0, rule).key
+        assert answer["model"]["name"] == index.lookup(1.0, 10.0, rule).key
 
 
 def test_plan_reads_the_budget_and_prints_costs_in_the_unit_asked_for(seconds, tmp_path,

@@ -35,9 +35,9 @@ def test_lookup_takes_every_budget_text_of_the_conversion_path(store_s, capsys, 
     answer = json.loads(capsys.readouterr().out)
     assert answer["unit"] == "s"
     if budget == "1e-05ms":  # 1e-8 s: only the free empty model fits
-        assert answer["features"] == [] and answer["budget"] == pytest.approx(1e-8)
+        assert answer["model"]["features"] == [] and answer["budget"] == pytest.approx(1e-8)
     else:  # 2.5 ms: b (2 ms) fits, a (6 ms) does not
-        assert answer["features"] == ["b"] and answer["budget"] == pytest.approx(2.5e-3)
+        assert answer["model"]["features"] == ["b"] and answer["budget"] == pytest.approx(2.5e-3)
 
 
 def test_a_bare_budget_ten_times_the_dearest_cost_is_named(store_s, capsys):

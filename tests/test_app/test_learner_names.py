@@ -114,7 +114,7 @@ def test_a_config_build_names_its_candidates_by_the_registry_name_everywhere(bui
     header, _, row = text.splitlines()
     assert row.split()[header.split().index("learner")] == "tree"
     assert json.loads(_run(["lookup", url, "--size", "10", "--budget", "1000", "--json"],
-                           capsys))["learner"] == "tree"
+                           capsys))["model"]["learner"] == "tree"
     rows = list(csv.DictReader(io.StringIO(
         _run(["lookup", url, "--size", "10", "--budget", "1000", "--csv"], capsys))))
     assert [r["learner"] for r in rows] == ["tree"]

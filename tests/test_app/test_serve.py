@@ -51,10 +51,10 @@ def index(store):
 def _model_json(hit, unit):
     if hit is None:
         return None
-    return {"key": key_text(hit.key), "name": key_text(hit.key),
-            "learner": hit.candidate.learner, "features": sorted(hit.features, key=natural_key),
+    return {"name": key_text(hit.key), "features": sorted(hit.features, key=natural_key),
             "accuracy": hit.accuracy, "accuracy_se": hit.candidate.accuracy_se,
-            "build": hit.build, "cost": hit.cost, "unit": unit}
+            "learner": hit.candidate.learner, "build": hit.build, "cost": hit.cost,
+            "unit": unit, "cost_curve": hit.candidate.cost.text()}
 
 
 def test_lookup_answers_equal_the_in_process_lookup_on_random_queries(served, index):
@@ -65,9 +65,14 @@ def test_lookup_answers_equal_the_in_process_lookup_on_random_queries(served, in
         assert got.status_code == 200, got.text
         answer = got.json()
         hit = index.lookup(size, budget)
-        assert answer == {"build": index.info["build_id"], "size": size, "budget": budget,
-                          "rule": "best", "overrun": None, "unit": unit,
-                          "model": _model_json(hit, unit)}
+        assert {k: v for k, v in answer.items() if k != "warning"} == {
+            "build": index.info["build_id"], "size": size, "budget": budget, "unit": unit,
+            "rule": "best", "overrun": None, "fits": hit is not None,
+            "model": _model_json(hit, unit)}
+        assert list(answer) == ["build", "size", "budget", "unit", "rule", "overrun", "fits",
+                                "warning", "model"]
+        if hit is not None:
+            assert list(answer["model"]) == list(hit.to_dict())
         found += hit is not None
     assert 100 < found < 900  # both kinds of answer were exercised
 
@@ -101,10 +106,10 @@ def test_predict_rows_equal_the_in_process_predict(served, index):
         answer = got.json()
         hit = index.lookup(size, budget)
         if hit is None:
-            assert answer["key"] is None and answer["labels"] is None
+            assert answer["model"] is None and answer["labels"] is None
             continue
         predicted += 1
-        assert answer["key"] == key_text(hit.key)
+        assert answer["model"] == hit.to_dict()
         assert answer["labels"] == index.predict(rows, size, budget).tolist()
     assert predicted > 20
 
@@ -276,7 +281,7 @@ def test_builds_published_while_serving_are_followed_and_never_mixed(tmp_path):
                         answer = got.json()
                         model = answer["model"]
                         seen.append((answer["build"], [n, b],
-                                     None if model is None else model["key"]))
+                                     None if model is None else model["name"]))
 
         worker = threading.Thread(target=hammer)
         worker.start()

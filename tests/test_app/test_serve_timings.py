@@ -132,7 +132,7 @@ def test_served_timings_reach_the_store_and_recalibrate_a_build_the_service_foll
             hit = recalibrated.lookup(size, budget)
             assert answer["build"] == new_build
             expected = None if hit is None else {
-                "key": key_text(hit.key), "learner": hit.candidate.learner,
+                "name": key_text(hit.key), "learner": hit.candidate.learner,
                 "features": sorted(hit.features), "accuracy": hit.accuracy,
                 "cost": hit.cost, "unit": answer["unit"]}
             model = answer["model"]  # (the answer may carry more fields: the doors' shape)

@@ -156,7 +156,7 @@ def test_explain_on_a_cost_that_overflows_in_the_domain_answers_strict_json():
     assert [e["cost"] for e in answer["skyline"]] == [1.0, None]
     assert answer["next_dearer"]["cost"] is None and answer["next_dearer"]["extra_budget"] is None
     assert answer["chosen"]["key"] == "cheap" and answer["next_dearer"]["fits"] is False
-    assert looked.status_code == 200 and _strict(looked.text)["model"]["key"] == "cheap"
+    assert looked.status_code == 200 and _strict(looked.text)["model"]["name"] == "cheap"
 
 
 # ------------------------------------------------------------------ server-side faults

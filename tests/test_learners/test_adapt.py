@@ -151,18 +151,87 @@ def test_high_cost_columns_outside_the_row_are_rejected(data):
         AdaptClassifier(data[4], high_cost_columns=[0, 99]).fit(data[0], data[1])
 
 
-def test_more_than_two_classes_are_rejected(data):
-    X, y = data[0], data[1]
-    y3 = y + (X[:, 2] > 2)
-    hpc = LogisticRegression().fit(X, y3)
-    with pytest.raises(ValueError, match="Only binary classification is supported"):
-        AdaptClassifier(hpc).fit(X, y3)
+def four_classes(n, rng):
+    """Four classes: x0 > 0 gives 0/1, told apart by the cheap x1; x0 < 0 gives 2/3, told
+    apart by the dear x4.  A cheap model is right on half the rows only."""
+    X = rng.normal(size=(n, 6))
+    y = np.where(X[:, 0] > 0, X[:, 1] > 0, 2 + (X[:, 4] > 0)).astype(int)
+    return X, y
 
 
-def test_high_cost_model_must_know_the_labels(data):
-    X, y = data[0], data[1]
-    with pytest.raises(ValueError, match="high_cost_model knows classes"):
-        AdaptClassifier(data[4], high_cost_proba="fitted").fit(X, np.where(y > 0, 7, 3))
+DEAR = {"x0": 1.0, "x1": 1.0, "x2": 1.0, "x3": 1.0, "x4": 10.0, "x5": 10.0}
+
+
+@pytest.fixture(scope="module")
+def many_classes():
+    rng = np.random.default_rng(3)
+    X, y = four_classes(500, rng)
+    X_test, y_test = four_classes(400, rng)
+    hpc = RandomForestClassifier(50, max_depth=6, random_state=0).fit(X[:, [0, 1, 4]], y)
+    kw = dict(feature_costs=DEAR, high_cost_columns=[0, 1, 4], tradeoff=0.02, method="lin",
+              n_starts=2, max_iter=4, inner_iter=120)
+    cheap = AdaptClassifier(hpc, p_full=0.0, **kw).fit(X, y)
+    gated = AdaptClassifier(hpc, p_full=0.6, **kw).fit(X, y)
+    return X, y, X_test, y_test, hpc, cheap, gated
+
+
+def test_one_class_is_refused(data):
+    X = data[0]
+    with pytest.raises(ValueError, match="needs at least two classes, got 1 class: 'a'"):
+        AdaptClassifier(data[4]).fit(X, np.asarray(["a"] * len(X)))
+
+
+def _check_softmax_low_cost_model(cheap, X_test, y_test):
+    assert not cheap.routes(X_test).any()
+    scores = cheap.lpc_score(X_test)
+    assert scores.shape == (len(X_test), 4)
+    np.testing.assert_array_equal(cheap.predict(X_test), cheap.classes_[scores.argmax(axis=1)])
+    np.testing.assert_allclose(cheap.predict_proba(X_test).sum(axis=1), 1.0)
+    np.testing.assert_array_equal(cheap.prediction_cost(X_test), 2.0)   # x0 and x1, never x4
+    assert 0.65 < cheap.score(X_test, y_test) < 0.85                    # half right, half 1/2
+
+
+def test_many_classes_softmax_low_cost_model_lin(many_classes):
+    """Spec 2.10: with p_full = 0 the composite is the softmax low-cost model."""
+    X, y, X_test, y_test, hpc, cheap, _ = many_classes
+    _check_softmax_low_cost_model(cheap, X_test, y_test)
+
+
+def test_many_classes_softmax_low_cost_model_gbrt(many_classes):
+    X, y, X_test, y_test, hpc, _, _ = many_classes
+    cheap = AdaptClassifier(hpc, feature_costs=DEAR, p_full=0.0, high_cost_columns=[0, 1, 4],
+                            tradeoff=3.0, method="gbrt", n_estimators=15, max_iter=2).fit(X, y)
+    _check_softmax_low_cost_model(cheap, X_test, y_test)
+    assert cheap.lpc_booster_.num_model_per_iteration() == 4           # a tree per class
+
+
+def test_many_classes_gate_sends_the_dear_rows_to_the_high_cost_model(many_classes):
+    """One gate on the cheap features routes the x0 < 0 rows: cost and accuracy per row."""
+    X, y, X_test, y_test, hpc, cheap, gated = many_classes
+    routed = gated.routes(X_test)
+    cost = gated.prediction_cost(X_test)
+    assert 0.3 < routed.mean() < 0.9
+    assert set(np.unique(cost)) == {2.0, 12.0}             # 2 on the cheap path, 12 via f0
+    assert (X_test[routed, 0] < 0).mean() > 0.6             # the rows x1 cannot classify
+    assert gated.score(X_test, y_test) > cheap.score(X_test, y_test) + 0.15
+
+
+def test_many_classes_on_demand_and_storage_agree_with_batch(many_classes):
+    X, y, X_test, _, hpc, _, model = many_classes
+    assert 0 < model.routes(X_test[:8]).sum() < 8            # both paths are walked
+    arrays, meta = model.to_arrays()
+    back = AdaptClassifier.from_arrays(arrays, meta)
+    np.testing.assert_array_equal(back.predict_proba(X_test), model.predict_proba(X_test))
+    groups = model.feature_groups_
+
+    class Rows:
+        def compute(self, item, name):
+            return item[groups[name]]
+
+    for row in X_test[:8]:
+        got = model.predict_item(row, Rows())
+        assert got.label == model.predict(row[None, :])[0]
+        np.testing.assert_allclose(got.proba, model.predict_proba(row[None, :])[0])
 
 
 # ---------------------------------------------------------------- scikit-learn plumbing

@@ -1,4 +1,4 @@
-"""scikit-learn conformance of AdaptClassifier (check_estimator; binary-only tag)."""
+"""scikit-learn conformance of AdaptClassifier (check_estimator; binary and multiclass)."""
 
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -7,7 +7,7 @@ from learners import AdaptClassifier
 
 
 # The checks use fresh data of varying widths, so the high-cost model is fitted inside fit
-# (fit_high_cost=True); the estimator declares itself binary-only.  No check is skipped.
+# (fit_high_cost=True); it declares binary and multiclass support.  No check is skipped.
 @parametrize_with_checks(
     [
         AdaptClassifier(

@@ -6,7 +6,6 @@ import pytest
 
 import learners
 import learners.registry
-from learners import registry
 
 
 def test_built_in_learners_are_registered_by_kind():
@@ -54,9 +53,10 @@ def test_unknown_learner_is_named_with_the_registered_ones():
 def test_a_registered_learner_model_class_is_stored_without_editing_storage(monkeypatch):
     import numpy as np
 
+    import polydom.blobs.learner_specs as specs_module
     import storage
     import storage.blobs
-    from polydom.pipeline.open import register_learner_models
+    from polydom.blobs.learner_specs import LearnerSpec, learner_specs
 
     class Constant:
         def __init__(self, value):
@@ -70,9 +70,10 @@ def test_a_registered_learner_model_class_is_stored_without_editing_storage(monk
             return cls(float(arrays["value"][0]))
 
     Constant.__module__ = "learners.test_registry_constant"
-    monkeypatch.setitem(registry._REGISTRY, "constant", registry.RegisteredLearner(
+    learner_specs()  # the entry points read; then one more spec, undone after the test
+    monkeypatch.setitem(specs_module._SPECS, "constant", LearnerSpec(
         "constant", lambda seed=0: Constant(1.0), "budgeted", (Constant,)))
-    register_learner_models()
+    monkeypatch.setattr(specs_module, "_VERSION", specs_module._VERSION + 1)
     blob, fmt = storage.blobs.dump_model(Constant(2.5))
     assert fmt == "arrays"
     from storage.blobs import sha256_hex
@@ -89,3 +90,24 @@ def test_adapt_is_registered_around_a_named_lattice_estimator():
     assert learners.registry.get_learner("adapt").classes() == [learners.AdaptClassifier]
     with pytest.raises(ValueError, match="high_cost of learner 'adapt' must name a lattice"):
         learners.registry.get_learner("adapt").make(high_cost="cegb")
+
+
+def test_the_project_declares_its_own_specs_as_entry_points_in_pyproject():
+    import tomllib
+    from pathlib import Path
+
+    from polydom.blobs.learner_specs import ENTRY_POINT_GROUP, OWN_SPECS
+
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml")
+                            .read_text())["project"]
+    assert project["entry-points"][ENTRY_POINT_GROUP] == OWN_SPECS
+
+
+def test_every_spec_names_a_factory_and_classes_that_exist():
+    from polydom.blobs.learner_specs import learner_specs
+
+    pytest.importorskip("lightgbm")
+    for spec in learner_specs().values():
+        assert len(spec.classes()) == len(spec.model_classes), spec.name
+        if spec.factory is not None and spec.name != "synthetic":
+            assert spec.make(0) is not None, spec.name

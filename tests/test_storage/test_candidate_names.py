@@ -86,7 +86,7 @@ def test_cli_and_http_give_the_formatters_name(store, capsys):
     budget = index.table.candidates[index.table.skyline_positions[0][2]].cost(50.0)
     assert main(["lookup", store, "--size", "50", "--budget", repr(budget), "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
-    assert answer["candidate"] == want[2] == candidate_name(index.lookup(50.0, budget).key)
+    assert answer["model"]["name"] == want[2] == candidate_name(index.lookup(50.0, budget).key)
 
     pytest.importorskip("starlette", reason="the serve extra (starlette) is not installed")
     httpx = pytest.importorskip("httpx", reason="the serve extra (httpx) is not installed")
@@ -99,7 +99,7 @@ def test_cli_and_http_give_the_formatters_name(store, capsys):
             return [await client.get(p, params=params) for p in ("/lookup", "/explain")]
 
     looked, explained = asyncio.run(ask())
-    assert looked.json()["model"]["key"] == want[2]
+    assert looked.json()["model"]["name"] == want[2]
     assert [e["key"] for e in explained.json()["skyline"]] == want
 
 

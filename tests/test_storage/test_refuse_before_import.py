@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 _ARRAYS_ATTACK = """
 import io, json, sys
 import numpy as np
-from polydom.pipeline.model_classes import register_learner_models
+from polydom.blobs.model_registry import register_learner_models
 from storage.blobs import load_model, sha256_hex
 
 register_learner_models()

@@ -94,7 +94,7 @@ def test_the_cli_says_a_schema_2_store_has_no_standard_errors(v2_path, capsys):
                           "standard error") and url in err and "\n" not in err
     assert main(["lookup", url, "--size", "50", "--budget", "100", "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
-    assert answer["candidate"] == "ab+bc" and answer["accuracy_se"] is None
+    assert answer["model"]["name"] == "ab+bc" and answer["model"]["accuracy_se"] is None
     assert main(["inspect", url, "--json"]) == 0
     entries = json.loads(capsys.readouterr().out)["skyline"]
     assert entries and all(e["accuracy_se"] is None for e in entries)

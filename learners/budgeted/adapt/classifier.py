@@ -17,6 +17,12 @@ plus the low-cost model's for rows it answers, or the high-cost model's for rows
 ``tradeoff`` (its ``gamma``) and ``p_full`` (the fraction of training rows the q-step may send
 to ``f0``); :mod:`learners.budgeted.adapt.sweep` sweeps both into index candidates.
 
+Many classes (spec section 2.10, an extension of the paper): with ``M > 2`` classes the
+low-cost model is a softmax over ``M`` scores (ADAPT-LIN: ``lpc_coef_`` is columns x ``M``, one
+group norm per feature over the gate's and all ``M`` class weights; ADAPT-GBRT: one LightGBM
+multiclass booster, a tree per class per round), with one gate and the same q-step.  Two
+classes keep the paper's logistic model exactly.
+
 Pitfalls of the spec (section 2.11) and how they are handled:
 
 1. *Soft q, hard gate*: q is soft, so the fraction routed by ``g > 0`` is not ``p_full``;
@@ -36,7 +42,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
@@ -63,6 +69,20 @@ from polydom.index.item_prediction import ItemPrediction
 __all__ = ["AdaptClassifier"]
 
 _METHODS = ("lin", "gbrt")
+
+
+def _active(w: np.ndarray) -> np.ndarray:
+    """Columns a linear model reads: a non-zero weight (for any class)."""
+    return w != 0 if w.ndim == 1 else np.any(w != 0, axis=1)
+
+
+def _intercept(value: Any) -> float | np.ndarray:
+    """An intercept as stored: a number (binary), or one per class (many classes)."""
+    return float(value) if np.ndim(value) == 0 else np.asarray(value, dtype=np.float64)
+
+
+def _intercept_json(value: Any) -> float | list:
+    return float(value) if np.ndim(value) == 0 else [float(v) for v in np.ravel(value)]
 
 
 class _FeatureCache:
@@ -116,7 +136,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     high_cost_proba : {"auto", "oof", "fitted"} or ndarray, default "auto"
         Probabilities of ``f0`` on the training rows: out-of-fold (``cv`` folds of a clone),
         or the fitted model's own; ``"auto"``: out-of-fold when the model is a clonable
-        scikit-learn estimator and every class has ``cv`` rows.  An array (rows x 2, for the
+        scikit-learn estimator and every class has ``cv`` rows.  An array (rows x classes, for the
         sorted labels; e.g. from :meth:`high_cost_train_proba`) is used as given.
     cv : int, default 5
     q_constraint : {"le", "eq"}, default "le"
@@ -214,7 +234,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = True
         tags.input_tags.allow_nan = False
         return tags
 
@@ -321,7 +341,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like (rows, columns), finite
-        y : array-like (rows,), two classes
+        y : array-like (rows,), two or more classes
 
         Returns
         -------
@@ -331,7 +351,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         ------
         ValueError
             For an unfitted (or unsuitable) high-cost model, ``p_full`` outside [0, 1],
-            costs for unknown features, more than two classes, or other bad parameters.
+            costs for unknown features, fewer than two classes, or other bad parameters.
 
         Runtime complexity: ADAPT-LIN O(n_starts * max_iter * inner_iter * rows * columns);
         ADAPT-GBRT O(max_iter * n_estimators) LightGBM trees; plus ``cv`` fits of the
@@ -341,12 +361,16 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
-        if y_type != "binary":
+        if y_type not in ("binary", "multiclass"):
             raise InvalidArgumentError(
-                "Only binary classification is supported (AdaptClassifier, as the paper). "
-                f"The type of the target is {y_type}."
+                "AdaptClassifier needs binary or multiclass labels; "
+                f"the type of the target is {y_type}."
             )
         self.classes_, y_enc = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise InvalidArgumentError(
+                "AdaptClassifier needs at least two classes, got 1 class: "
+                f"{self.classes_[0].item()!r}")
         n, k = X.shape
         self.feature_groups_ = column_groups(self.feature_groups, k)
         names = list(self.feature_groups_)
@@ -361,7 +385,8 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         check_fitted_classifier(estimator, "high_cost_model")
         self.high_cost_ = HighCostModel(estimator, hpc_cols, k)
         p0 = self._train_proba(X, y, y_enc)
-        y_sign = np.where(y_enc == 1, 1.0, -1.0)
+        # Two classes: the paper's signs and logistic model; more: class indices, softmax.
+        y_sign = np.where(y_enc == 1, 1.0, -1.0) if len(self.classes_) == 2 else y_enc
         groups = [np.asarray(c, dtype=np.int64) for c in self.feature_groups_.values()]
         if self.method == "lin":
             self._fit_lin(X, y_sign, p0, groups)
@@ -378,10 +403,11 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         mode = self.high_cost_proba
         if not isinstance(mode, str):
             proba = np.asarray(mode, dtype=np.float64)
-            if proba.shape != (len(y), 2) or not np.all((proba >= 0) & (proba <= 1)):
+            width = len(classes)
+            if proba.shape != (len(y), width) or not np.all((proba >= 0) & (proba <= 1)):
                 raise InvalidArgumentError(
                     f"high_cost_proba as an array must hold probabilities of shape "
-                    f"({len(y)}, 2), got shape {proba.shape}"
+                    f"({len(y)}, {width}), got shape {proba.shape}"
                 )
             return proba, "given"
         smallest = int(np.bincount(y_enc).min())
@@ -404,7 +430,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     def high_cost_train_proba(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """The high-cost model's probabilities on training rows, as :meth:`fit` computes them.
 
-        Rows x 2, for the sorted labels of ``y``.  Passing the result as ``high_cost_proba``
+        Rows x classes, for the sorted labels of ``y``.  Passing the result as ``high_cost_proba``
         lets a sweep compute out-of-fold probabilities once instead of at every fit.
 
         Runtime complexity: ``cv`` fits of the high-cost model (out-of-fold) or one
@@ -437,12 +463,19 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         Z = (X - self.mean_) / self.scale_
         k = X.shape[1]
         zero = np.zeros(k)
-        starts = [LinearGatePair(zero.copy(), 0.0, zero.copy(), 0.0)]
+        m = len(self.classes_)
+        shape = (k,) if m == 2 else (k, m)
+
+        def intercept(value):
+            return float(value) if m == 2 else np.asarray(value, dtype=np.float64)
+
+        starts = [LinearGatePair(zero.copy(), 0.0, np.zeros(shape), intercept(np.zeros(m))
+                                 if m > 2 else 0.0)]
         if self.n_starts >= 2:
             lr = LogisticRegression(C=1.0, max_iter=500).fit(Z, y_sign)
-            starts.append(
-                LinearGatePair(zero.copy(), 0.0, lr.coef_[0].copy(), float(lr.intercept_[0]))
-            )
+            coef = lr.coef_[0].copy() if m == 2 else lr.coef_.T.copy()
+            bias = lr.intercept_[0] if m == 2 else lr.intercept_.copy()
+            starts.append(LinearGatePair(zero.copy(), 0.0, coef, intercept(bias)))
         rng = np.random.default_rng(self.random_state)
         sd = 2.0 / math.sqrt(max(1.0, k / 2.0))
         for _ in range(self.n_starts - len(starts)):
@@ -450,8 +483,8 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
                 LinearGatePair(
                     rng.normal(0.0, sd, k),
                     float(rng.normal()),
-                    rng.normal(0.0, sd, k),
-                    float(rng.normal()),
+                    rng.normal(0.0, sd, shape),
+                    intercept(rng.normal() if m == 2 else rng.normal(size=m)),
                 )
             )
         pair = fit_adapt_lin(
@@ -490,6 +523,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             min_child_samples=self.min_child_samples,
             max_iter=self.max_iter,
             random_state=self.random_state,
+            n_classes=len(self.classes_),
         )
         self._set_boosters(pair.gate, pair.gate_intercept, pair.lpc, pair.lpc_intercept)
         self.history_ = pair.history
@@ -497,14 +531,14 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
 
     def _set_boosters(self, gate, gate_intercept, lpc, lpc_intercept) -> None:
         self.gate_booster_, self.gate_intercept_ = gate, float(gate_intercept)
-        self.lpc_booster_, self.lpc_intercept_ = lpc, float(lpc_intercept)
+        self.lpc_booster_, self.lpc_intercept_ = lpc, _intercept(lpc_intercept)
         self.gate_trees_ = TreeEnsemble.from_booster(gate)
         self.lpc_trees_ = TreeEnsemble.from_booster(lpc)
 
     def _model_used(self) -> np.ndarray:
         """Features the gate or the low-cost model may test (per feature)."""
         if self.method == "lin":
-            cols = (self.gate_coef_ != 0) | (self.lpc_coef_ != 0)
+            cols = _active(self.gate_coef_) | _active(self.lpc_coef_)
         else:
             cols = self.gate_trees_.used_columns | self.lpc_trees_.used_columns
         return group_usage(cols[None, :], self.feature_groups_)[0]
@@ -526,24 +560,33 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         return X
 
     def _raw(self, X: np.ndarray, which: str) -> np.ndarray:
+        """Gate margins, or the low-cost model's margins (rows x classes with many classes)."""
         if self.method == "lin":
             w = self.gate_coef_ if which == "gate" else self.lpc_coef_
             b = self.gate_intercept_ if which == "gate" else self.lpc_intercept_
-            act = w != 0
+            act = _active(w)
             z = (X[:, act] - self.mean_[act]) / self.scale_[act]
             return z @ w[act] + b
         booster = self.gate_booster_ if which == "gate" else self.lpc_booster_
         b = self.gate_intercept_ if which == "gate" else self.lpc_intercept_
         if booster.current_iteration() == 0:
-            return np.full(X.shape[0], b)
+            return np.broadcast_to(b, (X.shape[0], *np.shape(b))).astype(np.float64)
         return booster.predict(X, raw_score=True) + b
+
+    def _lpc_proba(self, raw: np.ndarray) -> np.ndarray:
+        """The low-cost model's class probabilities from its margins."""
+        if raw.ndim == 1:
+            p1 = expit(raw)
+            return np.column_stack([1.0 - p1, p1])
+        return softmax(raw, axis=1)
 
     def gate_score(self, X: np.ndarray) -> np.ndarray:
         """``g(x)``: rows with ``g > threshold`` go to the high-cost model.  O(rows * model)."""
         return self._raw(self._X(X), "gate")
 
     def lpc_score(self, X: np.ndarray) -> np.ndarray:
-        """``f1(x)``: the low-cost model's margin (positive: ``classes_[1]``)."""
+        """``f1(x)``: the low-cost model's margin (positive: ``classes_[1]``); with many
+        classes its rows x classes scores (softmax: the probabilities)."""
         return self._raw(self._X(X), "lpc")
 
     def routes(self, X: np.ndarray) -> np.ndarray:
@@ -551,15 +594,15 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         return self.gate_score(X) > self.threshold
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        """Composite probabilities: the high-cost model's on routed rows, ``sigmoid(f1)`` else.
+        """Composite probabilities: the high-cost model's on routed rows, ``sigmoid(f1)``
+        (many classes: ``softmax(f1)``) else.
 
         Runtime complexity: gate and low-cost model on every row, the high-cost model on the
         routed rows only.
         """
         X = self._X(X)
         to_hpc = self._raw(X, "gate") > self.threshold
-        p1 = expit(self._raw(X, "lpc"))
-        proba = np.column_stack([1.0 - p1, p1])
+        proba = self._lpc_proba(self._raw(X, "lpc"))
         if to_hpc.any():
             proba[to_hpc] = self.high_cost_.proba_of(X[to_hpc], self.classes_)
         return proba
@@ -570,7 +613,11 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(proba, axis=1)]
 
     def decision_function(self, X: np.ndarray) -> np.ndarray:
-        """Log-odds of ``classes_[1]`` under the composite model."""
+        """Log-odds of ``classes_[1]`` under the composite model; with many classes the
+        log-probabilities of every class (rows x classes)."""
+        check_is_fitted(self)
+        if len(self.classes_) > 2:
+            return np.log(np.clip(self.predict_proba(X), 1e-15, 1.0))
         p = np.clip(self.predict_proba(X)[:, 1], 1e-15, 1 - 1e-15)
         return np.log(p) - np.log1p(-p)
 
@@ -578,7 +625,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
     def _column_usage(self, X: np.ndarray, which: str) -> np.ndarray:
         if self.method == "lin":
             w = self.gate_coef_ if which == "gate" else self.lpc_coef_
-            return np.broadcast_to(w != 0, X.shape).copy()
+            return np.broadcast_to(_active(w), X.shape).copy()
         booster = self.gate_booster_ if which == "gate" else self.lpc_booster_
         trees = self.gate_trees_ if which == "gate" else self.lpc_trees_
         if trees.n_trees == 0:
@@ -624,7 +671,8 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         -------
         polydom.index.item_prediction.ItemPrediction
             ``label``/``proba`` equal ``predict``/``predict_proba`` on the item's full row;
-            ``raw_score`` is ``[g(x), f1(x)]`` (``f1`` NaN when routed to the high-cost model).
+            ``raw_score`` is ``[g(x), f1(x)]`` (``f1`` NaN when routed to the high-cost model;
+            with many classes ``f1(x)`` is its score per class).
 
         Runtime complexity: O(model size) plus the computed features.
         """
@@ -643,16 +691,16 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             nonlocal splits
             if self.method == "lin":
                 w = self.gate_coef_ if which == "gate" else self.lpc_coef_
-                for col in np.flatnonzero(w):
+                for col in np.flatnonzero(_active(w)):
                     cache.compute(item, owner[col])
-                return float(self._raw(cache.row(self.n_features_in_)[None, :], which)[0])
+                return self._raw(cache.row(self.n_features_in_)[None, :], which)[0]
             trees = self.gate_trees_ if which == "gate" else self.lpc_trees_
             b = self.gate_intercept_ if which == "gate" else self.lpc_intercept_
             walk = walk_on_demand(trees, self.feature_groups_, self.n_features_in_, item, cache)
             splits += walk.split_evaluations
-            return float(walk.raw_score.sum() + b)
+            return walk.raw_score.sum() + b if np.ndim(b) == 0 else walk.raw_score + b
 
-        g = score("gate")
+        g = float(score("gate"))
         if g > self.threshold:
             for col in self.high_cost_.columns:
                 cache.compute(item, owner[col])
@@ -661,8 +709,9 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             raw = np.array([g, np.nan])
         else:
             f = score("lpc")
-            proba = np.array([1.0 - expit(f), expit(f)])
-            raw = np.array([g, f])
+            proba = self._lpc_proba(np.atleast_1d(f)[None, :] if np.ndim(f) else
+                                    np.array([float(f)]))[0]
+            raw = np.concatenate([[g], np.atleast_1d(f)])
         return ItemPrediction(
             self.classes_[int(np.argmax(proba))],
             computed=tuple(cache.order),
@@ -752,7 +801,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             "hpc": hpc_meta,
             "high_cost_proba": self.high_cost_proba_,
             "gate_intercept": float(self.gate_intercept_),
-            "lpc_intercept": float(self.lpc_intercept_),
+            "lpc_intercept": _intercept_json(self.lpc_intercept_),
         }
         if self.classes_.dtype.hasobject:
             meta["classes"] = [str(c) for c in self.classes_]
@@ -804,7 +853,7 @@ class AdaptClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             model.mean_ = np.asarray(arrays["mean"], dtype=np.float64)
             model.scale_ = np.asarray(arrays["scale"], dtype=np.float64)
             model.gate_intercept_ = float(meta["gate_intercept"])
-            model.lpc_intercept_ = float(meta["lpc_intercept"])
+            model.lpc_intercept_ = _intercept(meta["lpc_intercept"])
         else:
             gate, lpc = (
                 booster_from_text(bytes(arrays[f"{w}_booster"]).decode(), f"ADAPT {w} booster")

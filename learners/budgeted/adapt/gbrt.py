@@ -30,6 +30,12 @@ How this maps onto LightGBM (what can be expressed, and what differs):
   still shift all rows towards or away from the high-cost model.
 * Multi-column features (``feature_groups``): every column of a feature carries the feature's
   full cost until any column of it is used; then all its columns are free.
+
+Many classes (spec section 2.10): the low-cost model is a softmax over ``M`` raw scores, one
+LightGBM multiclass booster (``num_class = M``: one tree per class per round), fitting
+``r_f = (1 - q) (onehot(y) - softmax(f1))`` with hessian 1; its constant terms are a vector of
+``M``.  The gate, the q-step and the shared feature state are the binary ones (a feature one
+class tree used is free for every later tree of either ensemble).
 """
 
 from __future__ import annotations
@@ -39,9 +45,9 @@ from dataclasses import dataclass, field
 
 import lightgbm as lgb
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, softmax
 
-from learners.budgeted.adapt.qstep import branch_losses, solve_q
+from learners.budgeted.adapt.qstep import lpc_branch_losses, lpc_loss, solve_q
 
 __all__ = ["BoostedGatePair", "fit_adapt_gbrt"]
 
@@ -51,14 +57,15 @@ class BoostedGatePair:
     """The two fitted ensembles: LightGBM boosters plus their constant terms.
 
     ``g(x) = gate.predict(x, raw) + gate_intercept`` (``> 0``: high-cost model);
-    ``f1(x) = lpc.predict(x, raw) + lpc_intercept``.  ``history`` holds, per outer iteration,
+    ``f1(x) = lpc.predict(x, raw) + lpc_intercept`` (with many classes, rows x classes and a
+    vector of intercepts).  ``history`` holds, per outer iteration,
     ``(mean q, training composite accuracy)``.
     """
 
     gate: lgb.Booster
     gate_intercept: float
     lpc: lgb.Booster
-    lpc_intercept: float
+    lpc_intercept: float | np.ndarray
     history: list = field(default_factory=list)
 
 
@@ -84,16 +91,17 @@ class _Rounds:
             self.group_of[cols] = a
         self.used = np.zeros(len(groups), dtype=bool)
 
-    def booster(self) -> lgb.Booster:
-        return lgb.Booster(
-            dict(self.params, cegb_penalty_feature_coupled=self._penalty()), self.data
-        )
+    def booster(self, n_classes: int = 2) -> lgb.Booster:
+        params = dict(self.params, cegb_penalty_feature_coupled=self._penalty())
+        if n_classes > 2:
+            params["num_class"] = int(n_classes)
+        return lgb.Booster(params, self.data)
 
     def _penalty(self) -> list:
         return np.where(self.used[self.group_of], 0.0, self.col_cost).tolist()
 
-    def step(self, booster: lgb.Booster, grad: Callable, intercept: float, lr: float) -> float:
-        """One tree on ``booster`` (or a constant); returns the new intercept."""
+    def step(self, booster: lgb.Booster, grad: Callable, intercept, lr: float):
+        """One round on ``booster`` (a tree per class, or a constant); the new intercept."""
         resid = {}
 
         def fobj(preds, _data):
@@ -112,26 +120,36 @@ class _Rounds:
             resid["r"] = grad(_scores(booster, intercept, self.X))
             finished = True
         if finished:
-            intercept += lr * float(resid["r"].mean())
+            intercept = intercept + lr * np.asarray(resid["r"]).mean(axis=0)
         else:
             split = np.asarray(booster.feature_importance("split", iteration=None)) > 0
             self.used[np.unique(self.group_of[split])] = True
         return intercept
 
 
-def _boost(rounds: _Rounds, y, q, n_estimators, lr, fit_gate=True):
-    gate, lpc = rounds.booster(), rounds.booster()
-    bg = bf = 0.0
+def _lpc_gradient(y, q, n_classes):
+    """Negative gradient of the low-cost loss weighted by ``1 - q`` (binary or softmax)."""
+    if n_classes <= 2:
+        return lambda f: (1.0 - q) * y * expit(-y * f)
+    onehot = np.eye(n_classes)[y]
+    return lambda f: (1.0 - q)[:, None] * (onehot - softmax(f, axis=1))
+
+
+def _boost(rounds: _Rounds, y, q, n_estimators, lr, fit_gate=True, n_classes=2):
+    gate, lpc = rounds.booster(), rounds.booster(n_classes)
+    bg = 0.0
+    bf = 0.0 if n_classes <= 2 else np.zeros(n_classes)
+    lpc_grad = _lpc_gradient(y, q, n_classes)
     for _ in range(n_estimators):
-        bf = rounds.step(lpc, lambda f: (1.0 - q) * y * expit(-y * f), bf, lr)
+        bf = rounds.step(lpc, lpc_grad, bf, lr)
         if fit_gate:
             bg = rounds.step(gate, lambda g: q * expit(-g) - (1.0 - q) * expit(g), bg, lr)
     return gate, bg, lpc, bf
 
 
-def _scores(booster: lgb.Booster, intercept: float, X: np.ndarray) -> np.ndarray:
+def _scores(booster: lgb.Booster, intercept, X: np.ndarray) -> np.ndarray:
     if booster.current_iteration() == 0:
-        return np.full(X.shape[0], intercept)
+        return np.broadcast_to(intercept, (X.shape[0], *np.shape(intercept))).astype(np.float64)
     return booster.predict(X, raw_score=True) + intercept
 
 
@@ -153,6 +171,7 @@ def fit_adapt_gbrt(
     min_child_samples: int = 5,
     max_iter: int = 10,
     random_state: int = 0,
+    n_classes: int = 2,
 ) -> BoostedGatePair:
     """Algorithm 2: alternate the q-step and a from-scratch rebuild of both ensembles.
 
@@ -163,7 +182,7 @@ def fit_adapt_gbrt(
     Parameters
     ----------
     X : ndarray (rows, columns)
-    y : ndarray of {-1, +1}
+    y : ndarray of {-1, +1}, or of class indices when ``n_classes > 2``
     p0_true : ndarray
         High-cost model's probability of each row's true label.
     hpc_correct : ndarray of bool
@@ -177,6 +196,8 @@ def fit_adapt_gbrt(
     n_estimators, learning_rate, max_depth, min_child_samples : tree parameters
     max_iter : int
     random_state : int
+    n_classes : int, default 2
+        More than 2: a softmax low-cost model (spec section 2.10).
 
     Returns
     -------
@@ -205,20 +226,23 @@ def fit_adapt_gbrt(
         params={"verbosity": -1, "min_data_in_leaf": int(min_child_samples)},
     ).construct()
     rounds = _Rounds(X, data, params, groups, costs, gamma)
-    _, _, lpc, bf = _boost(rounds, y, np.zeros(n), n_estimators, learning_rate, fit_gate=False)
+    _, _, lpc, bf = _boost(rounds, y, np.zeros(n), n_estimators, learning_rate, fit_gate=False,
+                           n_classes=n_classes)
     f_score = _scores(lpc, bf, X)
     g_score = np.zeros(n)
     q_old = acc_old = None
     history = []
     pair = None
     for _ in range(max(1, int(max_iter))):
-        A, B = branch_losses(y, f_score, g_score, p0_true)
+        A, B = lpc_branch_losses(lpc_loss(y, f_score), g_score, p0_true)
         q, _ = solve_q(A, B, p_full, mode)
         rounds = _Rounds(X, data, params, groups, costs, gamma)
-        gate, bg, lpc, bf = _boost(rounds, y, q, n_estimators, learning_rate)
+        gate, bg, lpc, bf = _boost(rounds, y, q, n_estimators, learning_rate,
+                                   n_classes=n_classes)
         pair = BoostedGatePair(gate, bg, lpc, bf)
         g_score, f_score = _scores(gate, bg, X), _scores(lpc, bf, X)
-        acc = float(np.mean(np.where(g_score > threshold, hpc_correct, y * f_score > 0)))
+        lpc_right = y * f_score > 0 if f_score.ndim == 1 else np.argmax(f_score, axis=1) == y
+        acc = float(np.mean(np.where(g_score > threshold, hpc_correct, lpc_right)))
         history.append((float(q.mean()), acc))
         if (
             q_old is not None

@@ -13,6 +13,13 @@ true label on every training row, alternate
 The problem is not jointly convex (spec pitfall 2): :func:`fit_adapt_lin` runs several starts
 (zero, a logistic-regression ``f1``, and random ones) and keeps the lowest (OPT) value.
 Features are the caller's standardised columns; intercepts are not penalised.
+
+Many classes (spec section 2.10).  With ``M > 2`` classes the low-cost model is a softmax:
+``wf`` is ``columns x M`` and ``bf`` a vector of ``M`` intercepts, ``y`` holds class indices,
+and its loss is the cross-entropy ``-log softmax_y(f1(x))``; the group of feature ``a`` is its
+columns' gate weights *and* all ``M`` class weights, so one norm decides whether the feature is
+paid.  The q-step, the gate and the branch loss ``B`` are the binary ones.  The binary model
+(``wf`` a vector, ``y`` in ``{-1, +1}``) is unchanged.
 """
 
 from __future__ import annotations
@@ -21,9 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, softmax
 
-from learners.budgeted.adapt.qstep import branch_losses, entropy, solve_q
+from learners.budgeted.adapt.qstep import entropy, lpc_branch_losses, lpc_loss, solve_q
 from polydom.errors import InvalidArgumentError
 
 __all__ = [
@@ -59,7 +66,7 @@ class LinearGatePair:
             self.wg.copy(),
             self.bg,
             self.wf.copy(),
-            self.bf,
+            np.copy(self.bf) if np.ndim(self.bf) else self.bf,
             self.objective,
             list(self.history),
             self.start,
@@ -79,25 +86,35 @@ def group_norms(wg: np.ndarray, wf: np.ndarray, groups: Sequence[np.ndarray]) ->
     return _norms(wg, wf, group_index(groups, len(wg)), len(groups))
 
 
+def _square(wg, wf):
+    """Per column: ``wg**2`` plus the squares of its low-cost weights (every class)."""
+    return wg * wg + (wf * wf if wf.ndim == 1 else (wf * wf).sum(axis=1))
+
+
 def _norms(wg, wf, gid, n_groups):
-    return np.sqrt(np.bincount(gid, wg * wg + wf * wf, minlength=n_groups + 1)[:n_groups])
+    return np.sqrt(np.bincount(gid, _square(wg, wf), minlength=n_groups + 1)[:n_groups])
 
 
 def smooth_loss(Z, y, q, wg, bg, wf, bf):
     """Smooth part of (OPT2) and its gradients ``(value, d/dwg, d/dbg, d/dwf, d/dbf)``.
 
-    ``mean_i (1 - q_i)(softplus(-y_i f1_i) + softplus(g_i)) + q_i softplus(-g_i)``.
-    Runtime complexity: O(rows * columns).
+    ``mean_i (1 - q_i)(loss_i(f1) + softplus(g_i)) + q_i softplus(-g_i)``, ``loss_i`` the
+    logistic loss (binary) or the softmax cross-entropy (``wf`` columns x classes).
+    Runtime complexity: O(rows * columns * classes).
     """
     zg = Z @ wg + bg
     zf = Z @ wf + bf
     loss = np.mean(
-        (1.0 - q) * (np.logaddexp(0.0, -y * zf) + np.logaddexp(0.0, zg))
-        + q * np.logaddexp(0.0, -zg)
+        (1.0 - q) * (lpc_loss(y, zf) + np.logaddexp(0.0, zg)) + q * np.logaddexp(0.0, -zg)
     )
     rg = (expit(zg) - q) / len(y)
-    rf = -(1.0 - q) * y * expit(-y * zf) / len(y)
-    return float(loss), Z.T @ rg, float(rg.sum()), Z.T @ rf, float(rf.sum())
+    if zf.ndim == 1:
+        rf = -(1.0 - q) * y * expit(-y * zf) / len(y)
+        return float(loss), Z.T @ rg, float(rg.sum()), Z.T @ rf, float(rf.sum())
+    p = softmax(zf, axis=1)
+    p[np.arange(len(y)), y] -= 1.0
+    rf = (1.0 - q)[:, None] * p / len(y)
+    return float(loss), Z.T @ rg, float(rg.sum()), Z.T @ rf, rf.sum(axis=0)
 
 
 def lin_objective(
@@ -117,7 +134,8 @@ def lin_objective(
 
     Runtime complexity: O(rows * columns).
     """
-    A, B = branch_losses(y, Z @ pair.wf + pair.bf, Z @ pair.wg + pair.bg, p0_true)
+    loss = lpc_loss(y, Z @ pair.wf + pair.bf)
+    A, B = lpc_branch_losses(loss, Z @ pair.wg + pair.bg, p0_true)
     q, _ = solve_q(A, B, p_full, mode)
     value = np.mean((1.0 - q) * A + q * B - entropy(q))
     return float(value + weights @ group_norms(pair.wg, pair.wf, groups)), q
@@ -140,7 +158,8 @@ def _m_step(Z, y, q, groups, weights, pair, lip, n_iter, tol, frozen=None):
         norms = _norms(wg, wf, gid, n_groups)
         return smooth_loss(Z, y, q, wg, bg, wf, bf)[0] + weights @ norms
 
-    x = (pair.wg * keep[gid], pair.bg, pair.wf * keep[gid], pair.bf)
+    col_keep = keep[gid] if pair.wf.ndim == 1 else keep[gid][:, None]
+    x = (pair.wg * keep[gid], pair.bg, pair.wf * col_keep, pair.bf)
     best, best_val = x, value(*x)
     v = x
     t = 1.0
@@ -152,7 +171,7 @@ def _m_step(Z, y, q, groups, weights, pair, lip, n_iter, tol, frozen=None):
         wf = v[2] - step * gwf
         bg = v[1] - step * gbg
         bf = v[3] - step * gbf
-        norms = np.sqrt(np.bincount(gid, wg * wg + wf * wf, minlength=n_groups + 1))
+        norms = np.sqrt(np.bincount(gid, _square(wg, wf), minlength=n_groups + 1))
         shrink = (
             np.where(
                 penalised,
@@ -162,7 +181,7 @@ def _m_step(Z, y, q, groups, weights, pair, lip, n_iter, tol, frozen=None):
             * keep
         )
         wg = wg * shrink[gid]
-        wf = wf * shrink[gid]
+        wf = wf * (shrink[gid] if wf.ndim == 1 else shrink[gid][:, None])
         new = (wg, bg, wf, bf)
         new_val = value(*new)
         if new_val < best_val:
@@ -179,7 +198,8 @@ def _m_step(Z, y, q, groups, weights, pair, lip, n_iter, tol, frozen=None):
         x, prev_val = new, new_val
         if done:
             break
-    return LinearGatePair(best[0], float(best[1]), best[2], float(best[3]))
+    bf = float(best[3]) if np.ndim(best[3]) == 0 else np.asarray(best[3], dtype=np.float64)
+    return LinearGatePair(best[0], float(best[1]), best[2], bf)
 
 
 def fit_adapt_lin(
@@ -203,7 +223,9 @@ def fit_adapt_lin(
     ----------
     Z : ndarray (rows, columns)
         Standardised training columns.
-    y : ndarray of {-1, +1}
+    y : ndarray of {-1, +1}, or of class indices
+        Binary labels as signs; with a softmax start (``wf`` columns x classes), the class
+        index of each row.
     p0_true : ndarray
         High-cost model's probability of each row's true label.
     groups : sequence of int arrays
@@ -227,13 +249,15 @@ def fit_adapt_lin(
     LinearGatePair
         With ``objective``, ``history`` (non-increasing) and ``start`` set.
 
-    Runtime complexity: O(starts * max_iter * inner_iter * rows * columns).
+    Runtime complexity: O(starts * max_iter * inner_iter * rows * columns * classes).
     """
     if not starts:
         raise InvalidArgumentError("starts must hold at least one initial LinearGatePair")
     weights = float(gamma) * np.asarray(costs, dtype=np.float64)
     Z1 = np.column_stack([Z, np.ones(len(Z))])
-    lip = max(float(np.linalg.norm(Z1, 2)) ** 2 / (4.0 * len(Z)), 1e-12)
+    # The logistic losses' curvature is at most 1/4, the softmax cross-entropy's 1/2.
+    curvature = 4.0 if np.ndim(starts[0].wf) == 1 else 2.0
+    lip = max(float(np.linalg.norm(Z1, 2)) ** 2 / (curvature * len(Z)), 1e-12)
     best = None
     for s, start in enumerate(starts):
         pair = start.copy()

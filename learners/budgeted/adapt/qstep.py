@@ -18,13 +18,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import expit, logit
+from scipy.special import expit, logit, logsumexp
 
 from polydom.errors import InvalidArgumentError
 
 __all__ = [
     "branch_losses",
     "entropy",
+    "lpc_branch_losses",
+    "lpc_loss",
     "q_objective",
     "solve_q",
 ]
@@ -47,9 +49,30 @@ def branch_losses(
 
     Runtime complexity: O(rows).
     """
-    A = np.logaddexp(0.0, -y_sign * f1_score) + np.logaddexp(0.0, g_score)
+    return lpc_branch_losses(np.logaddexp(0.0, -y_sign * f1_score), g_score, p0_true)
+
+
+def lpc_branch_losses(
+    lpc_loss: np.ndarray, g_score: np.ndarray, p0_true: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(A, B)`` from the low-cost model's per-row loss (any loss: logistic, softmax).
+
+    ``A = lpc_loss + softplus(g)``, ``B = -log p0(y | x) + softplus(-g)``: the q-step of
+    many classes is the binary one with the softmax cross-entropy as the low-cost loss
+    (spec section 2.10).  Runtime complexity: O(rows).
+    """
+    A = np.asarray(lpc_loss, dtype=np.float64) + np.logaddexp(0.0, g_score)
     B = -np.log(np.clip(p0_true, _P_MIN, 1.0)) + np.logaddexp(0.0, -g_score)
     return A, B
+
+
+def lpc_loss(y: np.ndarray, zf: np.ndarray) -> np.ndarray:
+    """Per-row loss of the low-cost model: logistic (``y`` in {-1, +1}, ``zf`` margins) or,
+    for a softmax (``zf`` rows x classes, ``y`` class indices), the cross-entropy.  O(rows * M).
+    """
+    if zf.ndim == 1:
+        return np.logaddexp(0.0, -y * zf)
+    return logsumexp(zf, axis=1) - zf[np.arange(len(y)), y]
 
 
 def entropy(q: np.ndarray) -> np.ndarray:

@@ -13,21 +13,19 @@ from polydom.app.arguments import (
     add_output_option,
     add_store_options,
     add_unit_option,
-    non_negative,
-    quantity,
     store_key,
 )
+from polydom.app.arguments import budget as budget_text
+from polydom.app.arguments import size as size_value
 from polydom.app.output import write_csv, write_json
 from polydom.app.tables import (
     clip,
-    cost_unit,
     format_table,
     learner_text,
 )
-from polydom.curves.units import CostUnit, budget_warning, cost_unit_for
-from polydom.errors import InvalidArgumentError
+from polydom.errors import InvalidArgumentError, QueryError
 from polydom.index.rules import RULES
-from polydom.serving.provenance import unproven_field
+from polydom.serving.provenance import unproven
 
 __all__ = ["add_lookup", "read_queries", "run_lookup"]
 
@@ -53,8 +51,8 @@ def add_lookup(subparsers: argparse._SubParsersAction) -> None:
     )
     add_store_options(p)
     add_min_publication_option(p)
-    p.add_argument("--size", type=non_negative, metavar="N", help="item size n")
-    p.add_argument("--budget", type=quantity, metavar="C",
+    p.add_argument("--size", type=size_value, metavar="N", help="item size n")
+    p.add_argument("--budget", type=budget_text, metavar="C",
                    help="cost budget: a number in the unit of the costs (see inspect, "
                    "--unit), or a number with its unit (770ms)")
     p.add_argument("--queries", metavar="FILE",
@@ -63,16 +61,21 @@ def add_lookup(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--rule", choices=RULES, default="best",
                    help="best: the most accurate model that fits (default); one_se: the "
                    "cheapest that fits within one standard error of the best's accuracy")
+    p.add_argument("--overrun", metavar="RATE",
+                   help="answer at this overrun level, one the build was calibrated for "
+                   "(as HTTP's overrun=; default the build's own); every answer states it")
     add_unit_option(p)
     add_output_option(p)
     p.set_defaults(run=run_lookup)
 
 
-def read_queries(path: str) -> list[tuple[float, tuple[float, str | None]]]:
-    """(size, (budget, unit)) pairs from a text file, or standard input for ``-``.
+def read_queries(path: str) -> list[tuple[float, str]]:
+    """(size, budget text) pairs from a file, or standard input for ``-``, each checked as
+    ``--size`` and ``--budget`` are (the serving core,
+    :func:`polydom.serving.query.read_query`, checks each against the store).
 
     One query a line: a size and a budget separated by blanks or a comma; the budget may
-    carry its unit (``64 770ms``); ``#`` starts a comment.
+    carry its unit (``64 770ms``, ``64 770 ms``); ``#`` starts a comment.
 
     Runtime complexity: O(size of the file).
 
@@ -97,7 +100,7 @@ def read_queries(path: str) -> list[tuple[float, tuple[float, str | None]]]:
                     f"{name}: line {number} is not 'size budget': "
                     f"{clip(line.strip(), 60)!r}")
             try:
-                out.append((non_negative(words[0]), quantity(words[1])))
+                out.append((size_value(words[0]), budget_text(words[1])))
             except argparse.ArgumentTypeError as exc:
                 raise InvalidArgumentError(f"{name}: line {number}: {exc}") from None
             if len(out) > MAX_QUERIES:
@@ -112,37 +115,12 @@ def read_queries(path: str) -> list[tuple[float, tuple[float, str | None]]]:
     return out
 
 
-def _answer(index: Any, formats: dict[int, str | None], unit: CostUnit, size: float,
-            budget: float, rule: str) -> dict[str, Any]:
-    """One query's answer as a dict (costs in ``unit``): the fields of
-    :meth:`polydom.index.built.Hit.to_dict` (what ``GET /lookup`` answers), ``candidate``
-    (the name, as before), the cost curve and the model's format.  ``size``, ``budget`` and
-    ``rule`` were checked already (:meth:`polydom.Index.check_query`).
-
-    Runtime complexity: O(log R + d log S) for R ranges and skylines of S entries of
-    degree d.  ``formats`` maps ``id(candidate)`` to its model's format."""
-    hit = index.lookup(size, budget, rule, check_input=False)
-    stored = [entry.cost(size) for entry in index.table.skyline(size, check_input=False)]
-    out: dict[str, Any] = {"build": index.info["build_id"], "size": size,
-                           "budget": unit.shown(budget), "unit": unit.name, "rule": rule,
-                           "fits": hit is not None,
-                           "warning": budget_warning(budget, stored, size, unit)}
-    if hit is None:
-        return out
-    curve = hit.candidate.cost * unit.scale
-    out.update(candidate=hit.name, **hit.to_dict())
-    out.update(cost=curve(size), unit=unit.name, cost_curve=curve.text(),
-               cost_coefficients=curve.coefficients.tolist(),
-               model=formats.get(id(hit.candidate)))
-    return out
-
-
 def run_lookup(args: argparse.Namespace) -> int:
-    """Print the hit of each query; for one query exit status 1 (and say so) when nothing
-    fits."""
-    from polydom.curves.domain import check_query
-    from polydom.pipeline.open import open_index
-    from polydom.pipeline.stores import model_formats
+    """Print the answer of each query (the serving core's record,
+    :mod:`polydom.serving.query`); for one query exit status 1 (and say so) when nothing
+    fits.  The store is opened once."""
+    from polydom.pipeline.stores import open_with_model_formats
+    from polydom.serving.query import lookup_answer
 
     if args.queries is not None:
         if args.size is not None or args.budget is not None:
@@ -152,37 +130,33 @@ def run_lookup(args: argparse.Namespace) -> int:
         raise UsageError("give --size N and --budget C (or --queries FILE)")
     else:
         queries = [(args.size, args.budget)]
-    key = store_key(args)
-    index = open_index(args.url, build=args.build, key=key, models=False,
-                       min_publication=args.min_publication)
-    formats = model_formats(args.url, index.info["build_id"], key=key)
+    index, formats = open_with_model_formats(args.url, build=args.build, key=store_key(args),
+                                             min_publication=args.min_publication)
     formats = {id(c): formats.get(i) for i, c in enumerate(index.candidates)}
-    rule = index.check_rule(args.rule)  # once: "one_se" without standard errors refused
-    unit = cost_unit_for(cost_unit(index.info), args.unit)
-    lo, hi = index.table.domain
-    answers = []
-    for number, (size, (value, written)) in enumerate(queries, 1):
-        where = "--budget" if args.queries is None else f"query {number}"
-        budget = None
+    fields = {"rule": args.rule, "unit": args.unit, "overrun": args.overrun}
+    fields = {k: v for k, v in fields.items() if v is not None}
+    answers, formats_of = [], []
+    for number, (size, budget) in enumerate(queries, 1):
         try:
-            budget = unit.to_store(value, written, where)
-            size, budget = check_query(size, budget, lo, hi)
-        except ValueError as exc:
-            if args.queries is None:
-                raise InvalidArgumentError(str(exc)) from None
+            answer = lookup_answer(index, {**fields, "size": size, "budget": budget})
+        except QueryError as exc:
+            if args.queries is None or exc.field not in ("size", "budget"):
+                raise
             # one bad query of many: its answer names the error, the others are answered
-            error = str(exc) if str(exc).startswith(where) else f"{where}: {exc}"
+            error = f"query {number}: {exc}"
             print(error, file=sys.stderr)
             answers.append({"build": index.info["build_id"], "size": size,
-                            "budget": None if budget is None else unit.shown(budget),
-                            "unit": unit.name, "rule": rule, "fits": False,
-                            "warning": None, "error": error})
+                            "budget": _shown_budget(index, args.unit, budget),
+                            "unit": None, "rule": args.rule, "overrun": None, "fits": False,
+                            "warning": None, "model": None, "error": error})
+            formats_of.append(None)
             continue
-        answers.append(_answer(index, formats, unit, size, budget, rule))
-    doubt = unproven_field(index.info)  # said on every answer, never left out
-    if doubt:
-        print(f"polydom lookup: warning: {doubt['unproven']}", file=sys.stderr)
-        answers = [{**a, **doubt} for a in answers]
+        record = answer.to_dict()
+        answers.append(record)
+        formats_of.append(None if answer.hit is None else formats[id(answer.hit.candidate)])
+    doubt = unproven(index.info)  # also in each record (``unproven``), never left unsaid
+    if doubt is not None:
+        print(f"polydom lookup: warning: {doubt}", file=sys.stderr)
     warnings = [a["warning"] for a in answers if a["warning"]]
     if warnings:
         more = f" ({len(warnings) - 1} more queries like it)" if len(warnings) > 1 else ""
@@ -190,52 +164,80 @@ def run_lookup(args: argparse.Namespace) -> int:
     if args.output == "json":
         write_json(answers[0] if args.queries is None else answers)
     elif args.output == "csv":
-        write_csv(["size", "budget", "unit", "fits", "candidate", "learner", "features",
-                   "accuracy", "accuracy_se", "cost", "cost_curve", "model", "build", "error"],
-                  [[a["size"], a["budget"], a["unit"], a["fits"], a.get("candidate"),
-                    a.get("learner"), "+".join(a.get("features", ())), a.get("accuracy"),
-                    a.get("accuracy_se"), a.get("cost"), a.get("cost_curve"), a.get("model"),
-                    a["build"], a.get("error")]
-                   for a in answers])
+        write_csv(CSV_COLUMNS, [csv_row(a, f) for a, f in zip(answers, formats_of, strict=True)])
     elif args.queries is not None:
+        name = clip(answers[0]["unit"] or "", 20)
         print(format_table(
-            ["size", f"budget ({clip(unit.name, 20)})", "candidate", "learner", "features",
-             "accuracy", "std. error", f"cost ({clip(unit.name, 20)})"],
-            [[a["size"], a["budget"],
-              clip(a.get("candidate", "error" if "error" in a else "nothing fits"), 32),
-              learner_text(a.get("learner")), _features(a), a.get("accuracy"),
-              _se_text(a), a.get("cost")] for a in answers]))
+            ["size", f"budget ({name})", "candidate", "learner", "features",
+             "accuracy", "std. error", f"cost ({name})"],
+            [[a["size"], a["budget"], clip(_model(a).get("name", "error" if "error" in a
+                                                           else "nothing fits"), 32),
+              learner_text(_model(a).get("learner")), _features(a), _model(a).get("accuracy"),
+              _se_text(a), _model(a).get("cost")] for a in answers]))
     else:
-        return _print_one(answers[0], unit)
+        return _print_one(answers[0], formats_of[0])
     return 0 if args.queries is not None or answers[0]["fits"] else 1
+
+
+#: The columns of ``--csv``: the record's fields, the model's flattened in.
+CSV_COLUMNS = ("build", "size", "budget", "unit", "rule", "overrun", "fits", "name", "learner",
+               "features", "accuracy", "accuracy_se", "cost", "cost_curve", "model_format",
+               "warning", "error")
+
+
+def csv_row(a: dict[str, Any], model_format: str | None) -> list[Any]:
+    """One record as a ``--csv`` row (:data:`CSV_COLUMNS`; features joined by ``+``)."""
+    m = _model(a)
+    return [a["build"], a["size"], a["budget"], a["unit"], a["rule"], a["overrun"], a["fits"],
+            m.get("name"), m.get("learner"), "+".join(m.get("features", ())),
+            m.get("accuracy"), m.get("accuracy_se"), m.get("cost"), m.get("cost_curve"),
+            model_format, a["warning"], a.get("error")]
+
+
+def _shown_budget(index: Any, unit: str | None, text: str) -> float | None:
+    """The budget ``text`` in the unit costs are shown in, for a query the core refused
+    (None when it does not convert)."""
+    from polydom.curves.units import cost_unit_for, split_quantity, unit_name
+
+    try:
+        shown = cost_unit_for(unit_name(index.info), unit)
+        value, written = split_quantity(text)
+        return shown.shown(shown.to_store(value, written, "budget"))
+    except ValueError:
+        return None
+
+
+def _model(answer: dict[str, Any]) -> dict[str, Any]:
+    return answer["model"] or {}
 
 
 def _se_text(answer: dict[str, Any]) -> Any:
     """The standard error as the table prints it: ``-`` where none is stored or nothing fits."""
-    se = answer.get("accuracy_se")
+    se = _model(answer).get("accuracy_se")
     return "-" if se is None else se
 
 
 def _features(answer: dict[str, Any]) -> str:
     if not answer["fits"]:
         return "-"
-    return clip("+".join(answer["features"]) or "{} (no features)", 60)
+    return clip("+".join(_model(answer)["features"]) or "{} (no features)", 60)
 
 
-def _print_one(a: dict[str, Any], unit: CostUnit) -> int:
+def _print_one(a: dict[str, Any], model_format: str | None) -> int:
     """Print one answer as text; 1 when nothing fits."""
-    name = clip(unit.name, 20)
+    name = clip(a["unit"], 20)
     if not a["fits"]:
         print(f"nothing fits: no candidate of build {a['build']} costs at most "
               f"{a['budget']:g} {name} at size {a['size']:g}")
         return 1
+    m = a["model"]
     print(format_table(
         ["build", "candidate", "learner", "features", "accuracy", "std. error",
          f"cost ({name})", f"cost curve ({name})", "model"],
-        [[a["build"], clip(a["candidate"], 32), learner_text(a["learner"]), _features(a),
-          a["accuracy"], _se_text(a), a["cost"], clip(a["cost_curve"], 60),
-          a["model"] or "-"]]))
-    if not a["features"]:
+        [[a["build"], clip(m["name"], 32), learner_text(m["learner"]), _features(a),
+          m["accuracy"], _se_text(a), m["cost"], clip(m["cost_curve"], 60),
+          model_format or "-"]]))
+    if not m["features"]:
         print("the empty model answers: it uses no features (it predicts without looking at "
               "the item, e.g. the majority class)")
     return 0
