@@ -45,6 +45,7 @@ import argparse
 import contextlib
 import dataclasses
 import functools
+import json
 import os
 import subprocess
 import sys
@@ -68,6 +69,8 @@ from polydom.app.tables import format_table
 from polydom.serving.drift_recalibration import DriftRecalibration
 from polydom.serving.featurizer import CLOCKS
 from polydom.serving.item_serving import predict_item
+from polydom.serving.served_calibration import calibrate_on_served
+from polydom.serving.telemetry import TimingBuffer
 from polydom.serving.timing_recorder import TimingRecorder
 
 TARGETS = (0.05, 0.01)
@@ -182,7 +185,7 @@ def edges(guard, items, fz, q, seed):
     return [(atoms, float(np.mean(o))) for (atoms, _, _), o in zip(singles, over, strict=True)]
 
 
-def served_oracle(index, items, fz, q, seed):
+def served_oracle(index, items, fz, qs, seed):
     """The guard method fitted on each set's own *served* timings instead of the in-situ
     protocol's per-atom ones: every item served by every candidate alone (as in
     :func:`edges`, at no budget limit), each candidate's conformal bound (score "auto")
@@ -200,15 +203,30 @@ def served_oracle(index, items, fz, q, seed):
         i, j = divmod(visit, len(live))
         k = live[j]
         served[k][i] = predict_item(singles[k], items[i], 1e9, fz).seconds
-    curves = []
-    for k, c in enumerate(cands):
-        if k not in served:
-            curves.append(c.cost)
-            continue
-        cal = calibrate_overrun([c.cost], [{"set": 1.0}], sizes, {"set": served[k]}, q,
-                                seed=seed)
-        curves.append(cal.curves([c.cost])[0])
-    return index.with_candidate_costs(curves)
+    out = {}
+    for q in qs:
+        curves = []
+        for k, c in enumerate(cands):
+            if k not in served:
+                curves.append(c.cost)
+                continue
+            cal = calibrate_overrun([c.cost], [{"set": 1.0}], sizes, {"set": served[k]}, q,
+                                    seed=seed)
+            curves.append(cal.curves([c.cost])[0])
+        out[q] = index.with_candidate_costs(curves)
+    return out
+
+
+def served_evidence(index, items, budgets, fz, seed):
+    """What serving records (issue 37): every item served once at every budget by
+    ``index`` (the deployed guard), the servings shuffled, each served set recorded (the
+    candidate, its atoms in the order they ran, their seconds)."""
+    buf = TimingBuffer(capacity=len(items) * len(budgets))
+    order = np.random.default_rng(seed).permutation(len(items) * len(budgets)).tolist()
+    for visit in order:
+        i, j = divmod(visit, len(budgets))
+        predict_item(index, items[i], budgets[j], fz, telemetry=buf)
+    return buf.drain_sets()
 
 
 def pooled(rounds):
@@ -310,11 +328,23 @@ def run_config(name, data, args, out, timer, hog, cache):
         for q in TARGETS:
             methods[f"guard {q:g}"] = guard.at_overrun(q)
             methods[f"oracle {q:g}"] = oracle.at_overrun(q)
-        if args.edges:  # the same method on each set's served timings of the fit half
-            methods[f"served {TARGETS[0]:g}"] = served_oracle(
-                built.index, [items[i] for i in fit_half], fz, TARGETS[0], args.seed + 8)
         budgets = choose_budgets(guard, np.array([fz.size(items[i]) for i in serve_half]),
                                  args.budgets)
+        if args.edges or args.sets:  # the same method on each set's served timings
+            qs = TARGETS if args.sets else TARGETS[:1]
+            for q, index in served_oracle(built.index, [items[i] for i in fit_half], fz, qs,
+                                          args.seed + 8).items():
+                methods[f"served {q:g}"] = index
+        if args.sets:  # calibrated on what the deployed guard served (issue 37)
+            t1 = time.process_time()
+            evidence = served_evidence(guard.at_overrun(TARGETS[0]),
+                                       [items[i] for i in fit_half], budgets, fz,
+                                       args.seed + 9)
+            for q in TARGETS:  # half the records and in-situ items fit, the others score
+                methods[f"sets {q:g}"] = calibrate_on_served(
+                    built.index, evidence, q, insitu=built.evidence, seed=args.seed)
+            fitted = methods[f"sets {TARGETS[0]:g}"].cost_model
+            sets_info = (len(evidence), time.process_time() - t1, fitted)
         rows = pooled([serve_side_by_side(methods, [items[i] for i in serve_half],
                                           labels[serve_half], budgets, fz, seed=args.seed + r)
                        for r in range(args.rounds)])
@@ -355,6 +385,28 @@ def run_config(name, data, args, out, timer, hog, cache):
             f"max {rates.max():.3f}; one-atom sets {one.sum()} (mean "
             f"{rates[one].mean() if one.any() else float('nan'):.3f}), larger sets "
             f"{(~one).sum()} (mean {rates[~one].mean() if (~one).any() else float('nan'):.3f})")
+    if args.sets:
+        n_ev, cpu, fitted = sets_info
+        start = fitted.start(float(np.median([fz.size(items[i]) for i in fit_half])))
+        out(f"  sets guard: fitted on {n_ev} served sets (the deployed guard serving the "
+            f"{len(fit_half)} fit items at every budget) and {over['items']} evidence items "
+            f"in situ; start {start * 1e6:.1f} us at the median size; fit + serving "
+            f"{cpu:.1f} s CPU")
+        for q in TARGETS:
+            s_rows = [r for r in rows if r.method == f"sets {q:g}"]
+            v_rows = [r for r in rows if r.method == f"served {q:g}"]
+            g_rows = [r for r in rows if r.method == f"guard {q:g}"]
+            acc = [float(np.mean([r.accuracy for r in m])) for m in (s_rows, v_rows, g_rows)]
+            worst = max(r.over for r in s_rows)
+            how = methods[f"sets {q:g}"].info["overrun"]["served"]
+            args.sets_log.setdefault((name, timer, hog, q), []).append(
+                (acc[0] - acc[1], worst, [r.over for r in s_rows], acc[0], acc[1], acc[2]))
+            out(f"  target {q:g}: sets guard worst over-budget rate {worst:.3f} "
+                f"(<= {q + 0.02:.2f}: {'yes' if worst <= q + 0.02 else 'NO'}); mean accuracy "
+                f"sets {acc[0]:.3f}, served-timings guard {acc[1]:.3f} (>= it - 0.005: "
+                f"{'yes' if acc[0] >= acc[1] - 0.005 else 'NO'}), today's guard {acc[2]:.3f}; "
+                f"bounds: {how.count('set')} per set, {how.count('in situ')} on in-situ "
+                f"totals, {how.count('family')} per family")
     checks = []
     for q in TARGETS:
         c = check(rows, q)
@@ -368,7 +420,7 @@ def run_config(name, data, args, out, timer, hog, cache):
         f"in one shuffled in-situ pass; guard fitted on the {len(cal)} calibration items, "
         f"oracle on the {len(fit_half)} fit-half items, the served half replayed: over = its "
         f"recorded time of the chosen set above the budget):")
-    out(table(replayed, [m for m in methods if not m.startswith("served")], budgets))
+    out(table(replayed, [m for m in methods if m.split()[0] in ("guard", "oracle")], budgets))
     for q in TARGETS:
         c = check(replayed, q)
         out(f"  replay, target {q:g}: guard worst over-budget rate {c.worst:.3f} (oracle "
@@ -492,6 +544,31 @@ def edge_summary(log, out):
                       "served worst over"], body))
 
 
+def sets_summary(log, out):
+    """Per live cell (workload, timer, hog, target), over the seeds: the sets guard's mean
+    accuracy minus the served-timings guard's (>= -0.005) and its over-budget rate at its
+    worst budget (by rank, averaged over the seeds; <= target + 0.02)."""
+    body = []
+    for (n, t, h, q), runs in log.items():
+        gap, gap_se = _mean_se([r[0] for r in runs])
+        per_budget = np.array([r[2] for r in runs])
+        means = per_budget.mean(axis=0)
+        at = int(np.argmax(means))
+        over, over_se = _mean_se(per_budget[:, at])
+        body.append([n, t, "yes" if h else "no", q, len(runs),
+                     round(float(np.mean([r[3] for r in runs])), 3),
+                     round(float(np.mean([r[4] for r in runs])), 3),
+                     round(float(np.mean([r[5] for r in runs])), 3),
+                     round(gap, 3), round(gap_se, 3),
+                     _verdict(gap >= -0.005, gap + 0.005, gap_se),
+                     round(over, 3), round(over_se, 3),
+                     _verdict(over <= q + 0.02, over - q - 0.02, over_se)])
+    out("\n### the sets guard (calibrated on served sets), live, over the seeds")
+    out(format_table(["workload", "timer", "hog", "target", "seeds", "acc sets",
+                      "acc served-timings guard", "acc today's guard", "sets - served",
+                      "se", ">= -0.005", "worst over", "se", "<= target+0.02"], body))
+
+
 def summary(per_seed, out):
     """Per cell (workload, timer, hog, serving, target), over the seeds: the mean of (guard -
     oracle mean accuracy over the budgets) against -0.02, and the guard's over-budget rate
@@ -543,15 +620,37 @@ def main(argv=None):
     p.add_argument("--edges", action="store_true",
                    help="also serve each candidate alone at its own calibrated cost (target "
                         f"{TARGETS[0]}) and print the realised rates")
+    p.add_argument("--sets", action="store_true",
+                   help="also the guard calibrated on served sets (issue 37): the deployed "
+                        "guard serves the fit items, the cost model is fitted on those "
+                        "served sets, each set bound per set or per family; compared with "
+                        "the served-timings guard at both targets")
+    p.add_argument("--log-json", help="write every seed's checks and sets-guard rows here "
+                                       "(JSON), for --aggregate")
+    p.add_argument("--aggregate", nargs="+", metavar="JSON",
+                   help="print the summaries over the seeds of several --log-json files "
+                        "(runs of one seed each, e.g. in parallel) and exit")
     args = p.parse_args(argv)
+    out = functools.partial(print, flush=True)
+    if args.aggregate:
+        per_seed, sets_log = [], {}
+        for path in args.aggregate:
+            logged = json.loads(Path(path).read_text())
+            per_seed += [[tuple(c) for c in checks] for checks in logged["checks"]]
+            for key, runs in logged["sets"]:
+                sets_log.setdefault(tuple(key), []).extend(runs)
+        summary(per_seed, out)
+        if sets_log:
+            sets_summary(sets_log, out)
+        return
     if args.seeds < 1:
         p.error(f"--seeds must be at least 1, got {args.seeds}")
     args.edge_log = {}
+    args.sets_log = {}
     args.series = None
     args.digits = 900
     args.profile_items = 150
     args.stationary, args.phase, args.collect, args.flush = 1000, 150, 300, 10
-    out = functools.partial(print, flush=True)
     t0 = time.perf_counter()
     per_seed = []
     first = args.seed
@@ -564,6 +663,12 @@ def main(argv=None):
             summary(per_seed, out)
             if args.edge_log:
                 edge_summary(args.edge_log, out)
+        if args.sets_log:
+            sets_summary(args.sets_log, out)
+        if args.log_json:
+            Path(args.log_json).write_text(json.dumps(
+                {"checks": per_seed, "sets": [[list(k), v] for k, v in args.sets_log.items()]},
+                default=lambda v: v.item()))
             out(f"\n{s + 1} seeds {time.perf_counter() - t0:.0f} s; load average {_load()}")
 
 

@@ -26,9 +26,16 @@ from typing import Any
 
 import numpy as np
 
+from lattice.anytime import DEFAULT_WEIGHTS, AnytimeRun, Stop, check_weights
 from lattice.executor import make_executor
 from lattice.expansion import Expansion, learner_name
-from lattice.feature_space import BudgetExhausted, Expander, FeatureSpace, set_key
+from lattice.feature_space import (
+    WORD_FEATURES,
+    BudgetExhausted,
+    Expander,
+    FeatureSpace,
+    set_key,
+)
 from polydom.curves.candidate import Candidate
 from polydom.curves.cost_curve import CostCurve
 from polydom.curves.domain import check_domain, check_real
@@ -38,7 +45,7 @@ from polydom.index.dominance import cost_le_many, prune_dominated
 
 __all__ = ["Exploration", "explore"]
 
-_TRAVERSALS = ("complete", "paper")
+_TRAVERSALS = ("complete", "paper", "anytime")
 _SCOPES = ("expanded", "frontier")
 
 
@@ -164,7 +171,7 @@ class Exploration:
         another (with ``candidate_alpha == 1``).
         """
         sp = self._space
-        masks = np.array(self._masks, dtype=np.int64)
+        masks = np.array(self._masks, dtype=np.int64 if sp.m <= WORD_FEATURES else object)
         accs = np.array([e.accuracy for e in self.expanded.values()])
         assert len(set(self._masks)) == len(self._masks)
         for m, (fs, e) in zip(self._masks, self.expanded.items(), strict=True):
@@ -176,7 +183,7 @@ class Exploration:
         if not self.complete:
             return
         assert 0 in self._masks and sp.full in self._masks
-        if self.stats["traversal"] == "complete" and sp.m <= 20:
+        if self.stats["traversal"] in ("complete", "anytime") and sp.m <= 20:
             assert len(self._masks) + len(self._pruned_masks) == 1 << sp.m
         a, d = self.alpha, self.delta
         coefs = sp.cost_coefs(masks) if len(masks) else None
@@ -215,6 +222,7 @@ class _Explorer:
         traversal: str,
         covering: bool,
         cost_pruning: bool,
+        preset: dict[int, Expansion] | None = None,
     ) -> None:
         self.sp = space
         self.expander = expander
@@ -235,6 +243,13 @@ class _Explorer:
         self.frontier_top: set[int] = set()
         self.frontier_bottom: set[int] = set()
         self.counts = {"checks": 0, "sandwiched": 0, "cost_pruned": 0, "covering_skips": 0}
+        # Sets expanded before the run (the any-time explorer's): they take part in every
+        # test from the start and, once the traversal reaches them, propagate like a set it
+        # expanded itself.  None: the plain Algorithm 2.
+        self.preset: set[int] = set()
+        for mask, exp in (preset or {}).items():
+            self._add(mask, exp)
+            self.preset.add(mask)
 
     # -------------------------------------------------------------- expanded-set arrays
     def _add(self, mask: int, exp: Expansion) -> None:
@@ -401,6 +416,9 @@ class _Explorer:
             if deadline is not None and time.perf_counter() >= deadline:
                 raise BudgetExhausted  # a time budget also bounds the checks, not only fits
             if s in self.expanded:
+                if s in self.preset:           # reached for the first time: propagate
+                    self.preset.discard(s)
+                    nxt.update(onward(s))
                 continue
             if complete:
                 if s in checked:
@@ -478,6 +496,11 @@ def explore(
     n_max: float = math.inf,
     executor: Any = None,
     progress: Callable[[Expansion], Any] | None = None,
+    reference_size: float | None = None,
+    seed_weights: Any = DEFAULT_WEIGHTS,
+    seed_share: float = 0.5,
+    fresh: int = 2,
+    patience: int = 3,
     _deadline: float | None = None,
 ) -> Exploration:
     """Expand the feature-set lattice with Poly-Dom's pruning (spec 4.1) and build candidates.
@@ -532,12 +555,15 @@ def explore(
         Multiplicative approximation factor (>= 1; 1 is exact).
     delta : float, default 0.0
         Tolerated violation of monotone accuracy (Axiom 3.10, Property 3.11).
-    traversal : {"complete", "paper"}, default "complete"
+    traversal : {"complete", "paper", "anytime"}, default "complete"
         "complete" checks every set once and propagates through pruned sets (makes
-        Theorem 3.5 provable); "paper" stops propagation at pruned sets, as the pseudocode.
+        Theorem 3.5 provable); "paper" stops propagation at pruned sets, as the pseudocode;
+        "anytime" spends a training cap where the skyline can still improve (seed paths,
+        best first, then the complete traversal if the cap allows; :mod:`lattice.anytime`),
+        for 20 to 1024 features (the other two take at most 62).
     max_expansions : int or None
         Stop after this many trainings (cache hits are free); the result is then marked
-        ``complete=False``.
+        ``complete=False``.  The any-time traversal's cap.
     cache : mutable mapping of frozenset to Expansion, optional
         Earlier expansions: consulted before training; every new expansion is written into
         it as soon as it is trained.
@@ -559,6 +585,12 @@ def explore(
         the same with every executor.  An executor given as a string is closed at the end.
     progress : callable, optional
         Called with each newly trained :class:`Expansion` as it arrives (a progress bar).
+    reference_size, seed_weights, seed_share, fresh, patience
+        The any-time traversal's options (ignored by the others): the size costs are
+        compared at (default: ``n_min``, or the middle of a finite domain), the seed paths'
+        cost weights (:data:`lattice.anytime.DEFAULT_WEIGHTS`), the share of the cap the
+        seeds may use, the fresh evaluations per forward step, and the steps without a
+        better accuracy that end a path.
 
     Returns
     -------
@@ -594,6 +626,16 @@ def explore(
     ca = resolve_candidate_alpha(candidate_alpha, alpha)
     lo, hi = check_domain(n_min, n_max)
     space = FeatureSpace(costs, lo, hi)
+    if traversal != "anytime" and space.m > WORD_FEATURES:
+        raise InvalidArgumentError(
+            f"the {traversal} traversal takes at most {WORD_FEATURES} features, got "
+            f"{space.m}: use traversal='anytime' with max_expansions")
+    anytime = None
+    if traversal == "anytime":
+        anytime = _anytime_options(space, reference_size, seed_weights, seed_share, fresh,
+                                   patience)
+        if cache is None:
+            cache = {}  # the coverage phase re-visits the seeds: served, never re-trained
     _check_learner_features(learner, space)
     ex = make_executor(executor)
     try:
@@ -601,14 +643,18 @@ def explore(
             expander = Expander(
                 learner, space, cache, max_expansions, _deadline, session, progress
             )
-            run = _Explorer(
-                space, expander, alpha, delta, scope, traversal, covering, cost_pruning
-            )
-            complete = True
-            try:
-                run.run()
-            except BudgetExhausted:
-                complete = False
+            if anytime is not None:
+                run, complete = _explore_anytime(space, expander, alpha, delta, covering,
+                                                 cost_pruning, max_expansions, anytime)
+            else:
+                run = _Explorer(
+                    space, expander, alpha, delta, scope, traversal, covering, cost_pruning
+                )
+                complete = True
+                try:
+                    run.run()
+                except BudgetExhausted:
+                    complete = False
     finally:
         if ex is not executor:
             ex.close()
@@ -623,6 +669,88 @@ def explore(
         stats=_search_stats(run, expander, traversal, scope),
         learner=name,
     )
+
+
+def _anytime_options(space: FeatureSpace, reference_size: Any, seed_weights: Any,
+                     seed_share: Any, fresh: Any, patience: Any) -> dict[str, Any]:
+    """The any-time traversal's options, checked (one-line errors naming the option)."""
+    if reference_size is None:
+        size = space.n_min if math.isinf(space.n_max) else 0.5 * (space.n_min + space.n_max)
+    else:
+        size = check_real(reference_size, "reference_size")
+        if not space.n_min <= size <= space.n_max:
+            raise InvalidArgumentError(
+                f"reference_size must lie in the domain [{space.n_min:g}, {space.n_max:g}], "
+                f"got {reference_size!r}")
+    if (isinstance(seed_share, bool) or not isinstance(seed_share, (int, float))
+            or not 0.0 <= seed_share <= 1.0):
+        raise InvalidArgumentError(f"seed_share must be a number in [0, 1], got {seed_share!r}")
+    for label, value in (("fresh", fresh), ("patience", patience)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidArgumentError(f"{label} must be an integer >= 1, got {value!r}")
+    return {"size": float(size), "weights": check_weights(seed_weights),
+            "seed_share": float(seed_share), "fresh": fresh, "patience": patience}
+
+
+class _AnytimeResult:
+    """What :func:`_search_stats` and :class:`Exploration` read of a run."""
+
+    def __init__(self, expanded, pruned, counts, covering, cost_pruning):
+        self.expanded, self.pruned, self.counts = expanded, pruned, counts
+        self.covering, self.cost_pruning = covering, cost_pruning
+
+
+def _explore_anytime(space: FeatureSpace, expander: Expander, alpha: float, delta: float,
+                     covering: bool, cost_pruning: bool, cap: int | None,
+                     options: dict[str, Any]) -> tuple[_AnytimeResult, bool]:
+    """Seeds, best first, then the complete traversal on what is left of the cap.
+
+    ``complete`` is True only when the complete traversal finished (every set checked once,
+    every pruned one alpha-dominated by an expanded one): then the guarantee of
+    :func:`explore` holds.  Runtime complexity: the cap's trainings plus the traversal's
+    checks when it runs.
+    """
+    run = AnytimeRun(space, expander, alpha, delta, size=options["size"],
+                     weights=options["weights"], seed_share=options["seed_share"],
+                     fresh=options["fresh"], patience=options["patience"],
+                     cost_pruning=cost_pruning)
+    run.limit = None if cap is None else max(1, math.ceil(options["seed_share"] * cap))
+    try:
+        run.seed()
+    except Stop:
+        pass
+    run.counts["seed_trained"] = expander.trained
+    run.limit = cap
+    # The complete traversal checks all 2**m sets: it is run when the cap cannot stop it
+    # (no cap, or one of at least 2**m trainings); otherwise best first spends the cap.
+    cover_possible = space.m <= WORD_FEATURES and (cap is None or cap >= 1 << space.m)
+    stopped = False
+    try:
+        run.best_first(positive_only=cover_possible)
+    except Stop:
+        stopped = True
+    run.counts["best_first_trained"] = expander.trained - run.counts["seed_trained"]
+    complete = False
+    expanded, pruned = dict(run.expanded), dict(run.pruned)
+    if not stopped and cover_possible:
+        before = expander.trained
+        cover = _Explorer(space, expander, alpha, delta, "expanded", "complete", covering,
+                          cost_pruning, preset=run.expanded)
+        try:
+            cover.run()
+            complete = True
+        except BudgetExhausted:
+            pass
+        for mask, exp in cover.expanded.items():
+            expanded.setdefault(mask, exp)
+        pruned = {m: r for m, r in {**pruned, **cover.pruned}.items() if m not in expanded}
+        for key in ("checks", "sandwiched", "cost_pruned", "covering_skips"):
+            run.counts[key] += cover.counts[key]
+        run.counts["coverage_trained"] = expander.trained - before
+    run.counts["cap"] = cap
+    run.counts["cache_hits_seen"] = expander.cache_hits
+    expander.cache_hits = len(expanded) - expander.trained
+    return _AnytimeResult(expanded, pruned, run.counts, covering, cost_pruning), complete
 
 
 def _check_search_options(traversal: Any, scope: Any, max_expansions: Any) -> None:

@@ -40,6 +40,14 @@ class BudgetExhausted(Exception):
     """Raised inside an exploration when the training budget is spent."""
 
 
+#: Most features of a lattice.  The complete and paper traversals keep sets as int64 masks
+#: (:data:`WORD_FEATURES`); the any-time explorer (:mod:`lattice.anytime`) uses Python
+#: integers and takes up to this many.
+MAX_FEATURES = 1024
+#: Most features whose sets fit one int64 mask (numpy-vectorised traversals).
+WORD_FEATURES = 62
+
+
 class FeatureSpace:
     """The ordered features of a lattice with their cost model, and mask <-> names helpers.
 
@@ -70,8 +78,9 @@ class FeatureSpace:
         self.model: CostModel = costs
         self.names: tuple[str, ...] = costs.features
         self.m = len(self.names)
-        if self.m > 62:
-            raise InvalidArgumentError(f"at most 62 features fit the lattice, got {self.m}")
+        if self.m > MAX_FEATURES:
+            raise InvalidArgumentError(
+                f"at most {MAX_FEATURES} features fit the lattice, got {self.m}")
         self.full = (1 << self.m) - 1
         self.n_min, self.n_max = float(n_min), float(n_max)
         costs.check_nonnegative(self.n_min, self.n_max)
@@ -119,10 +128,20 @@ class FeatureSpace:
             return self.model.cost(self.names_of(mask))
         return CostCurve.total(self.curves[self.names[i]] for i in range(self.m) if mask >> i & 1)
 
+    def bits(self, masks: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Sets x features 0/1 matrix of many masks (any width: Python integers past 62)."""
+        if self.m <= WORD_FEATURES:
+            masks = np.asarray(masks, dtype=np.int64)
+            return (masks[:, None] >> np.arange(self.m)[None, :]) & 1
+        out = np.zeros((len(masks), self.m), dtype=np.int64)
+        for row, mask in enumerate(masks):
+            mask = int(mask)
+            out[row] = [(mask >> i) & 1 for i in range(self.m)]
+        return out
+
     def cost_coefs(self, masks: Sequence[int] | np.ndarray) -> np.ndarray:
         """Coefficient rows (lowest degree first) of many sets at once."""
-        masks = np.asarray(masks, dtype=np.int64)
-        bits = (masks[:, None] >> np.arange(self.m)[None, :]) & 1
+        bits = self.bits(masks)
         if self.shared:
             return ((bits @ self._incidence) > 0).astype(np.float64) @ self.coef
         return bits.astype(np.float64) @ self.coef

@@ -248,6 +248,8 @@ def run_demo(
         "(digit, feature) pairs shuffled, each after a model prediction; covered: the share of "
         f"timings at or below the curve; in {shown.name}, stored in {STORE_UNIT}):")
     out(cost_table(prof, sides, shown))
+    for line in sharing_lines(fz, [wl.items[i] for i in prof_pos], prof, sides, shown):
+        out(line)
 
     # 3. lattice + stored index ----------------------------------------------------------
     est = make_pipeline(StandardScaler(), LogisticRegression(max_iter=config.max_iter))
@@ -362,6 +364,40 @@ def try_commands(url: str, size: float, budget: float, unit: CostUnit) -> str:
         text += (f"   (the store keeps {unit.store}; --unit {unit.name} prints and reads "
                  f"{unit.name}, as above)")
     return text
+
+
+def sharing_lines(fz: Any, items: Sequence[Any], prof: Any, sides: Sequence[float],
+                  unit: CostUnit) -> list[str]:
+    """What the featurizer's shared steps save (issue 37): per step, its time measured alone
+    on ``items`` (median per side, ``fz``'s clock), and what a served set of all its users
+    pays less than the sum of their in-situ curves (each of which includes the step, since
+    the protocol times every feature as a set's first).  Empty without shared steps.
+
+    Runtime complexity: O(steps * items) step calls.
+    """
+    out = []
+    uses = fz.uses
+    for step in fz.steps:
+        users = [f for f, steps in uses.items() if step in steps]
+        routine, timer = fz.step_routine(step), fz.timer
+        seconds: dict[float, list[float]] = {}
+        for item in items:
+            start = timer()
+            routine(item)
+            seconds.setdefault(float(fz.size(item)), []).append(timer() - start)
+        side = max(s for s in sides if s in seconds) if any(s in seconds for s in sides) \
+            else max(seconds)
+        alone = float(np.median(seconds[side]))
+        total = sum(float(prof.curves[f](side)) for f in users)
+        saved = (len(users) - 1) * alone
+        out.append(
+            f"[2/6] shared step {step!r} (used by {', '.join(users)}): "
+            f"{unit.shown(alone):.3g} {unit.name} at side {side:g} measured alone; a served "
+            f"set with all {len(users)} computes it once, {unit.shown(saved):.3g} {unit.name} "
+            f"({100 * saved / total:.1f} %) less than the sum of their curves above, which "
+            "each include it (the served-set calibration, polydom.curves.served_fit, prices "
+            "it once)")
+    return out
 
 
 def cost_table(prof: Any, sides: Sequence[float], unit: CostUnit) -> str:

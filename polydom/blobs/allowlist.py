@@ -20,8 +20,10 @@ and admits only nodes whose every call is one we name here:
 loader                 admitted when
 =====================  ==================================================================
 ``ObjectNode``         the class is in :data:`SKOPS_ALLOWED_CLASSES` (scikit-learn
-                       estimators the project stores and their helpers) or registered
-                       with :func:`register_model_class`; its state is a ``DictNode``;
+                       estimators the project stores and their helpers), registered
+                       with :func:`register_model_class` or named (as skops writes it)
+                       by a learner spec's ``skops_classes``
+                       (:mod:`polydom.blobs.learner_specs`); its state is a ``DictNode``;
                        a libsvm estimator's fitted arrays are range-checked
                        (:mod:`polydom.blobs.svm_check`)
 ``TreeNode``           ``sklearn.tree._tree.Tree``, with its arguments and state checked

@@ -21,6 +21,8 @@ __getattr__ = lazy_exports(__name__, {
     "CostModel": "polydom.curves.cost_model",
     "CostProfile": "polydom.curves.fitting",
     "fit_cost_curve": "polydom.curves.fitting",
+    "fit_served_costs": "polydom.curves.served_fit",
+    "served_bounds": "polydom.curves.served_fit",
 })
 
 
@@ -39,5 +41,7 @@ __all__ = [
     "conformal_factor",
     "fit_cost_curve",
     "fit_quantile_curve",
+    "fit_served_costs",
     "min_calibration_items",
+    "served_bounds",
 ]

@@ -60,6 +60,7 @@ __all__ = [
     "split_quantity",
     "time_unit_seconds",
     "unit_name",
+    "without_noise",
 ]
 
 #: Seconds per time unit, under the only spellings the grammar takes (see the module's
@@ -214,8 +215,18 @@ def converted(value: float, factor: float) -> float:
     """
     if factor == 1.0:
         return value
-    out = value * factor
-    return float(f"{out:.15g}") if math.isfinite(out) else out
+    return without_noise(value * factor)
+
+
+def without_noise(value: float) -> float:
+    """``value`` rounded to 15 significant digits (what a float holds exactly in decimal),
+    so an answer prints ``6.3357``, not ``6.335700000000001``; non-finite values as they
+    are.  O(1).
+
+    >>> without_noise(6.335700000000001), without_noise(0.1 + 0.2)
+    (6.3357, 0.3)
+    """
+    return float(f"{value:.15g}") if math.isfinite(value) else value
 
 
 def _scale(store: str, unit: str, what: str) -> float:

@@ -18,7 +18,13 @@ from polydom.curves.cost_model import CostModel
 from polydom.curves.curve_text import natural_key, number_text
 from polydom.curves.domain import check_queries, check_query, check_rows
 from polydom.curves.names import candidate_name
-from polydom.curves.units import CostUnit, cost_unit_for, parse_budget, unit_name
+from polydom.curves.units import (
+    CostUnit,
+    cost_unit_for,
+    parse_budget,
+    unit_name,
+    without_noise,
+)
 from polydom.errors import InvalidArgumentError
 from polydom.index.explanation import Explanation, explain_lookup
 from polydom.index.item_prediction import ItemPrediction
@@ -151,8 +157,8 @@ class Hit:
         """The answer as every door gives it: ``name``, ``features`` (in natural order),
         ``accuracy``, ``accuracy_se``, ``learner``, ``build``, ``cost``, its ``unit`` and
         the ``cost_curve`` (text, 6 significant digits), costs in ``unit`` (default the
-        build's own).  ``GET /lookup``'s and ``polydom lookup --json``'s ``model`` is this
-        record (:mod:`polydom.serving.query`).
+        build's own) to 15 significant digits (no float noise).  ``GET /lookup``'s and
+        ``polydom lookup --json``'s ``model`` is this record (:mod:`polydom.serving.query`).
 
         Runtime complexity: O(F log F) for F features.
 
@@ -167,7 +173,8 @@ class Hit:
         return {"name": self.name,
                 "features": sorted(map(str, self.features), key=natural_key),
                 "accuracy": self.accuracy, "accuracy_se": self.accuracy_se,
-                "learner": self.learner, "build": self.build, "cost": unit.shown(self.cost),
+                "learner": self.learner, "build": self.build,
+                "cost": without_noise(unit.shown(self.cost)),
                 "unit": unit.name, "cost_curve": (self.candidate.cost * unit.scale).text()}
 
     def row_costs(self, X_rows: np.ndarray) -> np.ndarray:

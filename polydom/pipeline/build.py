@@ -230,10 +230,15 @@ def _index(
 ) -> Index:
     """The index over the exploration's candidates (every expanded set with
     ``keep_trained``) and ``extra``, with its ``info``."""
+    stats = exploration.stats
     if not exploration.complete:
+        spent = (f" ({stats['trained']} trainings of a cap of {stats['cap']}: "
+                 f"{stats['seed_trained']} on seed paths, {stats['best_first_trained']} best "
+                 "first; lattice.cap_bound bounds what an untrained set could reach)"
+                 if stats.get("traversal") == "anytime" else "")
         warnings.warn(
             "the exploration stopped at max_expansions before the lattice was covered; "
-            "the index carries no approximation guarantee",
+            f"the index carries no approximation guarantee{spent}",
             RuntimeWarning,
             stacklevel=3,
         )
@@ -257,6 +262,7 @@ def _index(
         "scope": exploration.stats["scope"],
         "cost_pruning": exploration.stats["cost_pruning"],
         "complete": exploration.complete,
+        "cap": stats.get("cap"),
         "candidates": len(candidates),
         "extra_candidates": len(extra),
         "learners": sorted({c.learner or "?" for c in [*candidates, *extra]}),

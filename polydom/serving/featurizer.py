@@ -14,6 +14,7 @@ as :func:`polydom.serving.predict_item` does (docs/cost_model.md, "Profiling in 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
@@ -93,13 +94,75 @@ class Featurizer:
         self.size_function = size
         self.timer = timer
         self._routines: dict[str, Callable[[Any], Any]] = {}
+        self._steps: dict[str, Callable[[Any], Any]] = {}
+        self._uses: dict[str, tuple[str, ...]] = {}
+        self._local = threading.local()
         self._lengths: dict[str, int] = {}
         self._columns: dict[str, list[int]] = {}
         self._width = 0
 
     # ------------------------------------------------------------------ registration
-    def add(self, name: str, routine: Callable[[Any], Any], length: int) -> Featurizer:
+    def add_step(self, name: str, routine: Callable[[Any], Any]) -> Featurizer:
+        """Register a shared step: ``routine`` (item -> any value, such as an image's
+        gradients) that features declaring it (:meth:`add`, ``steps=``) receive, computed
+        once per served item however many of them run (issue 37).  Returns ``self``.
+
+        Runtime complexity: O(1).
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is not a non-empty string, is taken (by a step or a feature), or
+            ``routine`` is not callable.
+        """
+        if not isinstance(name, str) or not name:
+            raise InvalidArgumentError(f"step name must be a non-empty string, got {name!r}")
+        if name in self._steps or name in self._routines:
+            raise InvalidArgumentError(f"{name!r} is already registered")
+        if not callable(routine):
+            raise InvalidArgumentError(f"routine of step {name!r} must be callable, got "
+                                       f"{routine!r}")
+        self._steps[name] = routine
+        return self
+
+    def step_routine(self, name: str) -> Callable[[Any], Any]:
+        """The routine registered as shared step ``name``.
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is not a registered step.
+        """
+        if name not in self._steps:
+            raise InvalidArgumentError(f"unknown step {name!r}; steps: {self.steps}")
+        return self._steps[name]
+
+    @property
+    def steps(self) -> list[str]:
+        """Names of the shared steps, in registration order."""
+        return list(self._steps)
+
+    @property
+    def uses(self) -> dict[str, list[str]]:
+        """The steps each feature uses (features using none left out): what a
+        :class:`polydom.CostModel`'s ``uses`` says."""
+        return {name: list(steps) for name, steps in self._uses.items()}
+
+    def forget(self) -> None:
+        """Forget the shared steps computed so far (on this thread): the next feature
+        computes the steps it uses again.  Serving calls it before each item
+        (:meth:`polydom.serving.ItemServer.predict`), the in-situ protocol before each
+        (item, feature) pair (each timed as a set's first feature).  O(1)."""
+        self._local.cache = None
+
+    def add(self, name: str, routine: Callable[..., Any], length: int,
+            steps: Sequence[str] = ()) -> Featurizer:
         """Register ``routine`` (item -> vector of ``length`` numbers) as feature ``name``.
+
+        With ``steps`` (names of shared steps, :meth:`add_step`), ``routine(item, *values)``
+        receives their values on the item, in that order; a step is computed once per item
+        and the features after the first that uses it reuse its value (within the same
+        served item, on the same thread: :meth:`forget`), inside their timing.
 
         Its columns follow those of the features registered before it.  Returns ``self``.
 
@@ -113,8 +176,14 @@ class Featurizer:
         """
         if not isinstance(name, str) or not name:
             raise InvalidArgumentError(f"feature name must be a non-empty string, got {name!r}")
-        if name in self._routines:
+        if name in self._routines or name in self._steps:
             raise InvalidArgumentError(f"feature {name!r} is already registered")
+        if isinstance(steps, str):
+            raise InvalidArgumentError(f"steps of feature {name!r} must be a list of names")
+        unknown = [s for s in steps if s not in self._steps]
+        if unknown:
+            raise InvalidArgumentError(
+                f"feature {name!r} uses unknown step(s) {unknown}; steps: {self.steps}")
         if not callable(routine):
             raise InvalidArgumentError(
                 f"routine of feature {name!r} must be callable, got {routine!r}")
@@ -123,6 +192,8 @@ class Featurizer:
                 f"length of feature {name!r} must be a positive integer, got {length!r}"
             )
         self._routines[name] = routine
+        if steps:
+            self._uses[name] = tuple(steps)
         self._lengths[name] = int(length)
         self._columns[name] = list(range(self._width, self._width + int(length)))
         self._width += int(length)
@@ -220,8 +291,9 @@ class Featurizer:
         if routine is None:
             raise InvalidArgumentError(f"unknown feature {name!r}; registered: {self.names}")
         timer = self.timer
+        uses = self._uses.get(name)
         start = timer()
-        raw = routine(item)
+        raw = routine(item) if uses is None else routine(item, *self._step_values(item, uses))
         seconds = timer() - start
         try:
             vec = np.asarray(raw, dtype=np.float64).ravel()
@@ -235,6 +307,21 @@ class Featurizer:
                 f"{self._lengths[name]}"
             )
         return Computed(vec, float(seconds))
+
+    def _step_values(self, item: Any, steps: tuple[str, ...]) -> list[Any]:
+        """The steps' values on ``item``: computed for this item on this thread, else now
+        (the cache holds one item: a new item starts it afresh)."""
+        cache = getattr(self._local, "cache", None)
+        if cache is None or cache[0] is not item:
+            cache = (item, {})
+            self._local.cache = cache
+        values = cache[1]
+        out = []
+        for step in steps:
+            if step not in values:
+                values[step] = self._steps[step](item)
+            out.append(values[step])
+        return out
 
     def serve(
         self, index: Any, item: Any, budget: float, anytime: bool = False,
@@ -358,6 +445,7 @@ class Featurizer:
             t = np.empty((len(items), int(repeats)))
             for i, item in enumerate(items):
                 for r in range(int(repeats)):
+                    self.forget()  # each timing pays the feature's shared steps
                     t[i, r] = self.compute(item, name).seconds
             timings[name] = t
         return CostProfile.fit(sizes, timings, statistic, degree, weighting, cover)
@@ -454,6 +542,7 @@ class Featurizer:
             name = names[k]
             if predict is not None and full is not None:
                 predict(full)
+            self.forget()  # each pair alone: it pays its shared steps as a first feature
             vec, seconds = self.compute(items[i], name)
             rows[i, columns[name]] = vec
             timings[name][i] = seconds

@@ -164,6 +164,7 @@ class ItemServer:
         if check_input:
             budget = check_budget(budget)
         fz = self.featurizer
+        fz.forget()  # a served item pays its set's shared steps once, and none of another's
         size = check_size(fz.size(item), *self.index.table.domain)
         hit = self.index.lookup(size, budget, check_input=False)
         planned_key = None if hit is None else hit.key

@@ -79,6 +79,7 @@ def test_hit_http_and_cli_json_give_the_same_fields_and_values(store, capsys):
         fitted.add(hit.name)
         python = {field: getattr(hit, field) for field in FIELDS}
         python["features"] = sorted(hit.features)  # the names here sort alike naturally
+        python["cost"] = float(f"{hit.cost:.15g}")  # without float noise
         assert {f: hit.to_dict()[f] for f in FIELDS} == python
         # one record, byte for byte: the CLI's --json is HTTP's, its model Hit.to_dict()
         assert json.dumps(http) == json.dumps(cli)

@@ -53,7 +53,8 @@ def _model_json(hit, unit):
         return None
     return {"name": key_text(hit.key), "features": sorted(hit.features, key=natural_key),
             "accuracy": hit.accuracy, "accuracy_se": hit.candidate.accuracy_se,
-            "learner": hit.candidate.learner, "build": hit.build, "cost": hit.cost,
+            "learner": hit.candidate.learner, "build": hit.build,
+            "cost": float(f"{hit.cost:.15g}"),
             "unit": unit, "cost_curve": hit.candidate.cost.text()}
 
 

@@ -134,7 +134,7 @@ def test_served_timings_reach_the_store_and_recalibrate_a_build_the_service_foll
             expected = None if hit is None else {
                 "name": key_text(hit.key), "learner": hit.candidate.learner,
                 "features": sorted(hit.features), "accuracy": hit.accuracy,
-                "cost": hit.cost, "unit": answer["unit"]}
+                "cost": float(f"{hit.cost:.15g}"), "unit": answer["unit"]}
             model = answer["model"]  # (the answer may carry more fields: the doors' shape)
             assert (model if model is None else {k: model[k] for k in expected}) == expected
             changed += hit is not None

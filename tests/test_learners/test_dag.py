@@ -511,3 +511,22 @@ def test_a_bank_from_another_data_set_is_refused(wine, wine_dag):
     with pytest.raises(ValueError, match="rows"):
         _dag(bank=wine_dag.bank_).fit(Xtr[:50], ytr[:50])
     assert isinstance(wine_dag.bank_, SubsetBank)
+
+
+@pytest.mark.parametrize("mode", ["greedy", "forward"])
+def test_a_bank_reuses_the_block_selection_it_holds(mode):
+    """Thirteen one-column sensors (more than MAX_BLOCKS) through the selection modes: a
+    second fit given the first's bank (a tradeoff sweep) takes the held selection instead of
+    selecting again, and the same blocks; other selection settings select anew."""
+    X, y = _scaled_wine(13)
+    groups = {f"s{j}": [j] for j in range(13)}
+    kw = dict(feature_groups=groups, subsets=mode, n_subsets=3, subset_budget=4.0, cv=3,
+              estimator=LogisticRegression(max_iter=300))
+    first = DAGClassifier(tradeoff=0.01, **kw).fit(X, y)
+    again = DAGClassifier(tradeoff=0.1, bank=first.bank_, **kw).fit(X, y)
+    assert again.selection_ is first.selection_
+    assert again.blocks_ == first.blocks_
+    assert again.bank_.fits == 0 < first.bank_.fits         # no state model trained again
+    other = DAGClassifier(tradeoff=0.1, bank=first.bank_, **dict(kw, n_subsets=2)).fit(X, y)
+    assert other.selection_ is not first.selection_
+    assert len(other.selection_.subsets) <= 2

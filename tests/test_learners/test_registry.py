@@ -111,3 +111,22 @@ def test_every_spec_names_a_factory_and_classes_that_exist():
         assert len(spec.classes()) == len(spec.model_classes), spec.name
         if spec.factory is not None and spec.name != "synthetic":
             assert spec.make(0) is not None, spec.name
+
+
+def test_a_spec_admits_its_skops_classes_and_nothing_else(monkeypatch):
+    import skops.io
+    from sklearn.datasets import load_iris
+    from sklearn.linear_model import Perceptron
+
+    import polydom.blobs.learner_specs as specs_module
+    from polydom.blobs.allowlist import skops_refusals
+    from polydom.blobs.learner_specs import LearnerSpec, learner_specs
+
+    blob = skops.io.dumps(Perceptron(max_iter=5).fit(*load_iris(return_X_y=True)))
+    written = "sklearn.linear_model._perceptron.Perceptron"
+    assert f"{written} (ObjectNode)" in skops_refusals(blob)
+    learner_specs()
+    monkeypatch.setitem(specs_module._SPECS, "perceptron", LearnerSpec(
+        "perceptron", "sklearn.linear_model:Perceptron", skops_classes=(written,)))
+    monkeypatch.setattr(specs_module, "_VERSION", specs_module._VERSION + 1)
+    assert skops_refusals(blob) == []

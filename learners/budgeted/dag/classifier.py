@@ -354,10 +354,18 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         self.timings_ = {"selection": 0.0, "bank": 0.0, "policies": 0.0}
         self.selection_ = None
         start = time.perf_counter()
+        reuse = self.bank
+        selection_key = None
         if self.subsets is None:
             blocks = [frozenset([m]) for m in names]
         elif self.subsets in ("greedy", "forward"):
-            blocks = self._select(estimator, X, y, groups, cost_of)
+            selection_key = self._selection_key(estimator, groups, cost_of, len(y))
+            held = reuse.selections.get(selection_key) if isinstance(reuse, SubsetBank) else None
+            if held is not None:   # the bank's rows and settings: the same selection
+                self.selection_ = held
+                blocks = self._blocks_of(held, names)
+            else:
+                blocks = self._select(estimator, X, y, groups, cost_of)
         else:
             blocks = self._explicit_blocks(names)
         self.timings_["selection"] = time.perf_counter() - start
@@ -371,10 +379,13 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         self.graph_ = graph
 
         start = time.perf_counter()
-        reuse = self.bank
         if isinstance(reuse, SubsetBank) and reuse.n_rows != len(y):
             raise InvalidArgumentError(f"bank covers {reuse.n_rows} rows, X has {len(y)}")
         self.bank_ = train_bank(estimator, X, y, groups, graph.states, self.cv, reuse)
+        if isinstance(reuse, SubsetBank):
+            self.bank_.selections.update(reuse.selections)
+        if selection_key is not None:
+            self.bank_.selections[selection_key] = self.selection_
         self.bank_fits_ = self.bank_.fits
         self.timings_["bank"] = time.perf_counter() - start
 
@@ -393,6 +404,22 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
         self.used_features_ = self._reachable_sensors()
         return self
 
+    def _selection_key(self, estimator, groups, cost_of, n_rows) -> tuple:
+        """What decides a block selection on a bank's rows: the mode and its settings, the
+        sensors and their costs, the estimator's parameters (the tradeoff is not among them:
+        a sweep over it selects once)."""
+        return (self.subsets, int(self.n_subsets), self.subset_budget,
+                float(self.selection_split), self.random_state, bool(self.stop_on_zero_gain),
+                bool(self.add_full), tuple((k, tuple(v)) for k, v in groups.items()),
+                tuple(sorted(cost_of.items())), repr(estimator), int(n_rows))
+
+    def _blocks_of(self, selection, names) -> list[frozenset]:
+        blocks = list(selection.subsets)
+        full = frozenset(names)
+        if self.add_full and full not in blocks:
+            blocks.append(full)
+        return blocks or [full]
+
     def _select(self, estimator, X, y, groups, cost_of) -> list[frozenset]:
         names = list(groups)
         budget = (
@@ -410,13 +437,7 @@ class DAGClassifier(BudgetedClassifierMixin, ClassifierMixin, BaseEstimator):
             estimator, X_fit, y_fit, X_eval, y_eval, groups, int(self.n_subsets),
             float(budget), cost_of, **kwargs,
         )
-        blocks = list(self.selection_.subsets)
-        full = frozenset(names)
-        if self.add_full and full not in blocks:
-            blocks.append(full)
-        if not blocks:
-            blocks = [full]
-        return blocks
+        return self._blocks_of(self.selection_, names)
 
     def _reachable_sensors(self) -> np.ndarray:
         graph, policies = self.graph_, self.policy_.policies

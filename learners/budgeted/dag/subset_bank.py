@@ -73,6 +73,10 @@ class SubsetBank:
         self._entries = dict(entries)
         self.n_rows = int(n_rows)
         self.fit_seconds = float(fit_seconds)
+        #: Block selections made on these rows (``subsets="greedy"``/``"forward"``), by the
+        #: settings that decide them: a fit given this bank reuses a matching one instead of
+        #: selecting again (:meth:`DAGClassifier.fit`).
+        self.selections: dict[tuple, Any] = {}
 
     def __deepcopy__(self, memo: dict) -> SubsetBank:
         return self

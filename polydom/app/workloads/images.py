@@ -42,8 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import ndimage
-from skimage.feature import hog, local_binary_pattern
-from skimage.filters import sobel
+from skimage.feature import local_binary_pattern
 from skimage.measure import moments_central, moments_hu, moments_normalized
 from skimage.transform import resize
 
@@ -142,13 +141,36 @@ def zones(img: np.ndarray) -> np.ndarray:
     return _grid_means(img)
 
 
-def hog_cells(img: np.ndarray) -> np.ndarray:
-    """HOG with 4x4 cells per image (cell side n/4), 9 orientations, 1x1 blocks.  O(n**2)."""
+def gradient(img: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The shared step of the gradient-based features: ``numpy.gradient`` of the image per
+    image width, ``(gy, gx)`` (central differences inside, one-sided at the border).
+    O(n**2)."""
+    side = image_side(img)
+    gy, gx = np.gradient(img)
+    return gy * side, gx * side
+
+
+def hog_cells(img: np.ndarray, grad: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """HOG with 4x4 cells per image (cell side n/4), 9 unsigned orientations, 1x1 blocks
+    (L2-Hys), on the shared :func:`gradient` (skimage's ``hog`` computes its own gradients
+    and takes none, so the cell histograms are taken here: magnitude-weighted orientation
+    counts per cell, averaged over the cell's pixels).  O(n**2).
+    """
+    gy, gx = gradient(img) if grad is None else grad
     h, w = img.shape
     ch, cw = h // _GRID, w // _GRID
-    crop = img[: ch * _GRID, : cw * _GRID]
-    return hog(crop, orientations=9, pixels_per_cell=(ch, cw), cells_per_block=(1, 1),
-               feature_vector=True)
+    gy, gx = gy[: ch * _GRID, : cw * _GRID], gx[: ch * _GRID, : cw * _GRID]
+    magnitude = np.hypot(gx, gy)
+    orientation = np.rad2deg(np.arctan2(gy, gx)) % 180.0
+    bins = np.minimum((orientation / 20.0).astype(np.intp), 8)
+    cell = (np.arange(ch * _GRID)[:, None] // ch) * _GRID + np.arange(cw * _GRID)[None, :] // cw
+    flat = (cell * 9 + bins).ravel()
+    hist = np.bincount(flat, weights=magnitude.ravel(), minlength=_GRID * _GRID * 9)
+    hist = hist.reshape(_GRID * _GRID, 9) / (ch * cw)
+    out = hist / np.sqrt((hist ** 2).sum(axis=1, keepdims=True) + 1e-10)
+    out = np.minimum(out, 0.2)
+    out = out / np.sqrt((out ** 2).sum(axis=1, keepdims=True) + 1e-10)
+    return out.ravel()
 
 
 def lbp(img: np.ndarray) -> np.ndarray:
@@ -165,9 +187,11 @@ def moments(img: np.ndarray) -> np.ndarray:
     return np.sign(hu) * np.log10(np.abs(hu) + _EPS)
 
 
-def edges(img: np.ndarray) -> np.ndarray:
-    """Sobel gradient magnitude per image width, averaged over a 4x4 grid.  O(n**2)."""
-    return _grid_means(sobel(img) * image_side(img))
+def edges(img: np.ndarray, grad: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Gradient magnitude per image width (the shared :func:`gradient`), averaged over a 4x4
+    grid.  O(n**2)."""
+    gy, gx = gradient(img) if grad is None else grad
+    return _grid_means(np.hypot(gx, gy))
 
 
 def spectrum(img: np.ndarray) -> np.ndarray:
@@ -209,10 +233,10 @@ def self_similarity(img: np.ndarray) -> np.ndarray:
     return np.concatenate(out)
 
 
-def harris(img: np.ndarray) -> np.ndarray:
+def harris(img: np.ndarray, grad: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Harris corner response at Gaussian scale n/16 over a 4x4 grid, as shares of the total.
 
-    The structure tensor is built from gradients per image width (``numpy.gradient * n``)
+    The structure tensor is built from the shared :func:`gradient` (per image width)
     smoothed by a Gaussian of sigma ``n/16`` (:func:`scipy.ndimage.gaussian_filter`), so it is
     the same at every side (:func:`skimage.feature.corner_harris` works at pixel scale and
     drifts with the side); ``R = det - 0.05 * trace**2``.  The 16 zone means of ``R`` are
@@ -221,9 +245,7 @@ def harris(img: np.ndarray) -> np.ndarray:
     Runtime complexity: O(n**3) (Gaussian smoothing with a kernel of width proportional to n).
     """
     side = image_side(img)
-    gy, gx = np.gradient(img)
-    gy = gy * side
-    gx = gx * side
+    gy, gx = gradient(img) if grad is None else grad
     sigma = side / 16.0
     a = ndimage.gaussian_filter(gx * gx, sigma, mode="constant")
     b = ndimage.gaussian_filter(gx * gy, sigma, mode="constant")
@@ -246,12 +268,18 @@ FEATURES = {
     "self_similarity": (self_similarity, 16),
     "harris": (harris, 16),
 }
+#: The shared steps (issue 37): name -> routine, and the features that use each.
+STEPS = {"gradient": gradient}
+STEP_USERS = {"gradient": ("hog", "edges", "harris")}
 #: Length of each feature's vector, in registration order.
 FEATURE_LENGTHS = {name: length for name, (_, length) in FEATURES.items()}
 
 
 def image_featurizer(features: Sequence[str] | None = None) -> Featurizer:
     """A :class:`Featurizer` with the image features (all 12 by default), size = image side.
+
+    HOG, the gradient magnitudes (``edges``) and Harris declare the shared step
+    ``gradient`` when two or more of them are chosen: a served item computes it once.
 
     Runtime complexity: O(number of features).
 
@@ -265,9 +293,13 @@ def image_featurizer(features: Sequence[str] | None = None) -> Featurizer:
         raise InvalidArgumentError(
             f"unknown image feature(s) {unknown}; available: {list(FEATURES)}")
     fz = Featurizer(size=image_side)
+    for step, users in STEP_USERS.items():
+        if sum(name in users for name in names) > 1:  # shared only when two use it
+            fz.add_step(step, STEPS[step])
     for name in names:
         routine, length = FEATURES[name]
-        fz.add(name, routine, length)
+        fz.add(name, routine, length,
+               steps=[s for s, users in STEP_USERS.items() if name in users and s in fz.steps])
     return fz
 
 

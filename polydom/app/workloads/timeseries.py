@@ -93,29 +93,34 @@ def _resample(x: np.ndarray, points: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- features
-def shape(x: np.ndarray) -> np.ndarray:
+def znorm(x: np.ndarray) -> np.ndarray:
+    """The shared step of the own features: the z-normalised series.  O(n)."""
+    return _znorm(np.asarray(x, dtype=np.float64))
+
+
+def shape(x: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
     """Z-normalised series at 16 points plus 8 amplitude statistics (24 values).  O(n)."""
     x = np.asarray(x, dtype=np.float64)
-    z = _znorm(x)
+    z = _znorm(x) if z is None else z
     rms = float(np.sqrt(np.mean(x * x)))
     stats = [x.mean(), x.std(), x.min(), x.max(), np.abs(x).max() / (rms + _EPS),
              np.mean(np.diff(np.signbit(x - x.mean())) != 0), np.mean(np.abs(np.diff(x))), rms]
     return np.concatenate([_resample(z, 16), stats])
 
 
-def autocorr(x: np.ndarray) -> np.ndarray:
+def autocorr(x: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
     """Autocorrelation at 16 lags spread over [1, n/2] (fractions of the length).  O(n)."""
-    z = _znorm(np.asarray(x, dtype=np.float64))
+    z = znorm(x) if z is None else z
     n = z.size
     lags = np.unique(np.maximum(1, np.round(np.linspace(1, n // 2, 16)).astype(int)))
     values = np.array([np.dot(z[:-lag], z[lag:]) / n for lag in lags])
     return np.pad(values, (0, 16 - values.size), mode="edge")
 
 
-def spectrum(x: np.ndarray) -> np.ndarray:
+def spectrum(x: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
     """FFT power in 15 log-spaced bands of cycles per series (normalised) and the spectral
     centroid (as a fraction of the Nyquist band).  O(n log n)."""
-    z = _znorm(np.asarray(x, dtype=np.float64))
+    z = znorm(x) if z is None else z
     power = np.abs(np.fft.rfft(z)) ** 2
     k = np.arange(power.size)
     edges = np.unique(np.geomspace(1, max(power.size, 2), 16).astype(int))
@@ -165,8 +170,8 @@ def shapelets_from(prototypes: Sequence[np.ndarray]) -> Callable[[np.ndarray], n
         q = p.size // 4
         segments += [p[:q], p[2 * q:3 * q]]
 
-    def shapelets(x: np.ndarray) -> np.ndarray:
-        z = _znorm(np.asarray(x, dtype=np.float64))
+    def shapelets(x: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
+        z = znorm(x) if z is None else z
         L = max(2, z.size // 4)
         return shapelet_distances(z, [_resample(s, L) for s in segments])
 
@@ -196,7 +201,10 @@ def plaid_featurizer(
     ``features`` names lattice features (the six catch22 families and the own features;
     all by default).  Returns the featurizer (one atom per catch22 feature, one per own
     feature; size = length) and a :class:`polydom.CostModel` skeleton with the bundles and
-    the columns; give it curves with :meth:`polydom.CostModel.with_curves`.
+    the columns, and the own features' shared step ``znorm`` (the z-normalised series,
+    computed once per served item; its curve 0 until fitted on served sets: the in-situ
+    curves of its users include it); give it curves with
+    :meth:`polydom.CostModel.with_curves`.
 
     Runtime complexity: O(atoms).
     """
@@ -206,6 +214,9 @@ def plaid_featurizer(
     if unknown:
         raise InvalidArgumentError(f"unknown PLAID feature(s) {unknown}; available: {known}")
     fz = Featurizer(size=series_length)
+    own = [n for n in names if n in OWN_FEATURES]
+    if len(own) > 1:  # the own features share the z-normalised series
+        fz.add_step("znorm", znorm)
     bundles: dict[str, list[str]] = {}
     for name in names:
         if name in CATCH22_FAMILIES:
@@ -214,11 +225,12 @@ def plaid_featurizer(
             bundles[name] = list(CATCH22_FAMILIES[name])
         else:
             routine = shapelets_from(prototypes) if name == "shapelets" else globals()[name]
-            fz.add(name, routine, OWN_FEATURES[name])
+            fz.add(name, routine, OWN_FEATURES[name], steps=fz.steps)
             bundles[name] = [name]
     zero = {atom: [0.0] for atom in fz.names}
     model = CostModel(zero, bundles={k: v for k, v in bundles.items() if v != [k]},
-                      columns=fz.columns)
+                      columns=fz.columns, steps={s: [0.0] for s in fz.steps} or None,
+                      uses=fz.uses or None)
     return fz, model
 
 
