@@ -193,7 +193,9 @@ class CandidateField:
     def column(self) -> sa.Column:
         """The table column."""
         args = [sa.ForeignKey(self.foreign_key)] if self.foreign_key else []
-        return sa.Column(self.name, self.type, *args, nullable=self.nullable)
+        return sa.Column(self.name, self.type, *args, nullable=self.nullable,
+                         info={"since_version": self.since_version,
+                               "until_version": self.until_version})
 
 
 def fold_scores_text(scores: Sequence[float]) -> str:

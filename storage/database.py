@@ -34,6 +34,7 @@ from polydom.errors import (
 )
 from storage import schema as S
 from storage.blobs import BlobDigest
+from storage.schema_check import FOREIGN_KEY, check_postgresql_schema, check_sqlite_schema
 
 __all__ = [
     "Database",
@@ -239,9 +240,7 @@ class Database:
                          if not n.startswith("sqlite_")}
                 if "schema_info" in names:
                     self.tables = names
-                    if self.dialect == "sqlite":
-                        self._check_sqlite_objects(conn)
-                    self._check_version(conn)
+                    self._check_schema(conn)
                     return
             if not create:
                 raise StoreNotFoundError(f"url {self.display_url!r} holds no polydom index store")
@@ -266,21 +265,15 @@ class Database:
                     with self.write() as conn:
                         if "schema_info" in set(sa.inspect(conn).get_table_names()):
                             continue
-                        S.one_current_build()  # attached to its table before create_all
-                        S.metadata.create_all(conn)
-                        verb = (
-                            "CREATE VIEW IF NOT EXISTS"
-                            if self.dialect == "sqlite"
-                            else "CREATE OR REPLACE VIEW"
-                        )
-                        for name, select in S.VIEWS.items():
-                            conn.exec_driver_sql(f"{verb} {name} AS {select}")
+                        S.create_objects(conn)
                         info = [
                             {"key": "schema_version", "value": str(S.SCHEMA_VERSION)},
                             {"key": "created_at", "value": now()},
                         ]
                         if self.digest.keyed:
                             info.append({"key": "blob_key_id", "value": self.digest.key_id})
+                        if names:  # another program's objects are allowed beside ours
+                            info.append({"key": FOREIGN_KEY, "value": "true"})
                         conn.execute(S.schema_info.insert(), info)
                 self.store_key_id = self.digest.key_id
                 self.tables = set(S.TABLES)
@@ -307,40 +300,20 @@ class Database:
         finally:
             raw.close()
 
-    def _check_sqlite_objects(self, conn: sa.Connection) -> None:
-        """Refuse a SQLite store whose schema holds what polydom never creates: a virtual
-        table (full-text tables carry functions that hand out native pointers), a trigger,
-        or one of our tables or views replaced by an object of another kind (a view in a
-        table's place runs the store's own SQL on every read).
+    def _check_schema(self, conn: sa.Connection) -> None:
+        """Compare the store's schema whole with what its version writes
+        (:mod:`storage.schema_check`), then read its version and key id.
 
-        Runtime complexity: O(objects in the schema); one read of ``sqlite_master``.
+        Runtime complexity: O(objects in the schema) catalogue rows.
         """
-        ours = {name: "table" for name in S.TABLES} | {name: "view" for name in S.VIEWS}
-        odd = []
-        for kind, name, sql in conn.exec_driver_sql(
-                "SELECT type, name, sql FROM sqlite_master").fetchall():
-            text = (sql or "").lstrip().upper()
-            if kind == "trigger" or text.startswith("CREATE VIRTUAL TABLE"):
-                odd.append(f"{'virtual table' if kind == 'table' else kind} {name!r}")
-            elif name in ours and kind != ours[name]:
-                odd.append(f"{kind} {name!r} where polydom keeps a {ours[name]}")
-        if odd:
-            shown = ", ".join(odd[:4]) + (" ..." if len(odd) > 4 else "")
+        if self.dialect == "sqlite":
+            self.schema_version = check_sqlite_schema(conn, self.display_url)
+        elif self.dialect == "postgresql":
+            self.schema_version = check_postgresql_schema(conn, self.engine, self.display_url)
+        else:
             raise ForeignDatabaseError(
-                f"url {self.display_url!r} was altered outside polydom: it holds {shown}; "
-                "refusing to read it")
-
-    def _check_version(self, conn: sa.Connection) -> None:
-        value = conn.execute(
-            sa.select(S.schema_info.c.value).where(S.schema_info.c.key == "schema_version")
-        ).scalar()
-        if value not in {str(v) for v in S.READABLE_VERSIONS}:
-            raise SchemaVersionError(
-                f"url {self.display_url!r} holds a polydom store of schema version {value}; "
-                f"this version of polydom reads schema version {S.SCHEMA_VERSION} "
-                "(rebuild the index into a new database)"
-            )
-        self.schema_version = int(value)
+                f"url {self.display_url!r}: polydom compares a store's schema on SQLite and "
+                f"PostgreSQL only, not on {self.dialect!r}; refusing to read it")
         self.store_key_id = conn.execute(
             sa.select(S.schema_info.c.value).where(S.schema_info.c.key == "blob_key_id")
         ).scalar()

@@ -52,7 +52,11 @@ import functools
 
 import sqlalchemy as sa
 
+from polydom.curves.units import MAX_TIMING_SECONDS, MIN_TIMING_SECONDS
 from storage.candidate_fields import candidate_columns, view_columns
+
+#: The largest finite double (a size at most this is finite: no inf, no NaN, on both dialects).
+MAX_DOUBLE = 1.7976931348623157e308
 
 __all__ = [
     "ADDED_TABLES",
@@ -61,8 +65,14 @@ __all__ = [
     "SCHEMA_VERSION",
     "TABLES",
     "VIEWS",
+    "build_summary_sql",
+    "create_objects",
+    "has_legacy_form",
     "metadata",
     "skyline_all_sql",
+    "table_ddl",
+    "tables_of",
+    "views_of",
 ]
 
 #: Version of the layout below; a store of another version is refused when opened, except
@@ -103,6 +113,14 @@ builds = sa.Table(
 )
 
 
+#: The name of the index keeping one current build (:func:`one_current_build`), and its
+#: SQLite DDL as SQLAlchemy writes it (what a reader compares a store with, without the
+#: PostgreSQL dialect the index object loads).
+ONE_CURRENT_BUILD = "uq_builds_one_current"
+ONE_CURRENT_BUILD_SQLITE = ("CREATE UNIQUE INDEX uq_builds_one_current ON builds (is_current) "
+                            "WHERE is_current")
+
+
 @functools.cache
 def one_current_build() -> sa.Index:
     """The index keeping at most one current build, whatever writers race (created with
@@ -112,7 +130,7 @@ def one_current_build() -> sa.Index:
     Runtime complexity: O(1).
     """
     return sa.Index(
-        "uq_builds_one_current", builds.c.is_current, unique=True,
+        ONE_CURRENT_BUILD, builds.c.is_current, unique=True,
         sqlite_where=builds.c.is_current, postgresql_where=builds.c.is_current,
     )
 
@@ -148,6 +166,7 @@ bundles = sa.Table(
     sa.Column("bundle_id", sa.Integer, primary_key=True),
     sa.Column("name", sa.Text, nullable=False),
     sa.UniqueConstraint("build_id", "name"),
+    info={"since_version": 2},
 )
 
 bundle_atoms = sa.Table(
@@ -160,6 +179,7 @@ bundle_atoms = sa.Table(
     sa.ForeignKeyConstraint(
         ["build_id", "feature_id"], ["features.build_id", "features.feature_id"]
     ),
+    info={"since_version": 2},
 )
 
 #: A build's shared steps and its start (issue 37): one row per step (``name``; the start
@@ -175,6 +195,7 @@ cost_steps = sa.Table(
     sa.Column("degree", sa.Integer, nullable=False),
     sa.Column("coefficients", sa.Text, nullable=False),
     sa.UniqueConstraint("build_id", "name"),
+    info={"since_version": 2},
 )
 
 #: Which atoms use which shared step (the start has no rows: every atom pays it).
@@ -188,6 +209,7 @@ cost_step_users = sa.Table(
     sa.ForeignKeyConstraint(
         ["build_id", "feature_id"], ["features.build_id", "features.feature_id"]
     ),
+    info={"since_version": 2},
 )
 
 expansions = sa.Table(
@@ -203,8 +225,8 @@ expansions = sa.Table(
     sa.Column("fit_seconds", sa.Double, nullable=False),
     # since version 3 (sealed): the standard error of the accuracy and the score on each
     # split, as storage.candidate_fields.fold_scores_text writes them
-    sa.Column("accuracy_se", sa.Double),
-    sa.Column("fold_scores", sa.Text),
+    sa.Column("accuracy_se", sa.Double, info={"since_version": 3}),
+    sa.Column("fold_scores", sa.Text, info={"since_version": 3}),
     sa.Column("model_format", sa.String(16)),
     sa.Column("model_sha256", sa.String(64)),
     sa.Column("model_blob", sa.LargeBinary),
@@ -235,6 +257,7 @@ candidate_needs = sa.Table(
     sa.ForeignKeyConstraint(
         ["build_id", "feature_id"], ["features.build_id", "features.feature_id"]
     ),
+    info={"since_version": 2},
 )
 
 candidate_costs = sa.Table(
@@ -280,6 +303,7 @@ build_seals = sa.Table(
     metadata,
     sa.Column("build_id", sa.Integer, sa.ForeignKey("builds.id"), primary_key=True),
     sa.Column("index_digest", sa.String(64), nullable=False),
+    info={"since_version": 2},
 )
 
 #: A published build's index as one array blob (:mod:`storage.index_arrays`): what
@@ -293,6 +317,7 @@ build_arrays = sa.Table(
     sa.Column("format", sa.String(16), nullable=False),
     sa.Column("digest", sa.String(64), nullable=False),
     sa.Column("blob", sa.LargeBinary, nullable=False),
+    info={"since_version": 2},
 )
 
 #: The out-of-fold predictions of an expansion on the learner's training rows (what a DAG's
@@ -304,6 +329,7 @@ expansion_predictions = sa.Table(
     sa.Column("format", sa.String(16), nullable=False),
     sa.Column("digest", sa.String(64), nullable=False),
     sa.Column("blob", sa.LargeBinary, nullable=False),
+    info={"since_version": 2},
 )
 
 #: The log of publications: ``sequence`` counts up by one per published build (assigned in
@@ -317,6 +343,7 @@ publications = sa.Table(
     sa.Column("sequence", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("build_id", sa.Integer, nullable=False, unique=True),
     sa.Column("published_at", sa.String(32), nullable=False),
+    info={"since_version": 2},
 )
 
 #: The seal of a stored expansion (:func:`storage.seal.expansion_seal`): a digest over its
@@ -328,6 +355,7 @@ expansion_seals = sa.Table(
     metadata,
     sa.Column("expansion_id", sa.Integer, sa.ForeignKey("expansions.id"), primary_key=True),
     sa.Column("digest", sa.String(64), nullable=False),
+    info={"since_version": 2},
 )
 
 #: Telemetry: one row per atomic feature computed for a served item (its size and seconds),
@@ -343,6 +371,14 @@ served_timings = sa.Table(
     sa.Column("size", sa.Double, nullable=False),
     sa.Column("seconds", sa.Double, nullable=False),
     sa.Column("recorded_at", sa.String(32), nullable=False),
+    # the bounds storage.telemetry checks again when it reads (the CHECKs came after the
+    # table: a store made before them has the table without, and reading refuses the same)
+    sa.CheckConstraint(f"size >= 0 AND size <= {MAX_DOUBLE!r}", name="ck_served_timings_size",
+                       info={"added_later": True}),
+    sa.CheckConstraint(f"seconds >= {MIN_TIMING_SECONDS!r} AND seconds <= "
+                       f"{MAX_TIMING_SECONDS!r}", name="ck_served_timings_seconds",
+                       info={"added_later": True}),
+    info={"since_version": 2},
 )
 
 #: Telemetry of served sets (issue 37): one row per served item, the candidate that served
@@ -361,6 +397,10 @@ served_sets = sa.Table(
     sa.Column("seconds", sa.Text, nullable=False),
     sa.Column("total", sa.Double, nullable=False),
     sa.Column("recorded_at", sa.String(32), nullable=False),
+    sa.CheckConstraint(f"size >= 0 AND size <= {MAX_DOUBLE!r}", name="ck_served_sets_size"),
+    sa.CheckConstraint(f"total >= {MIN_TIMING_SECONDS!r} AND total <= {MAX_DOUBLE!r}",
+                       name="ck_served_sets_total"),
+    info={"since_version": 2},
 )
 
 TABLES = [t.name for t in metadata.sorted_tables]
@@ -411,7 +451,15 @@ _SKYLINE = """
 SELECT s.* FROM skyline_all s JOIN builds b ON b.id = s.build_id WHERE b.is_current
 """
 
-_BUILD_SUMMARY = """
+def build_summary_sql(schema_version: int) -> str:
+    """The SELECT of the ``build_summary`` view of a store of ``schema_version`` (version 1
+    kept no bundles, so its view has no ``n_bundles``).
+
+    Runtime complexity: O(1).
+    """
+    bundles = ("""       (SELECT COUNT(*) FROM bundles u WHERE u.build_id = b.id) AS n_bundles,
+""" if schema_version >= 2 else "")
+    return f"""
 SELECT b.id AS build_id,
        b.status AS status,
        b.is_current AS is_current,
@@ -423,8 +471,7 @@ SELECT b.id AS build_id,
        b.created_at AS created_at,
        b.completed_at AS completed_at,
        (SELECT COUNT(*) FROM features f WHERE f.build_id = b.id) AS n_features,
-       (SELECT COUNT(*) FROM bundles u WHERE u.build_id = b.id) AS n_bundles,
-       (SELECT COUNT(*) FROM expansions x WHERE x.expansion_key = b.expansion_key)
+{bundles}       (SELECT COUNT(*) FROM expansions x WHERE x.expansion_key = b.expansion_key)
            AS n_expansions,
        (SELECT COUNT(*) FROM candidates c WHERE c.build_id = b.id) AS n_candidates,
        (SELECT COUNT(*) FROM ranges r WHERE r.build_id = b.id) AS n_ranges,
@@ -432,9 +479,77 @@ SELECT b.id AS build_id,
   FROM builds b
 """
 
+
+def views_of(schema_version: int) -> dict[str, str]:
+    """View name -> SELECT text of a store of ``schema_version``, in creation order.
+
+    Runtime complexity: O(fields).
+    """
+    return {"skyline_all": skyline_all_sql(schema_version), "skyline": _SKYLINE,
+            "build_summary": build_summary_sql(schema_version)}
+
+
 #: View name -> SELECT text, created in this order.
-VIEWS = {"skyline_all": skyline_all_sql(SCHEMA_VERSION), "skyline": _SKYLINE,
-         "build_summary": _BUILD_SUMMARY}
+VIEWS = views_of(SCHEMA_VERSION)
+
+
+def _in_version(item: sa.Table | sa.Column, schema_version: int) -> bool:
+    since = item.info.get("since_version") or 1
+    until = item.info.get("until_version")
+    return since <= schema_version and (until is None or schema_version <= until)
+
+
+def tables_of(schema_version: int) -> list[sa.Table]:
+    """The tables a store of ``schema_version`` may hold (their ``info["since_version"]``
+    at most it), in creation order.  Runtime complexity: O(tables)."""
+    return [t for t in metadata.sorted_tables if _in_version(t, schema_version)]
+
+
+def table_ddl(table: sa.Table, schema_version: int = SCHEMA_VERSION,
+              legacy: bool = False) -> sa.schema.CreateTable:
+    """The ``CREATE TABLE`` of ``table`` as a store of ``schema_version`` has it: only the
+    columns that version has; ``legacy`` leaves out the constraints added to the table
+    after its first stores were made (``info["added_later"]``).
+
+    Runtime complexity: O(columns).
+    """
+    if legacy:
+        copies = sa.MetaData()
+        for other in metadata.sorted_tables:
+            other.to_metadata(copies)
+        table = copies.tables[table.name]
+        table.constraints -= {c for c in table.constraints if c.info.get("added_later")}
+    ddl = sa.schema.CreateTable(table)
+    ddl.columns = [c for c in ddl.columns if _in_version(c.element, schema_version)]
+    return ddl
+
+
+def has_legacy_form(table: sa.Table) -> bool:
+    """Whether stores made before some of ``table``'s constraints keep it without them."""
+    return any(c.info.get("added_later") for c in table.constraints)
+
+
+def create_objects(conn: sa.Connection, schema_version: int = SCHEMA_VERSION,
+                   view_schema: str | None = None) -> None:
+    """Create every table, index and view of a store of ``schema_version`` on ``conn``
+    (no rows): what a new store gets, and what a store's schema is compared with
+    (:mod:`storage.schema_check`; the views then go into ``view_schema``).
+
+    Runtime complexity: O(objects) statements.
+    """
+    for table in tables_of(schema_version):
+        conn.execute(table_ddl(table, schema_version))
+        for index in sorted(table.indexes, key=lambda i: i.name):
+            if index.name != ONE_CURRENT_BUILD:
+                conn.execute(sa.schema.CreateIndex(index))
+    if conn.dialect.name == "sqlite":  # the same text, without loading PostgreSQL's dialect
+        conn.exec_driver_sql(ONE_CURRENT_BUILD_SQLITE)
+    else:
+        conn.execute(sa.schema.CreateIndex(one_current_build()))
+    prefix = f"{view_schema}." if view_schema else ""
+    for name, select in views_of(schema_version).items():
+        conn.exec_driver_sql(f"CREATE VIEW {prefix}{name} AS {select}")
+
 
 #: Lookup in plain SQL over the ``skyline_all`` view, parameters ``:b`` (build id), ``:n``
 #: (size, inside the build's domain) and ``:budget``: in the range holding ``n`` (the last

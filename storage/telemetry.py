@@ -1,21 +1,32 @@
 """Telemetry in the store: the seconds each atomic feature took on served items.
 
 :func:`append_timings` checks every record against a published build (a known atomic
-feature, a size inside the build's domain, finite non-negative seconds) before it opens a
+feature, a size inside the build's domain, seconds in [1 ns, 1 day]) before it opens a
 transaction, and writes all of them or none; :func:`read_timings` returns them in arrival
-order.  Rows live in ``served_timings`` (:mod:`storage.schema`).
+order and checks every row it reads again, whatever wrote it (a writer of the database
+needs no polydom to add rows: ``0`` s, ``5e-324`` s or ``1e300`` s would scale a curve to
+zero or beyond any budget).  Rows live in ``served_timings`` (:mod:`storage.schema`), whose
+CHECK constraints hold the same bounds on both dialects for stores made since they exist.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
 
-from polydom.curves.units import check_seconds, check_size_value, seconds_to_store, unit_name
+from polydom.curves.units import (
+    MAX_TIMING_SECONDS,
+    MIN_TIMING_SECONDS,
+    check_seconds,
+    check_size_value,
+    seconds_to_store,
+    unit_name,
+)
 from polydom.errors import InvalidArgumentError, TelemetryError
 from storage import schema as S
 from storage.build_records import build_row
@@ -166,6 +177,9 @@ def read_timings(
     build ``build_id`` (any build by default), oldest first (the newest ``last`` per
     feature).
 
+    Every row read is checked (:func:`_checked_row`): the table's CHECK constraints are
+    not trusted, since a store made before them, or altered, may lack them.
+
     Runtime complexity: one query over the rows read.
 
     Raises
@@ -173,6 +187,9 @@ def read_timings(
     ValueError
         If ``since_id`` is not an integer >= 0, ``until_id`` or ``build_id`` not an
         integer >= 0 or ``last`` not a positive integer.
+    polydom.errors.TelemetryError
+        A stored row outside the bounds (seconds not in [1 ns, 1 day] or not a finite
+        number, a size not finite and >= 0, a feature not a text): one line naming its id.
     """
     since_id = check_id(since_id, "since_id", 0, InvalidArgumentError)
     if until_id is not None:
@@ -195,8 +212,7 @@ def read_timings(
     if wanted is not None:
         query = query.where(t.c.feature.in_(sorted(wanted)))
     with db.read() as conn:
-        rows = [(int(r[0]), int(r[1]), str(r[2]), float(r[3]), float(r[4]))
-                for r in conn.execute(query)]
+        rows = [_checked_row(db, r) for r in conn.execute(query)]
     if last is None:
         return rows
     kept: dict[str, list[StoredTiming]] = {}
@@ -205,3 +221,25 @@ def read_timings(
         if len(bucket) < last:
             bucket.append(row)
     return sorted((r for bucket in kept.values() for r in bucket), key=lambda r: r[0])
+
+
+def _checked_row(db: Database, row: Any) -> StoredTiming:
+    """A stored row as a :data:`StoredTiming`, or one line naming it: the bounds
+    :func:`append_timings` checks, whatever wrote the row.  O(1)."""
+    ident, build, feature, size, seconds = row
+    problem = None
+    if not isinstance(feature, str):
+        problem = f"feature {feature!r:.40} is not a text"
+    elif not (isinstance(size, (int, float)) and not isinstance(size, bool)
+              and math.isfinite(size) and size >= 0):
+        problem = f"size {size!r:.40} is not a finite number >= 0"
+    elif not (isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+              and math.isfinite(seconds)
+              and MIN_TIMING_SECONDS <= seconds <= MAX_TIMING_SECONDS):
+        problem = (f"seconds {seconds!r:.40} is outside [{MIN_TIMING_SECONDS:g}, "
+                   f"{MAX_TIMING_SECONDS:g}]")
+    if problem is not None:
+        raise TelemetryError(
+            f"{db.display_url!r}: stored timing id {ident}: {problem} (written outside "
+            "polydom); refusing the timings (delete that row to use the others)")
+    return int(ident), int(build), feature, float(size), float(seconds)

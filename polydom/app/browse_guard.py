@@ -18,9 +18,16 @@ crafted store can reach native pointers or take the server's memory.
   longer string or blob is an error, ``printf``/``replace``/``group_concat`` included), a row
   at most :data:`MAX_COLUMNS` columns, SQLite's heap in the process at most
   :data:`HEAP_LIMIT_BYTES` (``hard_heap_limit``);
-- a **result budget**: the rows one statement hands to Python hold at most
-  :data:`MAX_RESULT_BYTES` of text and blobs; past it the statement fails with
-  :class:`sqlite3.OperationalError` (Datasette answers 400).
+- a **result budget** in the bytes Datasette sends: each value of the rows one statement
+  hands to Python is charged what its encoding costs (:func:`encoded_bytes`: the larger of
+  its JSON text, where an emoji takes 12 bytes and a control character 6, and its escaped
+  HTML in UTF-8), and each row its column names (JSON objects repeat them); past
+  :data:`MAX_RESULT_BYTES` the statement fails with :class:`sqlite3.OperationalError`
+  (Datasette answers 400);
+- a **response budget** (:class:`ResponseBudget`, an ASGI wrapper): the bytes of one
+  response's body are at most :data:`MAX_RESPONSE_BYTES`, whatever statements made it (a
+  page runs several); a larger answer is refused with a 400 before it is sent, and a
+  streamed one is cut at the budget.
 
 :func:`read_schema` reads, once at start, the tables a connection may read and what a store
 holds that browse refuses to serve (virtual tables).
@@ -31,7 +38,8 @@ from __future__ import annotations
 
 import sqlite3
 import weakref
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +49,10 @@ __all__ = [
     "HEAP_LIMIT_BYTES",
     "MAX_COLUMNS",
     "MAX_RESULT_BYTES",
+    "MAX_RESPONSE_BYTES",
     "MAX_VALUE_BYTES",
+    "ResponseBudget",
+    "encoded_bytes",
     "guard_connection",
     "read_schema",
     "register_guard",
@@ -53,8 +64,11 @@ MAX_VALUE_BYTES = 16 * 2**20
 #: The most columns a result row may have (``SQLITE_LIMIT_COLUMN``).
 MAX_COLUMNS = 200
 
-#: Text and blob bytes one statement may hand to Python.
-MAX_RESULT_BYTES = 64 * 2**20
+#: Encoded bytes (:func:`encoded_bytes`) of the rows one statement may hand to Python.
+MAX_RESULT_BYTES = 32 * 2**20
+
+#: Bytes of one response's body (:class:`ResponseBudget`).
+MAX_RESPONSE_BYTES = 64 * 2**20
 
 #: SQLite's heap in the browse process (``PRAGMA hard_heap_limit``), bytes.
 HEAP_LIMIT_BYTES = 512 * 2**20
@@ -158,22 +172,113 @@ def _authorizer(tables: frozenset[str]):
     return authorize
 
 
+#: Characters encoded at a time by :func:`encoded_bytes` (bounds its scratch memory).
+_CHUNK = 1 << 16
+
+
+def encoded_bytes(value: Any) -> int:
+    """The most bytes ``value`` takes in a Datasette answer: the larger of its JSON
+    encoding (``ensure_ascii``: an astral character such as an emoji is a surrogate pair,
+    12 bytes; a control or other non-ASCII character 6; a quote or backslash 2) and its
+    escaped HTML in UTF-8 (``&`` 5 bytes, ``"`` and ``'`` 5 or 6); a blob its base64 form.
+    Numbers cost 24, ``None`` 4.  Runtime complexity: O(len(value)), in chunks of 64 Ki
+    characters (scratch memory at most 12 x 64 KiB).
+
+    >>> encoded_bytes("abc"), encoded_bytes("\U0001F600"), encoded_bytes("\x01")
+    (5, 14, 8)
+    >>> encoded_bytes('a&b')  # HTML: a&amp;b
+    7
+    """
+    if value is None:
+        return 4
+    if isinstance(value, (int, float)):
+        return 24
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return 4 * ((len(value) + 2) // 3) + 32
+    text = value if isinstance(value, str) else str(value)
+    as_json, as_html = 2, 0
+    for start in range(0, len(text), _CHUNK):
+        chunk = text[start:start + _CHUNK]
+        as_json += len(encode_basestring_ascii(chunk)) - 2
+        as_html += (len(chunk.encode("utf-8", "surrogatepass")) + 4 * chunk.count("&")
+                    + 3 * (chunk.count("<") + chunk.count(">"))
+                    + 5 * (chunk.count('"') + chunk.count("'")))
+    return max(as_json, as_html)
+
+
 class _ResultBudget:
-    """A row factory making :class:`sqlite3.Row` rows that counts the text and blob bytes of
-    each cursor's rows and fails the statement past :data:`MAX_RESULT_BYTES`."""
+    """A row factory making :class:`sqlite3.Row` rows that charges each cursor's rows their
+    encoded bytes (:func:`encoded_bytes`, plus the column names per row) and fails the
+    statement past :data:`MAX_RESULT_BYTES`."""
 
     def __init__(self) -> None:
         self.spent: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def __call__(self, cursor: sqlite3.Cursor, row: tuple) -> sqlite3.Row:
-        size = sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
-        spent = self.spent.get(cursor, 0) + size
-        self.spent[cursor] = spent
+        spent, names = self.spent.get(cursor, (0, None))
+        if names is None:
+            names = sum(encoded_bytes(d[0]) + 2 for d in cursor.description or ())
+        spent += names + sum(encoded_bytes(v) + 2 for v in row)
+        self.spent[cursor] = (spent, names)
         if spent > MAX_RESULT_BYTES:
             raise sqlite3.OperationalError(
-                f"result too large: more than {MAX_RESULT_BYTES // 2**20} MiB of values "
-                "(polydom browse's bound); select fewer rows or columns")
+                f"result too large: more than {MAX_RESULT_BYTES // 2**20} MiB once encoded "
+                "(polydom browse's bound per statement); select fewer rows or columns")
         return sqlite3.Row(cursor, row)
+
+
+class ResponseBudget:
+    """An ASGI wrapper that sends at most ``limit`` bytes of body per response.
+
+    The response's start is held until its first body part: an answer whose first part is
+    already over the budget (Datasette sends a page in one part) is replaced by a 400 with
+    a one-line text; a streamed answer is cut at the budget (its last part ends the
+    response).  Runtime complexity: O(1) per message.
+    """
+
+    def __init__(self, app: Callable[..., Awaitable[None]],
+                 limit: int = MAX_RESPONSE_BYTES) -> None:
+        self.app = app
+        self.limit = int(limit)
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        held: list[dict] = []
+        sent = 0
+        done = False
+
+        async def bounded(message: dict) -> None:
+            nonlocal sent, done
+            if done:
+                return
+            if message["type"] == "http.response.start":
+                held.append(message)
+                return
+            if message["type"] != "http.response.body":
+                await send(message)
+                return
+            body = message.get("body", b"")
+            if held and sent + len(body) > self.limit:
+                done = True
+                text = (f"answer too large: more than {self.limit // 2**20} MiB (polydom "
+                        "browse's bound per response); select fewer rows or columns\n"
+                        ).encode()
+                await send({"type": "http.response.start", "status": 400, "headers": [
+                    (b"content-type", b"text/plain; charset=utf-8"),
+                    (b"content-length", str(len(text)).encode())]})
+                await send({"type": "http.response.body", "body": text})
+                return
+            if held:
+                await send(held.pop())
+            if sent + len(body) > self.limit:
+                done = True
+                message = {**message, "body": body[: self.limit - sent], "more_body": False}
+            sent += len(message.get("body", b""))
+            await send(message)
+
+        await self.app(scope, receive, bounded)
 
 
 def guard_connection(conn: sqlite3.Connection, tables: Iterable[str]) -> None:

@@ -69,6 +69,8 @@ from polydom.errors import InvalidArgumentError, PolydomError, QueryError
 from polydom.index.built import Index
 from polydom.index.explanation import Explanation
 from polydom.serving.drift_recalibration import DriftRecalibration
+from polydom.serving.measured_size import MeasuredSize
+from polydom.serving.provenance import unproven_field
 from polydom.serving.query import explanation_record
 from polydom.serving.service_core import ServiceMetrics, ServingCore, flush_periodically
 from polydom.serving.timing_recorder import TimingRecorder
@@ -173,8 +175,9 @@ class _Service:
 
     async def healthz(self, request: Request) -> JSONResponse:
         """``GET /healthz``."""
-        return _answer({"status": "ok", "build": self.core.note_build(self.index.snapshot()),
-                        "follows_store": self.follows})
+        view = self.index.snapshot()
+        return _answer({"status": "ok", "build": self.core.note_build(view),
+                        "follows_store": self.follows, **unproven_field(view.info)})
 
     async def prometheus(self, request: Request) -> Response:
         """``GET /metrics``."""
@@ -254,6 +257,7 @@ def make_app(
     timings: TimingRecorder | None = None,
     timings_seconds: float = 5.0,
     drift: DriftRecalibration | None = None,
+    measure: MeasuredSize | None = None,
 ) -> Starlette:
     """The ASGI app serving ``index``.
 
@@ -284,6 +288,9 @@ def make_app(
     drift : DriftRecalibration, optional
         Recalibrate on drift (its sink wraps ``timings``' sink); its steps are on
         ``/metrics`` (:mod:`polydom.serving.drift_recalibration`).
+    measure : MeasuredSize, optional
+        The server's own measure of a raw item's size (:class:`polydom.serving.
+        service_core.ServingCore`): a claimed size that differs is counted, not learnt.
 
     Runtime complexity: O(1) (with a featurizer, O(K * F) to check it against the K
     candidates' F features); each request is O(lookup) plus its model's work.
@@ -300,7 +307,7 @@ def make_app(
             f"timings_seconds must be a finite number > 0, got {timings_seconds!r}")
     metrics = ServiceMetrics(timings=timings, drift=drift)
     follows = refresh_seconds is not None and index.follows_store
-    core = ServingCore(index, featurizer, on_item, timings, metrics)
+    core = ServingCore(index, featurizer, on_item, timings, metrics, measure)
     service = _Service(core, max_body, follows)
     routes = [
         Route("/lookup", service.lookup, methods=["GET"]),

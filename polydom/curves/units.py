@@ -45,6 +45,7 @@ from polydom.errors import InvalidArgumentError, TelemetryError
 __all__ = [
     "DEFAULT_UNIT",
     "MAX_TIMING_SECONDS",
+    "MIN_TIMING_SECONDS",
     "SECONDS",
     "WRONG_UNIT_RATIO",
     "CostUnit",
@@ -82,6 +83,11 @@ WRONG_UNIT_RATIO = 10.0
 #: The longest timing of one feature on one item a store takes (a day): a longer one is a
 #: broken clock or a forged record, and would scale every curve by it.
 MAX_TIMING_SECONDS = 86_400.0
+
+#: The shortest timing a store takes (a nanosecond, the resolution of the finest clock a
+#: server has): a shorter one, like ``5e-324``, is no measurement, and would scale a curve
+#: to (almost) zero, which no later timing can bring back.
+MIN_TIMING_SECONDS = 1e-9
 
 #: Unit of costs when a build does not say (``polydom.build_index``'s default).
 DEFAULT_UNIT = "units"
@@ -298,8 +304,9 @@ def check_size_value(value: Any, what: str = "size") -> float:
 
 
 def check_seconds(value: Any, what: str = "seconds") -> float:
-    """A measured timing as a float: a real number, finite, > 0 and at most
-    :data:`MAX_TIMING_SECONDS`.  O(1) (O(digits) for a huge integer).
+    """A measured timing as a float: a real number, finite, in
+    [:data:`MIN_TIMING_SECONDS`, :data:`MAX_TIMING_SECONDS`] (a nanosecond to a day).  O(1)
+    (O(digits) for a huge integer).
 
     A timing of 0 would scale a curve to 0, which no later timing can bring back (a scale is
     a ratio to the curve); so it is refused with the rest.
@@ -318,10 +325,10 @@ def check_seconds(value: Any, what: str = "seconds") -> float:
         v = float(value)
     except OverflowError:  # an integer beyond a float: 10**400
         v = math.inf
-    if not (math.isfinite(v) and 0.0 < v <= MAX_TIMING_SECONDS):
+    if not (math.isfinite(v) and MIN_TIMING_SECONDS <= v <= MAX_TIMING_SECONDS):
         raise TelemetryError(
-            f"{what} must be finite, > 0 and at most {MAX_TIMING_SECONDS:g} s, "
-            f"got {_shown(value)}")
+            f"{what} must be finite, at least {MIN_TIMING_SECONDS:g} s and at most "
+            f"{MAX_TIMING_SECONDS:g} s, got {_shown(value)}")
     return v
 
 

@@ -26,8 +26,17 @@ not stationary:
    change had passed by the time the evidence was collected (a transient: another
    process's burst): nothing is published (``min_change``), the alarm is counted as
    ``dismissed`` and the monitor takes a fresh reference on the same build.
-5. **Failure.** A recalibration that raises is counted (``failed``) and logged; the alarm
-   is dropped and the monitor reset, so the next alarm tries again (rate-limited).
+5. **Bounded.** A step is at most ``max_step`` (default :data:`MAX_DRIFT_STEP`) up or
+   down per atom: a recalibration that would scale a curve further publishes nothing and
+   is counted ``refused`` (logged in one line); a larger change waits for an operator
+   (``polydom recalibrate --max-step``).  With the rate limit, no stream of items moves a
+   curve faster than ``max_step`` per ``min_interval``.  What is learnt is what the server
+   measured: timings on its own clock, and, with a
+   :class:`~polydom.serving.measured_size.MeasuredSize` (``serve --measure``), only items
+   served at the size the server measures (a client's claimed size is counted, not learnt).
+6. **Failure.** A recalibration that raises otherwise is counted (``failed``) and logged;
+   the alarm is dropped and the monitor reset, so the next alarm tries again
+   (rate-limited).
 
 Every step is counted in :attr:`DriftRecalibration.counts` (``/metrics`` shows them).
 Nothing here imports storage: the index's own :meth:`polydom.Index.recalibrate` publishes.
@@ -42,16 +51,22 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from polydom.curves.units import seconds_to_store, unit_name
-from polydom.errors import InvalidArgumentError, PolydomError
+from polydom.errors import InvalidArgumentError, PolydomError, TelemetryError
 from polydom.index.built import Index
 from polydom.serving.telemetry import DriftMonitor, TimingRecord
 
-__all__ = ["STEPS", "DriftRecalibration"]
+__all__ = ["MAX_DRIFT_STEP", "STEPS", "DriftRecalibration"]
 
 LOG = logging.getLogger("polydom.drift")
 
 #: What :attr:`DriftRecalibration.counts` counts.
-STEPS = ("monitored", "alarms", "deferred", "recalibrations", "dismissed", "failed")
+STEPS = ("monitored", "alarms", "deferred", "recalibrations", "dismissed", "refused",
+         "failed")
+
+#: The largest factor one recalibration on drift may scale a curve by, up or down: a
+#: machine that drifts (throttling, a noisy neighbour) changes by 1.2-3x; a bigger step is
+#: more likely forged or broken timings, and waits for an operator.
+MAX_DRIFT_STEP = 4.0
 
 
 class DriftRecalibration:
@@ -73,6 +88,8 @@ class DriftRecalibration:
         ``slowdown``); the quantile is the build's (``info["insitu"]``, else 0.95).
     clock : callable, default time.monotonic
         Seconds, for the rate limit.
+    max_step : float, default MAX_DRIFT_STEP
+        The largest factor one recalibration may scale a curve by (module docstring).
 
     Raises
     ------
@@ -82,7 +99,8 @@ class DriftRecalibration:
 
     def __init__(self, index: Index, min_interval: float = 300.0, collect: int = 300,
                  min_records: int = 20, monitor: dict[str, Any] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 max_step: float = MAX_DRIFT_STEP) -> None:
         if not isinstance(index, Index) or not index.follows_store:
             raise InvalidArgumentError(
                 "recalibrate on drift needs an index that follows its store (opened with "
@@ -94,7 +112,12 @@ class DriftRecalibration:
         for name, value in (("collect", collect), ("min_records", min_records)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidArgumentError(f"{name} must be an integer >= 1, got {value!r}")
+        if isinstance(max_step, bool) or not isinstance(max_step, (int, float)) \
+                or not 1 <= max_step < float("inf"):
+            raise InvalidArgumentError(
+                f"max_step must be a finite number >= 1, got {max_step!r}")
         self.index = index
+        self.max_step = float(max_step)
         self.min_interval = float(min_interval)
         self.collect = collect
         self.min_records = min_records
@@ -180,7 +203,14 @@ class DriftRecalibration:
         try:
             report = self.index.recalibrate(
                 since_id=since, min_records=self.min_records, relative=since > 0,
-                min_change=self.monitor.slowdown if since > 0 else None)
+                min_change=self.monitor.slowdown if since > 0 else None,
+                max_step=self.max_step)
+        except TelemetryError as exc:  # a step beyond the bound (or bad stored timings)
+            self.counts["refused"] += 1
+            LOG.warning("drift: recalibration refused, still serving build %s: %s",
+                        self.build, str(exc).splitlines()[0] if str(exc) else exc)
+            self._watch(self.index.snapshot())
+            return None
         except Exception:  # never reaches the flush that called it: counted and logged
             self.counts["failed"] += 1
             LOG.exception("recalibration after a drift alarm failed; still serving build %s",

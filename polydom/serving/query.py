@@ -51,6 +51,7 @@ from polydom.curves.units import CostUnit, budget_warning, cost_unit_for, split_
 from polydom.errors import ArgumentTypeError, InvalidArgumentError, QueryError, RuleUnavailableError
 from polydom.index.built import Hit, Index
 from polydom.index.explanation import Explanation, SkylineEntry
+from polydom.serving.provenance import unproven_field
 
 __all__ = [
     "FIELDS",
@@ -137,10 +138,13 @@ class Query:
     rows: np.ndarray | None = None
 
     def head(self) -> dict[str, Any]:
-        """The fields every answer starts with, in this order.  O(1)."""
+        """The fields every answer starts with, in this order (``unproven`` only for a
+        build whose info its seal does not cover: :mod:`polydom.serving.provenance`).
+        O(1)."""
         return {"build": self.index.info.get("build_id"), "size": self.size,
                 "budget": None if self.budget is None else self.unit.shown(self.budget),
-                "unit": self.unit.name, "rule": self.rule, "overrun": self.overrun}
+                "unit": self.unit.name, "rule": self.rule, "overrun": self.overrun,
+                **unproven_field(self.index.info)}
 
 
 def read_query(index: Index, fields: Mapping[str, Any],
@@ -288,4 +292,4 @@ def explain_answer(index: Index, fields: Mapping[str, Any]) -> dict[str, Any]:
     explanation = q.index.explain(q.size, q.budget, q.rule, check_input=False)
     record = explanation_record(explanation, q.unit,
                                 not q.index.info.get("no_standard_errors"))
-    return {**record, "overrun": q.overrun}
+    return {**record, "overrun": q.overrun, **unproven_field(q.index.info)}

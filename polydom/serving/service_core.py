@@ -30,6 +30,8 @@ from polydom.errors import DamagedStoreError, InvalidArgumentError, QueryError
 from polydom.index.built import Index
 from polydom.serving.drift_recalibration import DriftRecalibration
 from polydom.serving.item_serving import ItemServer
+from polydom.serving.measured_size import MeasuredSize
+from polydom.serving.provenance import info_proven
 from polydom.serving.query import explain_answer, lookup_answer, predict_answer, read_query
 from polydom.serving.timing_recorder import TimingRecorder
 
@@ -116,6 +118,9 @@ class ServiceMetrics:
                                          buckets=BUCKETS, registry=registry)
         self.build = Gauge("polydom_current_build", "Build id the service answers from",
                            registry=registry)
+        self.info_sealed = Gauge("polydom_build_info_sealed", "1 when the seal of the build "
+                                 "answered from covers its info, 0 when it is unproven",
+                                 registry=registry)
         self.switches = Counter("polydom_build_switches", "Switches to a newer build",
                                 registry=registry)
         self.refresh_errors = Counter("polydom_refresh_errors",
@@ -170,6 +175,10 @@ class ServingCore:
     timings : TimingRecorder, optional
         Records the feature timings of every served raw item.
     metrics : ServiceMetrics, optional
+    measure : MeasuredSize, optional
+        The server's own measure of a raw item's size: an item served at another size (the
+        featurizer read what a client claims) is answered, its timings not recorded, and
+        counted (``polydom_item_size_mismatches`` on ``/metrics``).
 
     Raises
     ------
@@ -180,12 +189,20 @@ class ServingCore:
     def __init__(self, index: Index, featurizer: Any = None,
                  on_item: Callable[[Index, Any], None] | None = None,
                  timings: TimingRecorder | None = None,
-                 metrics: ServiceMetrics | None = None) -> None:
+                 metrics: ServiceMetrics | None = None,
+                 measure: MeasuredSize | None = None) -> None:
         self.index = index
         self.featurizer = featurizer
         self.on_item = on_item
         self.timings = timings
         self.metrics = metrics or ServiceMetrics()
+        #: The server's own measure of an item's size (None: the featurizer's size is
+        #: taken as measured); :mod:`polydom.serving.measured_size`.
+        self.measure = measure
+        if measure is not None:
+            Gauge("polydom_item_size_mismatches", "Raw items served at a size other than "
+                  "the server measures (their timings not learnt)",
+                  registry=self.metrics.registry).set_function(lambda: measure.mismatches)
         self._servers: dict[int, ItemServer] = {}  # id(table) -> the newest build's server
         if featurizer is not None:
             self.item_server(index.snapshot(), starting=True)
@@ -195,6 +212,7 @@ class ServingCore:
         build = view.info.get("build_id")
         if isinstance(build, (int, float)):
             self.metrics.build.set(build)
+        self.metrics.info_sealed.set(1 if info_proven(view.info) else 0)
         return build
 
     def lookup(self, fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -207,6 +225,7 @@ class ServingCore:
         """The explanation record of ``fields`` (:func:`~polydom.serving.query.explain_answer`)."""
         record = explain_answer(self.index, fields)
         self.metrics.build.set(record["build"]) if isinstance(record["build"], int) else None
+        self.metrics.info_sealed.set(0 if "unproven" in record else 1)
         return record
 
     def predict(self, fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -231,7 +250,8 @@ class ServingCore:
                for i, item in enumerate(items)]
         head = q.head()
         return {"build": head["build"], "budget": head["budget"], "unit": head["unit"],
-                "overrun": head["overrun"], "predictions": out}
+                "overrun": head["overrun"], "predictions": out,
+                **({"unproven": head["unproven"]} if "unproven" in head else {})}
 
     def item_server(self, view: Index, starting: bool = False) -> ItemServer:
         """The :class:`ItemServer` of ``view``'s build (one kept, for the newest build)."""
@@ -268,8 +288,9 @@ class ServingCore:
             metrics.over_budget.inc()
         if self.on_item is not None:
             self.on_item(view, p)
-        if self.timings is not None:
-            self.timings.record(view, p)
+        if self.timings is not None and (self.measure is None
+                                         or self.measure.agrees(item, p.size)):
+            self.timings.record(view, p)  # a size the server did not measure: not learnt
         return item_record(p, unit)
 
     def refresh(self) -> bool:

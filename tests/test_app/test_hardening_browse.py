@@ -2,9 +2,10 @@
 pointers (``fts3_tokenizer``), no store with virtual tables, bounded results and memory, the
 store's texts escaped in every page, bounded start-up work.
 
-One browse server (module scope) serves a crafted store: its cost unit is a script, it holds a
-view calling ``fts3_tokenizer``.  The crash is shown in subprocesses: the same two statements
-that segfault a plain connection are refused on a guarded one.
+One browse server (module scope) serves a crafted store: its cost unit is a script.  A store
+holding a view calling ``fts3_tokenizer`` is not served at all (its schema is not polydom's,
+issue 35).  The crash is shown in subprocesses: the same two statements that segfault a
+plain connection are refused on a guarded one.
 """
 
 from __future__ import annotations
@@ -81,9 +82,8 @@ def _peak_rss_mb(pid: int) -> float:
 @pytest.fixture(scope="module")
 def crafted(tmp_path_factory):
     """A live browse of a crafted store: its unit is a script and broken mathematics (the
-    plots are drawn at start: they draw it as text), a view hands out a pointer."""
+    plots are drawn at start: they draw it as text)."""
     store = _publish(tmp_path_factory.mktemp("crafted") / "crafted.db", UNIT)
-    _sql(store, "CREATE VIEW leak AS SELECT fts3_tokenizer('simple') AS pointer")
     with V.live_server(str(store), verb="browse") as address:
         with httpx.Client(timeout=120) as client:
             yield address, client, store
@@ -103,9 +103,6 @@ def test_no_sql_function_hands_out_or_takes_a_pointer(crafted):
         got = _query(client, address, sql)
         assert got.status_code == 400, (sql, got.status_code, got.text[:300])
         assert "not authorized" in got.text, sql
-    # the store's own view calling it is refused the same way, on its page and in SQL
-    assert client.get(f"{address}/leak.json").status_code == 400
-    assert _query(client, address, "select * from leak").status_code == 400
     # no other database of the server takes SQL from a browser (Datasette's own is root's)
     root = address.rsplit("/", 1)[0]
     for other, status in (("_internal", 403), ("_memory", 404)):
@@ -168,10 +165,12 @@ def test_a_huge_feature_or_learner_name_is_refused_before_drawing():
         index = polydom.Index(polydom.PolyDomIndex.build([candidate], 0.0, 10.0),
                               {feature: polydom.CostCurve([1.0])}, {feature: [0]},
                               {"alpha": 1.0})
-        with pytest.raises(InvalidArgumentError, match="name of 300 characters"):
+        with pytest.raises(InvalidArgumentError, match="name of 300 bytes"):
             check_store_text(index, "ms")
-    with pytest.raises(InvalidArgumentError, match="cost unit .* of 65 characters"):
+    with pytest.raises(InvalidArgumentError, match="cost unit .* of 65 bytes"):
         check_store_text(index, "u" * 65)
+    with pytest.raises(InvalidArgumentError, match="cost unit .* of 68 bytes"):
+        check_store_text(index, "\U0001F600" * 17)  # 17 characters, 68 bytes of UTF-8
 
 
 def _browse(store: Path, timeout: float) -> subprocess.CompletedProcess:
@@ -180,6 +179,14 @@ def _browse(store: Path, timeout: float) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "polydom.app.cli", "browse", str(store), "--port", "0"],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
         text=True, timeout=timeout)
+
+
+def test_a_store_with_a_view_that_hands_out_a_pointer_is_not_served(tmp_path):
+    store = _publish(tmp_path / "leak.db", "ms")
+    _sql(store, "CREATE VIEW leak AS SELECT fts3_tokenizer('simple') AS pointer")
+    done = _browse(store, timeout=60)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.count("\n") == 1 and "view 'leak'" in done.stderr
 
 
 def test_a_store_with_a_virtual_table_is_not_served(tmp_path):
@@ -197,7 +204,7 @@ def test_a_huge_unit_is_refused_before_drawing(tmp_path):
     done = _browse(store, timeout=60)
     assert done.returncode == 2, done.stderr[-2000:]
     assert done.stderr.count("\n") == 1 and "cost unit" in done.stderr
-    assert "100000 characters" in done.stderr
+    assert "100000 bytes" in done.stderr
     assert time.perf_counter() - start < 30
 
 

@@ -121,4 +121,4 @@ def test_the_plaid_demo_stores_a_guarded_build_and_serves_from_it(tmp_path, caps
     assert answer["unit"] == "ms" and answer["budget"] == pytest.approx(budget)
     assert answer["fits"] == (hit is not None)
     if hit is not None:
-        assert answer["features"] == sorted(hit.features)
+        assert answer["model"]["features"] == hit.to_dict()["features"]

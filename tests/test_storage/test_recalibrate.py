@@ -71,8 +71,8 @@ def _count(store_url: str) -> int:
     (("g0", 10.0, -0.5), "seconds"),
     (("g0", N_MAX * 2, 0.5), r"outside build 1's domain \[0, 1000\]"),
     (("g0", -1.0, 0.5), r"size must be finite and >= 0, got -1.0"),
-    (("g0", 10.0, 0.0), "seconds must be finite, > 0"),  # a scale of 0: refused
-    (("g0", 10.0, 10**400), "seconds must be finite, > 0"),  # was an OverflowError
+    (("g0", 10.0, 0.0), "seconds must be finite, at least 1e-09 s"),  # a scale of 0: refused
+    (("g0", 10.0, 10**400), "seconds must be finite, at least 1e-09 s"),  # was an OverflowError
     (("g0", 10**400, 0.5), "size must be finite"),
     (("nope", 10.0, 0.5), "unknown feature 'nope'"),
     (("g0", "10", 0.5), "size must be a real number"),

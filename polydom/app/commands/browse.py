@@ -21,11 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from polydom.app.arguments import add_store_options, port, store_key
+from polydom.app.browse_guard import MAX_RESPONSE_BYTES, MAX_RESULT_BYTES, MAX_VALUE_BYTES
 from polydom.app.tables import DEFAULT_COST_UNIT, clip, printable
 from polydom.errors import InvalidArgumentError
 
-__all__ = ["CANNED_QUERIES", "MAX_NAME_CHARS", "MAX_UNIT_CHARS", "SETTINGS", "add_browse",
-           "browse_metadata", "canned_queries", "check_store_text", "run_browse", "sqlite_file",
+__all__ = ["CANNED_QUERIES", "MAX_NAME_BYTES", "MAX_UNIT_BYTES", "SETTINGS", "add_browse",
+           "browse_metadata", "canned_queries", "check_store_text", "datasette_name",
+           "run_browse", "sqlite_file",
            "write_plots"]
 
 _COST_AT_N = """(SELECT SUM(cc.coefficient * power(CAST(:n AS REAL), cc.degree))
@@ -165,31 +167,33 @@ def sqlite_file(url: str) -> Path:
     return path
 
 
-#: The longest cost unit, and feature or learner name, that browse draws and shows.
-MAX_UNIT_CHARS = 64
-MAX_NAME_CHARS = 256
+#: The longest cost unit, and feature or learner name, that browse draws and shows, in bytes
+#: of UTF-8 (an emoji is 4).
+MAX_UNIT_BYTES = 64
+MAX_NAME_BYTES = 256
 
 
 def check_store_text(index: Any, unit: str) -> None:
     """Refuse, before any drawing, a store whose texts would make the plots' work unbounded:
-    a cost unit over :data:`MAX_UNIT_CHARS` characters, a feature or learner name over
-    :data:`MAX_NAME_CHARS`.  O(features + candidates).
+    a cost unit over :data:`MAX_UNIT_BYTES` bytes of UTF-8, a feature or learner name over
+    :data:`MAX_NAME_BYTES`.  O(features + candidates).
 
     Raises
     ------
     InvalidArgumentError
-        One line naming the text (cut) and its length.
+        One line naming the text (cut) and its length in bytes.
     """
     build = index.info.get("build_id") if isinstance(index.info, dict) else None
     texts = [(f"the cost unit (info cost_unit of build {printable(build)})", unit,
-              MAX_UNIT_CHARS)]
+              MAX_UNIT_BYTES)]
     names = {str(f) for f in index.costs} | {str(c.learner or "") for c in index.candidates}
     names.update(str(f) for c in index.candidates for f in c.features)
-    texts += [("a feature or learner name", name, MAX_NAME_CHARS) for name in names]
+    texts += [("a feature or learner name", name, MAX_NAME_BYTES) for name in names]
     for what, text, most in texts:
-        if len(text) > most:
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > most:
             raise InvalidArgumentError(
-                f"polydom browse does not draw {what} of {len(text)} characters (at most "
+                f"polydom browse does not draw {what} of {size} bytes (at most "
                 f"{most}): {clip(text, 40)!r}")
 
 
@@ -252,9 +256,13 @@ def add_browse(subparsers: argparse._SubParsersAction) -> None:
         description="Start Datasette over a SQLite store, opened immutable (nothing is "
         "written), with canned queries (skyline at a size, the model for (size, budget), "
         "builds newest first, candidates by learner) and plots of the current build.  SQL "
-        "is read-only and bounded (no pointer or file functions, no recursive queries, "
-        "values up to 16 MiB, answers up to 64 MiB and 1 s); a store with virtual tables "
-        "is refused.  Needs the 'serve' extra (datasette, uvicorn, matplotlib).",
+        "is read-only and bounded (no pointer or file functions, no recursive queries, 1 s "
+        f"and {SETTINGS['max_returned_rows']} rows per statement); budgets in bytes: a value "
+        f"at most {MAX_VALUE_BYTES // 2**20} MiB of UTF-8, the rows of one statement at most "
+        f"{MAX_RESULT_BYTES // 2**20} MiB once encoded (JSON escapes: an emoji is 12 bytes, a "
+        f"control character 6), one response at most {MAX_RESPONSE_BYTES // 2**20} MiB "
+        "sent.  A store whose schema is not polydom's is refused.  Needs the 'serve' extra "
+        "(datasette, uvicorn, matplotlib).",
     )
     add_store_options(p, build=False)
     p.add_argument("--host", default="127.0.0.1",
@@ -266,12 +274,27 @@ def add_browse(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_browse)
 
 
+def datasette_name(path: Path) -> str:
+    """The name Datasette gives the database of file ``path`` (its stem; ``_internal`` and
+    ``_memory`` are Datasette's own, so a store named so becomes ``_internal_2``), which
+    keys its metadata and its connections' guard.  Any file name works: spaces, dots and
+    other characters are Datasette's to encode in its URLs.  O(1).
+
+    >>> datasette_name(Path("/data/_internal.db")), datasette_name(Path("my store.v2.db"))
+    ('_internal_2', 'my store.v2')
+    """
+    from datasette.app import Datasette
+
+    probe = Datasette(immutables=[str(path)])
+    return next(name for name, db in probe.databases.items() if db.path == str(path))
+
+
 def run_browse(args: argparse.Namespace) -> int:
     """Check the store, write plots and metadata, serve Datasette until interrupted."""
     import uvicorn
     from datasette.app import Datasette
 
-    from polydom.app.browse_guard import read_schema, register_guard
+    from polydom.app.browse_guard import ResponseBudget, read_schema, register_guard
     from polydom.app.commands.serve import bind
     from polydom.app.tables import cost_unit
     from polydom.pipeline.open import open_index
@@ -289,15 +312,20 @@ def run_browse(args: argparse.Namespace) -> int:
         folder = Path(args.plots) if args.plots else Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
         names = write_plots(index, folder, unit)
-        metadata = browse_metadata(path.stem, index, unit, names)
-        register_guard(path.stem, tables)
+        database = datasette_name(path)
+        metadata = browse_metadata(database, index, unit, names)
+        register_guard(database, tables)
         ds = Datasette(immutables=[str(path)], metadata=metadata,
                        static_mounts=[("plots", str(folder))], settings=SETTINGS)
+        if database not in ds.databases or ds.databases[database].path != str(path):
+            raise InvalidArgumentError(  # Datasette named it otherwise: nothing would be guarded
+                f"polydom browse: Datasette did not name {printable(path)} {database!r}")
         sock = bind(args.host, args.port)
         host, port = sock.getsockname()[:2]
         print(f"browsing {printable(path)} (build {index.info.get('build_id')}, read-only) "
-              f"on http://{host}:{port}/{printable(path.stem)}", flush=True)
-        server = uvicorn.Server(uvicorn.Config(ds.app(), log_level="warning", lifespan="on"))
+              f"on http://{host}:{port}{ds.urls.database(database)}", flush=True)
+        app = ResponseBudget(ds.app())
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         try:
             server.run(sockets=[sock])
         finally:

@@ -25,6 +25,7 @@ from polydom.app.tables import (
 )
 from polydom.errors import InvalidArgumentError, QueryError
 from polydom.index.rules import RULES
+from polydom.serving.provenance import unproven
 
 __all__ = ["add_lookup", "read_queries", "run_lookup"]
 
@@ -153,6 +154,9 @@ def run_lookup(args: argparse.Namespace) -> int:
         record = answer.to_dict()
         answers.append(record)
         formats_of.append(None if answer.hit is None else formats[id(answer.hit.candidate)])
+    doubt = unproven(index.info)  # also in each record (``unproven``), never left unsaid
+    if doubt is not None:
+        print(f"polydom lookup: warning: {doubt}", file=sys.stderr)
     warnings = [a["warning"] for a in answers if a["warning"]]
     if warnings:
         more = f" ({len(warnings) - 1} more queries like it)" if len(warnings) > 1 else ""

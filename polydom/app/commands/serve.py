@@ -24,7 +24,8 @@ from polydom.app.tables import cost_unit, printable
 from polydom.curves.units import seconds_to_store
 from polydom.errors import InvalidArgumentError
 
-__all__ = ["add_serve", "run_serve", "load_featurizer", "bind", "timing_recorder"]
+__all__ = ["add_serve", "run_serve", "load_featurizer", "load_measure", "bind",
+           "timing_recorder"]
 
 
 def add_serve(subparsers: argparse._SubParsersAction) -> None:
@@ -76,7 +77,37 @@ def add_serve(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--drift-collect", type=positive_count, default=300, metavar="N",
                    help="timings stored after a drift alarm before recalibrating (default "
                    "300)")
+    p.add_argument("--measure", metavar="MODULE:ATTR",
+                   help="the server's own measure of a raw item's size (a function item -> "
+                   "size, from its content); an item the featurizer reads at another size "
+                   "(what a client claims) is answered but its timings are not recorded "
+                   "(not learnt by recalibrations), counted on /metrics "
+                   "(polydom_item_size_mismatches)")
+    p.add_argument("--drift-max-step", type=float, default=None, metavar="X",
+                   help="a recalibration on drift scaling a curve by more than X (or less "
+                   "than 1/X) is refused and counted, nothing published (default 4; larger "
+                   "changes: polydom recalibrate --max-step)")
     p.set_defaults(run=run_serve)
+
+
+def load_measure(spec: str) -> Any:
+    """The size measure named ``module:attr`` (a callable item -> size), as
+    :func:`load_featurizer` finds its object.
+
+    Raises
+    ------
+    ValueError
+        Naming the spec when it cannot be found or is not callable.
+    """
+    from pathlib import Path
+
+    from polydom.app.config_data import resolve_name
+
+    obj = resolve_name(spec, Path.cwd(), "--measure")
+    if not callable(obj):
+        raise InvalidArgumentError(f"--measure {spec!r} is not a callable item -> size, got "
+                                   f"{type(obj).__name__}")
+    return obj
 
 
 def load_featurizer(spec: str) -> Any:
@@ -169,6 +200,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
     import polydom
     from polydom.app.service import DEFAULT_MAX_BODY, make_app
+    from polydom.serving.measured_size import MeasuredSize
+    from polydom.serving.provenance import unproven
 
     featurizer = load_featurizer(args.featurizer) if args.featurizer else None
     key = store_key(args)
@@ -181,21 +214,32 @@ def run_serve(args: argparse.Namespace) -> int:
         from polydom.serving.drift_recalibration import DriftRecalibration
 
         drift = DriftRecalibration(index, min_interval=args.recalibrate_every,
-                                   collect=args.drift_collect)
+                                   collect=args.drift_collect,
+                                   **({} if args.drift_max_step is None
+                                      else {"max_step": args.drift_max_step}))
+        if not args.measure:
+            print("polydom serve: warning: --recalibrate-on-drift learns sizes from the "
+                  "featurizer's size function; if it reads a size the client sends, pass "
+                  "--measure so that no client steers the curves", file=sys.stderr)
     if recording:
         timings = timing_recorder(args.timings_store or args.url, key, args.timings_capacity,
                                   drift)
     app = make_app(index, featurizer=featurizer,
                    max_body=args.max_body or DEFAULT_MAX_BODY,
                    refresh_seconds=None if args.build is not None else args.refresh,
-                   timings=timings, timings_seconds=args.timings_every, drift=drift)
+                   timings=timings, timings_seconds=args.timings_every, drift=drift,
+                   measure=MeasuredSize(load_measure(args.measure)) if args.measure else None)
     sock = bind(args.host, args.port)
     host, port = sock.getsockname()[:2]
     if not _loopback(args.host):
         print(f"polydom serve: warning: listening on {host}, reachable from other machines; "
               "the service has no authentication", file=sys.stderr)
     shown = f"[{host}]" if ":" in host else host
-    print(f"serving build {index.info.get('build_id')} of {printable(args.url)} on "
+    doubt = unproven(index.info)
+    if doubt is not None:
+        print(f"polydom serve: warning: {doubt}", file=sys.stderr)
+    proof = "" if doubt is None else " (info NOT sealed: unproven)"
+    print(f"serving build {index.info.get('build_id')}{proof} of {printable(args.url)} on "
           f"http://{shown}:{port}", flush=True)
     if timings is not None:
         print(f"recording served feature timings into "
