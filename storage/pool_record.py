@@ -228,7 +228,7 @@ def _ragged(values: np.ndarray, offsets: np.ndarray, m: int) -> list[np.ndarray]
     """One array of ``values`` per candidate, cut at ``offsets``."""
     if offsets.shape != (m + 1,) or offsets[0] != 0 or offsets[-1] != values.size or (
             np.diff(offsets) < 0).any():
-        raise ValueError("fold offsets do not cover the fold values")
+        raise IndexIntegrityError("fold offsets do not cover the fold values")
     return np.split(values, offsets[1:-1]) if m else []
 
 

@@ -26,9 +26,9 @@ PACKAGES = ("polydom", "lattice", "learners", "storage")
 
 #: Built-in errors a module may raise by protocol, not as a refusal of ours: a Mapping's
 #: missing key, a module's missing attribute (PEP 562), an optional dependency that is not
-#: installed, the operating system refusing a port.
+#: installed, the operating system refusing a port, a Sequence's position out of range.
 PROTOCOL = {"KeyError", "AttributeError", "ImportError", "OSError", "StopIteration",
-            "NotImplementedError"}
+            "NotImplementedError", "IndexError"}
 BUILTIN_ERRORS = {name for name, value in vars(builtins).items()
                   if isinstance(value, type) and issubclass(value, BaseException)}
 
