@@ -15,6 +15,8 @@ A configuration (TOML shown; JSON takes the same keys)::
     # holdout = 0.3                 # one held-out share of the rows
     seed = 0                        # seeds the folds (and the learners)
     executor = "processes:2"        # where trainings run (default in-process); see below
+    traversal = "anytime"           # "complete" (default), "paper" or "anytime" (20+ features)
+    max_expansions = 400            # cap on trainings (default none); the any-time cap
     cost_unit = "ms"                # unit of the costs, printed everywhere (default "units";
                                     # "s" for profiled digits)
     foreign_database = false        # true: add the store's tables to a non-empty database
@@ -116,7 +118,10 @@ __all__ = ["Config", "ConfigError", "MAX_PARAMS", "MAX_SEED", "MAX_SIDE", "MAX_S
 _KEYS = {"data", "learner", "store", "alpha", "delta", "domain", "cv", "seed", "features",
          "costs", "profile", "sides", "digits", "cost_unit", "atoms", "quantile", "degree",
          "budgeted", "holdout", "executor", "foreign_database", "target", "featurizer",
-         "target_overrun", "overrun_levels", "overrun_score", "calibration_timings"}
+         "target_overrun", "overrun_levels", "overrun_score", "calibration_timings",
+         "traversal", "max_expansions"}
+#: The lattice traversals a config may name (:func:`lattice.explore`).
+TRAVERSALS = ("complete", "paper", "anytime")
 #: Keys of earlier versions, refused with a line saying what replaced them.
 _RETIRED = ("statistic", "repeats")
 _BUDGETED_KEYS = {"learner", "tradeoffs", "sizes", "cost", "params"}
@@ -128,6 +133,8 @@ _SQLITE_RELATIVE = re.compile(r"(?P<scheme>sqlite(?:\+\w+)?:///)(?P<path>[^?]*)(
 MAX_SIDE = 512
 #: Largest seed (numpy's and scikit-learn's random states take 32 bits).
 MAX_SEED = 2**32 - 1
+#: Largest training cap of a config (``max_expansions``): one training per count.
+MAX_EXPANSIONS = 10**7
 #: Most trade-offs and reference sizes of one ``[[budgeted]]`` entry (one training each).
 MAX_TRADEOFFS = 256
 MAX_SIZES = 64
@@ -441,14 +448,17 @@ def _in_situ_curves(config: Mapping, fz: Any, sample: list, names: list[str], se
 
 def build_from_config(
     config: Mapping[str, Any], out: Callable[[str], Any] = print, executor: Any = None,
-    folder: str | Path | None = None,
+    folder: str | Path | None = None, traversal: str | None = None,
+    max_expansions: int | None = None,
 ) -> Any:
     """Build and store the index a configuration describes; returns the :class:`Index`.
 
     ``executor`` (a specification or an executor) overrides the config's ``executor`` key.
     Relative paths of the config (``data``, ``store``, a loader's module) are relative to
     ``folder``: by default the folder of the file :func:`load_config` read, else the working
-    directory.  A progress bar (tqdm, on a terminal) counts the finished trainings.
+    directory.  ``traversal`` and ``max_expansions`` (``polydom build --traversal``,
+    ``--max-expansions``) override the config's keys of those names.  A progress bar (tqdm, on a terminal)
+    counts the finished trainings.
 
     Runtime complexity: the lattice's trainings (at most ``2**features`` sets, ``cv + 1``
     fits each) plus, for digits, rendering and featurising the digits once.
@@ -466,6 +476,7 @@ def build_from_config(
     specs = _budgeted(config)
     alpha = _number(config, "alpha", 1.0, 1.0)
     delta = _number(config, "delta", 0.0, 0.0)
+    traversal, cap = _exploration(config, traversal, max_expansions)
     protocol = _protocol(config, seed)
     store = store_url(config, folder)
     data = config["data"]
@@ -505,7 +516,8 @@ def build_from_config(
     plan = BuildPlan(X, y, model, config["learner"], specs, protocol, store, n_min, n_max,
                      alpha=alpha, delta=delta, cost_unit=unit, seed=seed,
                      executor=executor if executor is not None else config.get("executor"),
-                     allow_foreign_database=foreign, guard=guard)
+                     allow_foreign_database=foreign, guard=guard, traversal=traversal,
+                     max_expansions=cap)
     try:
         outcome = run_build(plan)
     except ExecutorError as exc:
@@ -518,6 +530,7 @@ def build_from_config(
         f"{info['candidates']} candidates, {info['ranges']} ranges, {info['entries']} skyline "
         f"entries; alpha={alpha:g}, delta={delta:g}, domain [{n_min:g}, {n_max:g}], costs in "
         f"{unit}")
+    out(_exploration_line(info))
     if specs:
         out(f"budgeted: {outcome.budgeted_candidates} candidates from "
             f"{', '.join(s['learner'] for s in specs)}; in the index by learner: "
@@ -534,6 +547,35 @@ def build_from_config(
         f"{', '.join(f'{v:g}' for v in guarded.overrun_levels())}): published build "
         f"{guarded.info['build_id']}")
     return guarded
+
+
+def _exploration(config: Mapping, traversal: Any, cap: Any) -> tuple[str, int | None]:
+    """The traversal and training cap (the command line's values over the config's), checked:
+    one line naming the key."""
+    traversal = config.get("traversal", "complete") if traversal is None else traversal
+    if traversal not in TRAVERSALS:
+        raise ConfigError(f"traversal must be one of {', '.join(TRAVERSALS)}, got "
+                          f"{traversal!r}")
+    if cap is None and "max_expansions" not in config:
+        return traversal, None
+    if cap is not None:
+        config = {"max_expansions": cap}
+    return traversal, _integer(config, "max_expansions", 0, 1, MAX_EXPANSIONS)
+
+
+def _exploration_line(info: Mapping[str, Any]) -> str:
+    """What the exploration spent against its cap, and what holds (the guarantee, or under a
+    cap the bound of :func:`lattice.cap_bound`)."""
+    cap = info.get("cap")
+    used = (f"{info['trained']} new trainings of a cap of {cap}" if cap is not None
+            else f"{info['trained']} new trainings, no cap")
+    if info["complete"]:
+        held = f"lattice covered: every lookup is within alpha={info['alpha']:g} of the best set"
+    else:
+        held = ("lattice not covered: no alpha guarantee; lattice.cap_bound(exploration, size, "
+                "budget) bounds the accuracy any untrained set could reach from the expansions "
+                "made")
+    return f"exploration: traversal {info['traversal']}, {used}; {held}"
 
 
 def _guard(config: Mapping, folder: Path, atoms: Any) -> dict[str, Any] | None:

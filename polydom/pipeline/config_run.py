@@ -52,7 +52,8 @@ class Guard:
 class BuildPlan:
     """The checked values of one build: the rows ``X``, labels ``y``, the cost model, the
     lattice learner's name, the ``[[budgeted]]`` entries, the evaluation ``protocol``, the
-    store URL and the index's parameters."""
+    store URL and the index's parameters (``traversal`` and the training cap
+    ``max_expansions`` of :func:`lattice.explore`)."""
 
     X: np.ndarray
     y: np.ndarray
@@ -70,6 +71,8 @@ class BuildPlan:
     executor: Any = None
     allow_foreign_database: bool = False
     guard: Guard | None = None
+    traversal: str = "complete"
+    max_expansions: int | None = None
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,8 @@ def run_build(plan: BuildPlan) -> BuildOutcome:
                 index = build_index(plan.model, learner, alpha=plan.alpha, delta=plan.delta,
                                     n_min=plan.n_min, n_max=plan.n_max, store=plan.store,
                                     extra_candidates=extra, cost_unit=plan.cost_unit,
-                                    executor=counting,
+                                    executor=counting, traversal=plan.traversal,
+                                    max_expansions=plan.max_expansions,
                                     allow_foreign_database=plan.allow_foreign_database)
     finally:
         if ex is not plan.executor:

@@ -45,7 +45,31 @@ def add_build(subparsers: argparse._SubParsersAction) -> None:
         "dask://host:port (a Dask scheduler; overrides the config's executor key).  A progress "
         "bar counts the finished trainings on a terminal.",
     )
+    p.add_argument(
+        "--traversal", choices=("complete", "paper", "anytime"),
+        help="how the lattice is explored (overrides the config's traversal key): complete "
+        "(default), paper, or anytime (20+ features, spends --max-expansions where the "
+        "skyline can still improve)",
+    )
+    p.add_argument(
+        "--max-expansions", metavar="CAP", type=_cap,
+        help="stop after CAP trainings (overrides the config's max_expansions); the build "
+        "prints the trainings used of the cap and, when the lattice is not covered, what "
+        "lattice.cap_bound still bounds",
+    )
     p.set_defaults(run=run_build)
+
+
+def _cap(text: str) -> int:
+    """``--max-expansions``: a positive integer, or a one-line error naming the flag."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--max-expansions must be an integer >= 1, got "
+                                         f"{text!r}")
+    return value
 
 
 def run_build(args: argparse.Namespace) -> int:
@@ -61,5 +85,6 @@ def run_build(args: argparse.Namespace) -> int:
     # a database's error (a full disk) names the store; a bad store is refused by the build
     with contextlib.suppress(ConfigError, KeyError):
         args.url = store_url(config, config.folder)
-    build_from_config(config, executor=args.executor)
+    build_from_config(config, executor=args.executor, traversal=args.traversal,
+                      max_expansions=args.max_expansions)
     return 0
