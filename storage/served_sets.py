@@ -17,17 +17,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import sqlalchemy as sa
 
-from polydom.errors import DamagedStoreError, InvalidArgumentError, TelemetryError
+from polydom.errors import DamagedStoreError, TelemetryError
 from polydom.index.served_set import ServedSet, check_served_set
 from storage import schema as S
 from storage.build_records import build_row
 from storage.codec import canonical_json
 from storage.cost_model_rows import atom_order
 from storage.database import Database, now
-from storage.telemetry import _check_seal, _unit, check_id
+from storage.telemetry import _check_seal, _unit, check_id, check_read_window
 
 __all__ = ["StoredServedSet", "append_served_sets", "check_served_sets", "read_served_sets"]
 
@@ -169,12 +168,7 @@ def read_served_sets(
     polydom.errors.DamagedStoreError
         Naming the first row that fails its checks.
     """
-    since_id = check_id(since_id, "since_id", 0, InvalidArgumentError)
-    if build_id is not None:
-        build_id = check_id(build_id, "build_id", 0, InvalidArgumentError)
-    if last is not None and (isinstance(last, bool) or not isinstance(last, (int, np.integer))
-                             or last < 1):
-        raise InvalidArgumentError(f"last must be a positive integer, got {last!r}")
+    since_id, build_id, last, _ = check_read_window(since_id, build_id, last)
     if "served_sets" not in db.tables:
         return []
     t = S.served_sets

@@ -63,6 +63,28 @@ def check_id(value: Any, name: str, least: int, error: type[Exception]) -> int:
     return int(value)
 
 
+def check_read_window(since_id: Any, build_id: Any = None, last: Any = None,
+                      until_id: Any = None) -> tuple[int, int | None, int | None, int | None]:
+    """The checked window of a telemetry read: ``(since_id, build_id, last, until_id)``,
+    ids as in :func:`check_id` (``None`` kept for the optional ones), ``last`` a positive
+    integer or ``None``.  O(1).
+
+    Raises
+    ------
+    polydom.errors.InvalidArgumentError
+        Naming the first bad field.
+    """
+    since_id = check_id(since_id, "since_id", 0, InvalidArgumentError)
+    if until_id is not None:
+        until_id = check_id(until_id, "until_id", 0, InvalidArgumentError)
+    if build_id is not None:
+        build_id = check_id(build_id, "build_id", 0, InvalidArgumentError)
+    if last is not None and (isinstance(last, bool) or not isinstance(last, (int, np.integer))
+                             or last < 1):
+        raise InvalidArgumentError(f"last must be a positive integer, got {last!r}")
+    return since_id, build_id, (None if last is None else int(last)), until_id
+
+
 def _check_seal(db: Database, conn: sa.Connection, build_id: int, seal: str) -> None:
     """Refuse timings measured against a build whose seal is ``seal`` when the store's build
     ``build_id`` has another seal (or none): they belong to another store's build."""
@@ -191,14 +213,7 @@ def read_timings(
         A stored row outside the bounds (seconds not in [1 ns, 1 day] or not a finite
         number, a size not finite and >= 0, a feature not a text): one line naming its id.
     """
-    since_id = check_id(since_id, "since_id", 0, InvalidArgumentError)
-    if until_id is not None:
-        until_id = check_id(until_id, "until_id", 0, InvalidArgumentError)
-    if build_id is not None:
-        build_id = check_id(build_id, "build_id", 0, InvalidArgumentError)
-    if last is not None and (isinstance(last, bool) or not isinstance(last, (int, np.integer))
-                             or last < 1):
-        raise InvalidArgumentError(f"last must be a positive integer, got {last!r}")
+    since_id, build_id, last, until_id = check_read_window(since_id, build_id, last, until_id)
     if "served_timings" not in db.tables:
         return []
     t = S.served_timings
