@@ -457,8 +457,8 @@ def build_from_config(
     Relative paths of the config (``data``, ``store``, a loader's module) are relative to
     ``folder``: by default the folder of the file :func:`load_config` read, else the working
     directory.  ``traversal`` and ``max_expansions`` (``polydom build --traversal``,
-    ``--max-expansions``) override the config's keys of those names.  A progress bar (tqdm, on a terminal)
-    counts the finished trainings.
+    ``--max-expansions``) override the config's keys of those names.  A progress bar
+    (tqdm, on a terminal) counts the finished trainings.
 
     Runtime complexity: the lattice's trainings (at most ``2**features`` sets, ``cv + 1``
     fits each) plus, for digits, rendering and featurising the digits once.
