@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -103,24 +104,28 @@ def test_cli_and_http_give_the_formatters_name(store, capsys):
     assert [e["key"] for e in explained.json()["skyline"]] == want
 
 
-def _view_names(name: str) -> tuple[polydom.Index, list[tuple]]:
-    index = polydom.open_index(f"sqlite:///{DATA / name}?mode=ro")
-    rows = _sql(f"sqlite:///{DATA / name}",
+def _view_names(name: str, folder: Path) -> tuple[polydom.Index, list[tuple]]:
+    """The index and the ``skyline_all`` names of a copy of the committed store ``name``
+    (a store in WAL mode gets -wal/-shm files beside it when opened: never in the tree)."""
+    store = folder / name
+    shutil.copyfile(DATA / name, store)
+    index = polydom.open_index(f"sqlite:///{store}?mode=ro")
+    rows = _sql(f"sqlite:///{store}",
                 "SELECT candidate_id, candidate FROM skyline_all WHERE build_id = "
                 f"{int(index.info['build_id'])}")
     assert rows
     return index, rows
 
 
-def test_a_version_2_stores_views_give_the_formatters_name():
-    index, rows = _view_names("schema_v2.db")
+def test_a_version_2_stores_views_give_the_formatters_name(tmp_path):
+    index, rows = _view_names("schema_v2.db", tmp_path)
     for cid, shown in rows:
         assert shown == candidate_name(index.candidates[cid].key)
 
 
-def test_a_version_1_stores_views_keep_the_keys_repr():
+def test_a_version_1_stores_views_keep_the_keys_repr(tmp_path):
     """Version 1 wrote a lattice key's repr into ``candidates.key`` (its views show
     ``('a', 'b')``; docs/storage.md says so); every other door names it ``a+b``."""
-    index, rows = _view_names("schema_v1.db")
+    index, rows = _view_names("schema_v1.db", tmp_path)
     for cid, shown in rows:
         assert shown == repr(index.candidates[cid].key)
