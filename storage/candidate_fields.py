@@ -54,7 +54,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from polydom.curves.candidate import Candidate
-from polydom.curves.names import candidate_name
+from polydom.curves.names import candidate_name, feature_set_text
 from polydom.errors import IndexIntegrityError, InvalidArgumentError
 from storage.codec import canonical_json, cost_expression, decode_key, encode_key
 
@@ -269,7 +269,7 @@ CANDIDATE_FIELDS: tuple[CandidateField, ...] = (
     CandidateField("cost", sa.Text, lambda s: cost_expression(s.candidate.cost),
                    nullable=False, view=ViewColumn("cost", 6)),
     CandidateField("degree", sa.Integer, lambda s: s.candidate.cost.degree, nullable=False),
-    CandidateField("features", sa.Text, lambda s: ", ".join(s.names), nullable=False,
+    CandidateField("features", sa.Text, lambda s: feature_set_text(s.names), nullable=False,
                    view=ViewColumn("features", 2)),
     CandidateField("features_json", sa.Text, lambda s: canonical_json(s.names), "text",
                    "features", _feature_set, nullable=False, legacy_seal=2),

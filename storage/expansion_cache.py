@@ -8,13 +8,14 @@ from typing import Any
 import sqlalchemy as sa
 
 from lattice.expansion import Expansion
+from polydom.curves.names import feature_set_text
 from polydom.errors import InvalidArgumentError
 from storage import schema as S
 from storage.blobs import dump_model, dump_predictions, load_model, load_predictions
 from storage.build_records import build_row
 from storage.builds import KnownModels
 from storage.candidate_fields import fold_scores_from_text, fold_scores_text
-from storage.codec import feature_mask, mask_features, ordered_names
+from storage.codec import feature_mask, mask_features
 from storage.cost_model_rows import feature_order
 from storage.database import Database, now
 from storage.expansion_seals import check_expansion, expansion_digest, expansion_select
@@ -149,7 +150,7 @@ class ExpansionCache(MutableMapping):
                         expansion_key=self._key,
                         build_id=self.build_id,
                         feature_mask=mask,
-                        features=", ".join(ordered_names(features, self.features)),
+                        features=feature_set_text(features),
                         n_features=len(features),
                         created_at=now(),
                         **values,

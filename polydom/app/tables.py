@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from polydom.curves.curve_text import natural_key
+from polydom.curves.names import feature_set_text
 from polydom.curves.units import DEFAULT_UNIT, unit_name
 
 __all__ = [
@@ -78,8 +79,7 @@ def features_text(features: Any) -> str:
     >>> features_text({"x13", "x2"}), features_text(())
     ('x2+x13', '{} (no features)')
     """
-    names = sorted_names(features)
-    return "+".join(names) if names else "{} (no features)"
+    return feature_set_text(features) or "{} (no features)"
 
 
 def _escaped(char: str) -> str:

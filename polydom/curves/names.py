@@ -1,5 +1,5 @@
 """The one name of a candidate, as every door prints it (CLI, HTTP, SQL views, Datasette,
-plots, docs).  No imports beyond the standard library.
+plots, docs), and the one text of a feature set (:func:`feature_set_text`).
 
 A candidate's name is its key as text, in the key's own order: a lattice key (a tuple of
 feature names, in the order the build's features were given) joins its names with ``+``,
@@ -12,9 +12,11 @@ views are fixed in their files) therefore print the same name as the CLI and HTT
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 
-__all__ = ["EMPTY_NAME", "candidate_name"]
+from polydom.curves.curve_text import natural_key
+
+__all__ = ["EMPTY_NAME", "candidate_name", "feature_set_text"]
 
 #: The name of the empty lattice key (the model that uses no feature).
 EMPTY_NAME = "{}"
@@ -41,3 +43,14 @@ def candidate_name(key: Hashable) -> str:
     if isinstance(key, tuple) and all(isinstance(k, str) for k in key):
         return "+".join(key) if key else EMPTY_NAME
     return repr(key)
+
+
+def feature_set_text(features: Iterable[object]) -> str:
+    """A feature set as every door prints it: its names in natural order joined by ``+``
+    (``x2+x13``), the empty set as ``""``.  The CLI's ``--csv``, HTTP and the SQL views'
+    ``features`` column (written by a publish) give this text.  O(k log k).
+
+    >>> feature_set_text({"x13", "x2", "acf"}), feature_set_text(())
+    ('acf+x2+x13', '')
+    """
+    return "+".join(sorted(map(str, features), key=natural_key))
